@@ -1,0 +1,171 @@
+"""The `bfs` command line: one convention for every stage.
+
+    bfs generate kronecker --scale S [--edgefactor 16] [--seeds 2 3] --out GRAPH_DIR
+    bfs generate snap INPUT --out GRAPH_DIR
+    bfs run GRAPH_DIR --algorithm NAME [--backend cpu|gpu|auto] [--roots N | --root V] --out RUN_DIR
+    bfs validate RUN_DIR
+    bfs algorithms
+
+Inputs are positional, outputs are --out, every output is written atomically. Errors print one
+line naming what was wrong and exit 1; progress goes to stderr, results to stdout.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from . import __version__
+from .graphdir import GRAPH_JSON, BfsError, read_meta, write_json
+
+
+class Progress:
+    """Throttled progress lines on stderr for long loops (at most one every `every` seconds)."""
+
+    def __init__(self, what: str, unit: str, every: float = 2.0):
+        self.what, self.unit, self.every = what, unit, every
+        self.start = self.last = time.perf_counter()
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.perf_counter()
+        if now - self.last < self.every and done < total:
+            return
+        self.last = now
+        rate = done / max(now - self.start, 1e-9)
+        pct = 100.0 * done / total if total else 100.0
+        print(f"[bfs] {self.what}: {done}/{total} {self.unit} ({pct:.0f}%, "
+              f"{rate:.3g} {self.unit}/s)", file=sys.stderr, flush=True)
+
+
+def _record_generation_time(out: Path, seconds: float) -> None:
+    """graph.json carries the generation time so `bfs run` can print graph_generation."""
+    meta = read_meta(out)
+    meta.extra["generation_time"] = seconds
+    tmp = out / (GRAPH_JSON + ".tmp")
+    write_json(tmp, meta.to_json())
+    tmp.replace(out / GRAPH_JSON)
+
+
+def cmd_generate_kronecker(args) -> int:
+    from .kronecker import write_kronecker
+    t = time.perf_counter()
+    meta = write_kronecker(args.out, args.scale, args.edgefactor, tuple(args.seeds),
+                           args.graph500_version, name=args.name, force=args.force,
+                           progress=Progress("kronecker", "edges"))
+    _record_generation_time(Path(args.out), time.perf_counter() - t)
+    print(f"{args.out}: {meta.n_vertices} vertices, {meta.n_edges} edges")
+    return 0
+
+
+def cmd_generate_snap(args) -> int:
+    from .snap import convert_snap
+    t = time.perf_counter()
+    meta = convert_snap(args.input, args.out, name=args.name, force=args.force,
+                        progress=Progress("snap", "bytes"))
+    _record_generation_time(Path(args.out), time.perf_counter() - t)
+    print(f"{args.out}: {meta.n_vertices} vertices, {meta.n_edges} edges")
+    return 0
+
+
+def cmd_run(args) -> int:
+    from .runner import RunOptions, run
+    opts = RunOptions(algorithm=args.algorithm, backend=args.backend, n_roots=args.roots,
+                      root=args.root, save_parents=args.save_parents, force=args.force)
+    return run(Path(args.graph), Path(args.out), opts)
+
+
+def cmd_validate(args) -> int:
+    from .runner import revalidate
+    ok, report = revalidate(Path(args.run_dir), Path(args.graph) if args.graph else None)
+    if args.report:
+        write_json(Path(args.report), {"run_dir": str(args.run_dir), "valid": ok,
+                                       "searches": report})
+    print(f"{args.run_dir}: {'valid' if ok else 'INVALID'} "
+          f"({sum(r['valid'] for r in report)}/{len(report)} saved searches valid)")
+    return 0 if ok else 1
+
+
+def cmd_algorithms(args) -> int:
+    from .algorithms import ALGORITHMS
+    for spec in ALGORITHMS.values():
+        print(f"{spec.name:<12} {'/'.join(spec.backends):<8} "
+              f"{'mpi ' if spec.distributed else ''}{spec.summary}")
+    return 0
+
+
+def positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def nonnegative_int(text: str) -> int:
+    value = int(text, 0)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="bfs", description=__doc__.split("\n\n")[0])
+    p.add_argument("--version", action="version", version=f"bfs {__version__}")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    gen = sub.add_parser("generate", help="make a graph directory").add_subparsers(
+        dest="source", required=True)
+    k = gen.add_parser("kronecker", help="Graph500 Kronecker graph, bit-identical to the reference")
+    k.add_argument("--scale", type=positive_int, required=True, help="2^SCALE vertices")
+    k.add_argument("--edgefactor", type=positive_int, default=16, help="edges per vertex")
+    k.add_argument("--seeds", type=nonnegative_int, nargs=2, default=[2, 3], metavar=("U1", "U2"),
+                   help="the two uint64 PRNG seeds (default 2 3, the reference MPI driver's; "
+                        "hex accepted)")
+    k.add_argument("--graph500-version", choices=["3.0", "2.1.4"], default="3.0")
+    k.add_argument("--name", help="graph name in graph.json (default kron-sS-eE)")
+    k.add_argument("--out", required=True, help="graph directory to write")
+    k.add_argument("--force", action="store_true", help="replace an existing --out")
+    k.set_defaults(func=cmd_generate_kronecker)
+
+    s = gen.add_parser("snap", help="convert a SNAP edge-list text file (.txt or .gz)")
+    s.add_argument("input", help="SNAP edge list")
+    s.add_argument("--name", help="graph name in graph.json (default: the file's stem)")
+    s.add_argument("--out", required=True, help="graph directory to write")
+    s.add_argument("--force", action="store_true", help="replace an existing --out")
+    s.set_defaults(func=cmd_generate_snap)
+
+    r = sub.add_parser("run", help="Kernel 1 + validated BFS searches into a run directory")
+    r.add_argument("graph", help="graph directory")
+    r.add_argument("--algorithm", required=True, help="see `bfs algorithms`")
+    r.add_argument("--backend", choices=["cpu", "gpu", "auto"], default="auto")
+    roots = r.add_mutually_exclusive_group()
+    roots.add_argument("--roots", type=positive_int, default=64,
+                       help="number of Graph500 3.0 roots (default 64)")
+    roots.add_argument("--root", type=nonnegative_int, help="a single search from this vertex")
+    r.add_argument("--save-parents", type=nonnegative_int, default=0, metavar="K",
+                   help="save parent and level arrays of the first K searches")
+    r.add_argument("--out", required=True, help="run directory to write")
+    r.add_argument("--force", action="store_true", help="replace an existing --out")
+    r.set_defaults(func=cmd_run)
+
+    v = sub.add_parser("validate", help="re-validate a run's saved parents in a fresh process")
+    v.add_argument("run_dir")
+    v.add_argument("--graph", help="graph directory (default: the one run.json names)")
+    v.add_argument("--report", help="also write the verdict as JSON here")
+    v.set_defaults(func=cmd_validate)
+
+    a = sub.add_parser("algorithms", help="list the registered algorithms")
+    a.set_defaults(func=cmd_algorithms)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except BfsError as e:
+        print(f"bfs: error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("bfs: interrupted", file=sys.stderr)
+        return 130

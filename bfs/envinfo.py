@@ -1,0 +1,85 @@
+"""Where a run ran: hardware, scheduler, software versions and the project's git commit.
+
+Recorded in every run.json so a table's number can be traced to the machine and code behind it.
+Every probe is best-effort: a missing tool yields None, never an exception.
+"""
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import platform
+import socket
+import subprocess
+from pathlib import Path
+
+PACKAGES = ["numpy", "numba", "pyarrow", "mpi4py", "mpich", "cupy-cuda12x", "cupy-cuda13x",
+            "cupy", "snakemake"]
+
+
+def cpu_model() -> str | None:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or None
+
+
+def gpus() -> list[str]:
+    """GPU names visible to this process (CUDA_VISIBLE_DEVICES honoured via nvidia-smi's view)."""
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=name,uuid", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    if out.returncode != 0:
+        return []
+    return [line.strip() for line in out.stdout.splitlines() if line.strip()]
+
+
+def package_versions() -> dict:
+    versions = {"python": platform.python_version()}
+    for name in PACKAGES:
+        try:
+            versions[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            pass
+    return versions
+
+
+def git_commit() -> dict:
+    root = Path(__file__).resolve().parent.parent
+    def git(*args):
+        try:
+            out = subprocess.run(["git", "-C", str(root), *args], capture_output=True,
+                                 text=True, timeout=20)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        return out.stdout.strip() if out.returncode == 0 else None
+    commit = git("rev-parse", "HEAD")
+    if commit is None:
+        return {"commit": None}
+    return {"commit": commit, "dirty": bool(git("status", "--porcelain", "--untracked-files=no"))}
+
+
+SLURM_VARS = ["SLURM_JOB_ID", "SLURM_JOB_NODELIST", "SLURM_NTASKS", "SLURM_LOCALID",
+              "SLURM_PROCID", "SLURM_JOB_PARTITION", "CUDA_VISIBLE_DEVICES"]
+
+
+def slurm() -> dict:
+    return {k: os.environ[k] for k in SLURM_VARS if k in os.environ}
+
+
+def environment(hostnames: list[str] | None = None, mpi_size: int = 1) -> dict:
+    return {
+        "cpu_model": cpu_model(),
+        "cpu_cores": os.cpu_count(),
+        "gpus": gpus(),
+        "mpi_size": mpi_size,
+        "hostnames": hostnames or [socket.gethostname()],
+        "slurm": slurm(),
+        "slurm_job_id": os.environ.get("SLURM_JOB_ID"),
+        "packages": package_versions(),
+        "git": git_commit(),
+    }

@@ -1,0 +1,82 @@
+"""Graph500 statistics over a run's searches and the reference's output block.
+
+Quartiles use the reference's integer-index rule; TEPS statistics are taken on
+s_i = time_i / nedge_i and inverted, so the "mean" TEPS is the harmonic mean (Graph500 3.0).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def quartiles(values) -> dict:
+    x = np.sort(np.asarray(values, dtype=np.float64))
+    n = len(x)
+    if n == 0:
+        raise ValueError("statistics of an empty set")
+    mean = float(x.mean())
+    stddev = float(x.std(ddof=1)) if n > 1 else 0.0
+    return {
+        "min": float(x[0]),
+        "firstquartile": float((x[(n - 1) // 4] + x[n // 4]) / 2),
+        "median": float((x[(n - 1) // 2] + x[n // 2]) / 2),
+        "thirdquartile": float((x[n - 1 - (n - 1) // 4] + x[n - 1 - n // 4]) / 2),
+        "max": float(x[-1]),
+        "mean": mean,
+        "stddev": stddev,
+    }
+
+
+def teps_statistics(times, nedges) -> dict:
+    s = np.asarray(times, dtype=np.float64) / np.asarray(nedges, dtype=np.float64)
+    q = quartiles(s)
+    n = len(s)
+    return {
+        "min": 1.0 / q["max"],
+        "firstquartile": 1.0 / q["thirdquartile"],
+        "median": 1.0 / q["median"],
+        "thirdquartile": 1.0 / q["firstquartile"],
+        "max": 1.0 / q["min"],
+        "harmonic_mean": 1.0 / q["mean"],
+        "harmonic_stddev": (q["stddev"] / (q["mean"] ** 2 * math.sqrt(n - 1))) if n > 1 else 0.0,
+    }
+
+
+def graph500_statistics(times, nedges, validate_times) -> dict:
+    return {
+        "time": quartiles(times),
+        "nedge": quartiles(nedges),
+        "TEPS": teps_statistics(times, nedges),
+        "validate": quartiles(validate_times),
+    }
+
+
+def _g(x) -> str:
+    """C's %g, as the reference prints."""
+    return "%g" % x
+
+
+def output_block(*, scale, edgefactor, nbfs, graph_generation, num_mpi_processes,
+                 construction_time, stats) -> str:
+    def line(label, value):
+        return f"{label + ':':<32}{value}"
+
+    order = ["min", "firstquartile", "median", "thirdquartile", "max", "mean", "stddev"]
+    out = [
+        line("SCALE", _g(scale)),
+        line("edgefactor", _g(edgefactor)),
+        line("NBFS", nbfs),
+        line("graph_generation", _g(graph_generation)),
+        line("num_mpi_processes", num_mpi_processes),
+        line("construction_time", _g(construction_time)),
+    ]
+    out += [line(f"bfs  {k}_time", _g(stats["time"][k])) for k in order]
+    out += [line(f"{k}_nedge", "%.11g" % stats["nedge"][k]) for k in order]
+    teps = stats["TEPS"]
+    out += [line(f"bfs  {k}_TEPS", _g(teps[k]))
+            for k in ["min", "firstquartile", "median", "thirdquartile", "max"]]
+    out.append(f"{'bfs  harmonic_mean_TEPS:':<24}     !  {_g(teps['harmonic_mean'])}")
+    out.append(line("bfs  harmonic_stddev_TEPS", _g(teps["harmonic_stddev"])))
+    out += [line(f"bfs  {k}_validate", _g(stats["validate"][k])) for k in order]
+    return "\n".join(out) + "\n"

@@ -1,0 +1,167 @@
+"""Graph500 validation of one search: the spec's five rules, and nedge with the 3.0 convention.
+
+Independent of every BFS in this package (it imports none of them): it sees only the input edge
+list, the parent array and, when the algorithm reported one, its level array.
+
+1. tree: parent[root] == root and every other reached vertex's parent chain ends at the root.
+   Chains are walked once each with an on-path mark, so any cycle is caught, including a
+   parent 2-cycle in a component the root does not reach (which the reference validator misses:
+   it measures depth with floats that overflow there).
+2. levels: level[root] == 0 and level[v] == level[parent[v]] + 1 for every tree edge. Without a
+   reported level array the tree depths stand in for it and the rule holds by construction.
+3. every input edge joins vertices whose levels differ by at most one, or neither is reached.
+4. the tree spans exactly the root's component: no input edge joins a reached vertex to an
+   unreached one (with rule 1 this makes reached == component).
+5. every tree edge (parent[v], v) is an edge of the input graph, in either direction.
+nedge counts input edges u != v with both ends reached; duplicates count, self-loops do not.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+OK, ROOT, RANGE, UNROOTED, CYCLE, LEVEL, SPREAD, SPAN, NOT_EDGE, SIZE = range(10)
+
+
+@dataclass
+class Validation:
+    valid: bool
+    nedge: int
+    reached: int
+    depth: int
+    rule: int  # 0 when valid, else the Graph500 rule (1-5) that failed
+    message: str
+
+
+@numba.njit(cache=True)
+def _tree_depths(parent, root):
+    """(code, culprit vertex, depths); depths[v] = hops from v to the root along parents."""
+    n = len(parent)
+    depth = np.full(n, -1, np.int64)
+    state = np.zeros(n, np.uint8)  # 0 unseen, 1 on the chain being walked, 2 depth known
+    path = np.empty(n, np.int64)
+    if parent[root] != root:
+        return ROOT, root, depth
+    depth[root] = 0
+    state[root] = 2
+    for v in range(n):
+        if parent[v] == -1 or state[v] == 2:
+            continue
+        k = 0
+        x = v
+        while state[x] == 0:
+            p = parent[x]
+            if p < -1 or p >= n:
+                return RANGE, x, depth
+            if p == -1:
+                return UNROOTED, x, depth
+            state[x] = 1
+            path[k] = x
+            k += 1
+            x = p
+        if state[x] == 1:
+            return CYCLE, x, depth
+        d = depth[x]
+        for i in range(k - 1, -1, -1):
+            d += 1
+            depth[path[i]] = d
+            state[path[i]] = 2
+    return OK, -1, depth
+
+
+@numba.njit(cache=True)
+def _check_levels(parent, level, root):
+    if level[root] != 0:
+        return LEVEL, root
+    for v in range(len(parent)):
+        p = parent[v]
+        if (p == -1) != (level[v] == -1):
+            return LEVEL, v
+        if p != -1 and v != root and level[v] != level[p] + 1:
+            return LEVEL, v
+    return OK, -1
+
+
+@numba.njit(cache=True)
+def _check_edges(src, dst, parent, level, root):
+    """Rules 3, 4, 5 in one pass over the edge list; returns (code, culprit, nedge)."""
+    n = len(parent)
+    tree_edge_seen = np.zeros(n, np.bool_)
+    nedge = 0
+    for i in range(len(src)):
+        u = src[i]
+        v = dst[i]
+        lu = level[u]
+        lv = level[v]
+        if lu < 0 and lv < 0:
+            continue
+        if lu < 0 or lv < 0:
+            return SPAN, i, nedge
+        if lu - lv > 1 or lv - lu > 1:
+            return SPREAD, i, nedge
+        if u != v:
+            nedge += 1
+            if parent[v] == u:
+                tree_edge_seen[v] = True
+            if parent[u] == v:
+                tree_edge_seen[u] = True
+    for v in range(n):
+        if v != root and parent[v] != -1 and not tree_edge_seen[v]:
+            return NOT_EDGE, v, nedge
+    return OK, -1, nedge
+
+
+RULE_OF = {ROOT: 1, RANGE: 1, UNROOTED: 1, CYCLE: 1, LEVEL: 2, SPREAD: 3, SPAN: 4,
+           NOT_EDGE: 5, SIZE: 1}
+
+
+def validate(src: np.ndarray, dst: np.ndarray, parent: np.ndarray, root: int,
+             level: np.ndarray | None = None) -> Validation:
+    """Check one search's parent (and optional level) array against the input edge list."""
+    parent = np.ascontiguousarray(parent, dtype=np.int64)
+    n = len(parent)
+
+    def fail(code: int, message: str) -> Validation:
+        return Validation(False, 0, int(np.count_nonzero(parent != -1)), -1,
+                          RULE_OF[code], f"rule {RULE_OF[code]}: {message}")
+
+    if not 0 <= root < n:
+        return fail(ROOT, f"root {root} is outside 0..{n - 1}")
+    code, v, depth = _tree_depths(parent, root)
+    if code == ROOT:
+        return fail(code, f"parent[root={root}] = {parent[root]}, expected the root itself")
+    if code == RANGE:
+        return fail(code, f"parent[{v}] = {parent[v]} is not a vertex (0..{n - 1}) or -1")
+    if code == UNROOTED:
+        return fail(code, f"vertex {v} has a child in the tree but parent -1: "
+                          f"its chain never reaches root {root}")
+    if code == CYCLE:
+        return fail(code, f"the parent chain through vertex {v} is a cycle "
+                          f"(parent[{v}] = {parent[v]}), not a path to root {root}")
+    if level is None:
+        level = depth.astype(np.int32)
+    else:
+        level = np.ascontiguousarray(level, dtype=np.int32)
+        if len(level) != n:
+            return fail(SIZE, f"level array has {len(level)} entries, parent array {n}")
+        code, v = _check_levels(parent, level, root)
+        if code != OK:
+            p = parent[v]
+            expect = "0" if v == root else ("-1 (unreached)" if p == -1
+                                             else f"level[{p}] + 1 = {level[p] + 1}")
+            return fail(code, f"level[{v}] = {level[v]}, expected {expect}")
+    code, i, nedge = _check_edges(src, dst, parent, level, root)
+    if code == SPAN:
+        u, w = int(src[i]), int(dst[i])
+        return fail(code, f"input edge {i} ({u}, {w}) joins reached and unreached vertices "
+                          f"(levels {level[u]}, {level[w]}): the tree does not span the component")
+    if code == SPREAD:
+        u, w = int(src[i]), int(dst[i])
+        return fail(code, f"input edge {i} ({u}, {w}) joins levels {level[u]} and {level[w]}, "
+                          f"more than one apart")
+    if code == NOT_EDGE:
+        return fail(code, f"tree edge ({parent[i]}, {i}) is not an edge of the input graph")
+    reached = int(np.count_nonzero(level >= 0))
+    return Validation(True, int(nedge), reached, int(level.max()), 0, "valid")
