@@ -85,11 +85,16 @@ def _check_levels(parent, level, root):
 
 
 @numba.njit(cache=True)
-def _check_edges(src, dst, parent, level, root):
-    """Rules 3, 4, 5 in one pass over the edge list; returns (code, culprit, nedge)."""
-    n = len(parent)
-    tree_edge_seen = np.zeros(n, np.bool_)
-    nedge = 0
+def _check_edges(src, dst, parent, level, both_directions):
+    """Rules 3 and 4 over an edge list, counting edges and marking tree edges seen (rule 5).
+
+    both_directions: the list is the undirected input (an edge may serve as (p, v) or (v, p));
+    otherwise it holds directed halves (a partition block), each undirected edge appearing once
+    per direction somewhere, so only u -> v with parent[v] == u is marked and the count is
+    twice the undirected one. Returns (code, culprit u, culprit v, count, tree_edge_seen).
+    """
+    tree_edge_seen = np.zeros(len(parent), np.bool_)
+    count = 0
     for i in range(len(src)):
         u = src[i]
         v = dst[i]
@@ -98,70 +103,96 @@ def _check_edges(src, dst, parent, level, root):
         if lu < 0 and lv < 0:
             continue
         if lu < 0 or lv < 0:
-            return SPAN, i, nedge
+            return SPAN, u, v, count, tree_edge_seen
         if lu - lv > 1 or lv - lu > 1:
-            return SPREAD, i, nedge
+            return SPREAD, u, v, count, tree_edge_seen
         if u != v:
-            nedge += 1
+            count += 1
             if parent[v] == u:
                 tree_edge_seen[v] = True
-            if parent[u] == v:
+            if both_directions and parent[u] == v:
                 tree_edge_seen[u] = True
-    for v in range(n):
+    return OK, -1, -1, count, tree_edge_seen
+
+
+@numba.njit(cache=True)
+def _first_untied(parent, root, tree_edge_seen):
+    for v in range(len(parent)):
         if v != root and parent[v] != -1 and not tree_edge_seen[v]:
-            return NOT_EDGE, v, nedge
-    return OK, -1, nedge
+            return v
+    return -1
 
 
 RULE_OF = {ROOT: 1, RANGE: 1, UNROOTED: 1, CYCLE: 1, LEVEL: 2, SPREAD: 3, SPAN: 4,
            NOT_EDGE: 5, SIZE: 1}
 
 
+def _failure(parent, code: int, message: str) -> Validation:
+    return Validation(False, 0, int(np.count_nonzero(parent != -1)), -1, RULE_OF[code],
+                      f"rule {RULE_OF[code]}: {message}")
+
+
+def check_tree(parent: np.ndarray, root: int, level: np.ndarray | None):
+    """Rules 1 and 2. Returns (failure or None, level array to check the edges against)."""
+    n = len(parent)
+    if not 0 <= root < n:
+        return _failure(parent, ROOT, f"root {root} is outside 0..{n - 1}"), None
+    code, v, depth = _tree_depths(parent, root)
+    messages = {
+        ROOT: lambda: f"parent[root={root}] = {parent[root]}, expected the root itself",
+        RANGE: lambda: f"parent[{v}] = {parent[v]} is not a vertex (0..{n - 1}) or -1",
+        UNROOTED: lambda: f"vertex {v} has a child in the tree but parent -1: "
+                          f"its chain never reaches root {root}",
+        CYCLE: lambda: f"the parent chain through vertex {v} is a cycle "
+                       f"(parent[{v}] = {parent[v]}), not a path to root {root}",
+    }
+    if code != OK:
+        return _failure(parent, code, messages[code]()), None
+    if level is None:
+        return None, depth.astype(np.int32)
+    level = np.ascontiguousarray(level, dtype=np.int32)
+    if len(level) != n:
+        return _failure(parent, SIZE, f"level array has {len(level)} entries, "
+                                      f"parent array {n}"), None
+    code, v = _check_levels(parent, level, root)
+    if code != OK:
+        p = parent[v]
+        expect = "0" if v == root else ("-1 (unreached)" if p == -1
+                                         else f"level[{p}] + 1 = {level[p] + 1}")
+        return _failure(parent, code, f"level[{v}] = {level[v]}, expected {expect}"), None
+    return None, level
+
+
+def edge_failure(parent, level, code, u, v) -> Validation:
+    if code == SPAN:
+        return _failure(parent, code, f"input edge ({u}, {v}) joins reached and unreached "
+                                      f"vertices (levels {level[u]}, {level[v]}): the tree "
+                                      f"does not span the component")
+    return _failure(parent, code, f"input edge ({u}, {v}) joins levels {level[u]} and "
+                                  f"{level[v]}, more than one apart")
+
+
+def not_edge_failure(parent, v) -> Validation:
+    return _failure(parent, NOT_EDGE,
+                    f"tree edge ({parent[v]}, {v}) is not an edge of the input graph")
+
+
+def success(level, nedge) -> Validation:
+    return Validation(True, int(nedge), int(np.count_nonzero(level >= 0)), int(level.max()),
+                      0, "valid")
+
+
 def validate(src: np.ndarray, dst: np.ndarray, parent: np.ndarray, root: int,
              level: np.ndarray | None = None) -> Validation:
     """Check one search's parent (and optional level) array against the input edge list."""
     parent = np.ascontiguousarray(parent, dtype=np.int64)
-    n = len(parent)
-
-    def fail(code: int, message: str) -> Validation:
-        return Validation(False, 0, int(np.count_nonzero(parent != -1)), -1,
-                          RULE_OF[code], f"rule {RULE_OF[code]}: {message}")
-
-    if not 0 <= root < n:
-        return fail(ROOT, f"root {root} is outside 0..{n - 1}")
-    code, v, depth = _tree_depths(parent, root)
-    if code == ROOT:
-        return fail(code, f"parent[root={root}] = {parent[root]}, expected the root itself")
-    if code == RANGE:
-        return fail(code, f"parent[{v}] = {parent[v]} is not a vertex (0..{n - 1}) or -1")
-    if code == UNROOTED:
-        return fail(code, f"vertex {v} has a child in the tree but parent -1: "
-                          f"its chain never reaches root {root}")
-    if code == CYCLE:
-        return fail(code, f"the parent chain through vertex {v} is a cycle "
-                          f"(parent[{v}] = {parent[v]}), not a path to root {root}")
-    if level is None:
-        level = depth.astype(np.int32)
-    else:
-        level = np.ascontiguousarray(level, dtype=np.int32)
-        if len(level) != n:
-            return fail(SIZE, f"level array has {len(level)} entries, parent array {n}")
-        code, v = _check_levels(parent, level, root)
-        if code != OK:
-            p = parent[v]
-            expect = "0" if v == root else ("-1 (unreached)" if p == -1
-                                             else f"level[{p}] + 1 = {level[p] + 1}")
-            return fail(code, f"level[{v}] = {level[v]}, expected {expect}")
-    code, i, nedge = _check_edges(src, dst, parent, level, root)
-    if code == SPAN:
-        u, w = int(src[i]), int(dst[i])
-        return fail(code, f"input edge {i} ({u}, {w}) joins reached and unreached vertices "
-                          f"(levels {level[u]}, {level[w]}): the tree does not span the component")
-    if code == SPREAD:
-        u, w = int(src[i]), int(dst[i])
-        return fail(code, f"input edge {i} ({u}, {w}) joins levels {level[u]} and {level[w]}, "
-                          f"more than one apart")
-    if code == NOT_EDGE:
-        return fail(code, f"tree edge ({parent[i]}, {i}) is not an edge of the input graph")
-    reached = int(np.count_nonzero(level >= 0))
-    return Validation(True, int(nedge), reached, int(level.max()), 0, "valid")
+    failure, level = check_tree(parent, root, level)
+    if failure:
+        return failure
+    code, u, v, nedge, seen = _check_edges(src, dst, parent, level, True)
+    if code != OK:
+        return edge_failure(parent, level, code, int(u), int(v))
+    v = _first_untied(parent, root, seen)
+    if v >= 0:
+        return not_edge_failure(parent, v)
+    return success(level, nedge)
