@@ -12,6 +12,7 @@ The directory is written atomically. A search that fails validation marks the ru
 """
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import math
@@ -25,7 +26,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from . import __version__, envinfo
-from .algorithms import EdgeList, RunContext, get_algorithm
+from .algorithms import ALGORITHMS, EdgeList, RunContext, get_algorithm
 from .graphdir import BfsError, GraphMeta, atomic_dir, read_edges, read_meta, write_json
 from .kernel1 import nonloop_degrees
 from .roots import check_root, graph500_roots
@@ -58,8 +59,8 @@ def resolve_backend(requested: str, spec) -> str:
     return requested
 
 
-def choose_roots(meta: GraphMeta, src, dst, n_roots: int, root: int | None) -> np.ndarray:
-    degree = nonloop_degrees(src, dst, meta.n_vertices)
+def choose_roots(meta: GraphMeta, degree: np.ndarray, n_roots: int,
+                 root: int | None) -> np.ndarray:
     if root is not None:
         check_root(root, meta.n_vertices)
         if degree[root] == 0:
@@ -87,65 +88,237 @@ class RunOptions:
     force: bool = False
 
 
-def run(graph_dir: Path, out: Path, opts: RunOptions, extra: dict | None = None) -> int:
+class LocalSession:
+    """One process: the searcher sees the whole edge list, validation reads it too."""
+    rank, size, is_root = 0, 1, True
+
+    def __init__(self, graph_dir: Path, spec, backend: str, options: dict):
+        self.meta = read_meta(graph_dir)
+        log(f"reading {graph_dir} ({self.meta.n_vertices} vertices, {self.meta.n_edges} edges)")
+        self.src, self.dst = read_edges(graph_dir)
+        self.graph_dir = graph_dir
+        self.spec, self.backend, self.options = spec, backend, options
+        self.hostnames = envinfo.environment()["hostnames"]
+
+    def build(self):
+        return self.spec.load().build(EdgeList(self.src, self.dst, self.meta.n_vertices),
+                                      RunContext(self.backend, self.options))
+
+    def degrees(self):
+        return nonloop_degrees(self.src, self.dst, self.meta.n_vertices)
+
+    def barrier(self):
+        pass
+
+    def collective(self):
+        return contextlib.nullcontext()
+
+    def max(self, x: float) -> float:
+        return x
+
+    def bcast_roots(self, roots):
+        return roots
+
+    def validate(self, result, root):
+        return validate(self.src, self.dst, result.parent, root, result.level)
+
+    def profile(self, searcher, result, root):
+        counts = np.bincount(result.level[result.level >= 0])
+        return [{"root": root, "rank": 0, "level": lv, "frontier_size": int(c),
+                 "expand_s": math.nan, "comm_s": 0.0, "comm_bytes": 0}
+                for lv, c in enumerate(counts)]
+
+    def describe(self) -> dict:
+        return {"graph": {"dir": str(Path(self.graph_dir).resolve()), **self.meta.to_json()}}
+
+
+class MpiSession:
+    """One rank of a distributed run: it reads only its own block of the partition."""
+
+    def __init__(self, part_dir: Path, spec, backend: str, options: dict):
+        from . import mpi
+        from .partition import load_manifest, read_block
+        self.comm = comm = mpi.world()
+        self.rank, self.size = comm.Get_rank(), comm.Get_size()
+        self.is_root = self.rank == 0
+        self.spec, self.backend, self.options = spec, backend, options
+        self.part_dir = part_dir
+        with mpi.collective_errors(comm):
+            self.manifest = load_manifest(part_dir)
+            kind = "1d" if spec.name == "1d" else "2d"
+            if self.manifest["kind"] != kind:
+                raise BfsError(f"{part_dir} is a {self.manifest['kind']} partition; "
+                               f"--algorithm {spec.name} needs a {kind} one "
+                               f"(bfs partition {'--1d P' if kind == '1d' else '--grid RxC'})")
+            rows, cols = self.manifest["grid"]
+            mpi.check_world_size(comm, rows * cols,
+                                 f"partition {part_dir} ({rows}x{cols} grid)")
+        with mpi.collective_errors(comm):
+            self.src, self.dst = read_block(part_dir, self.manifest, self.rank)
+        self.meta = GraphMeta.from_json(self.manifest["graph"]["graph_json"])
+        self.hostnames = mpi.hostnames(comm)
+        if self.is_root:
+            log(f"{self.size} ranks, {rows}x{cols} grid, {self.meta.n_vertices} vertices, "
+                f"{self.manifest['n_directed_edges']} directed edges")
+
+    def build(self):
+        block = Block(self.comm, self.manifest, self.src, self.dst)
+        return self.spec.load().build(block, RunContext(self.backend, self.options))
+
+    def degrees(self):
+        """Vertices with an edge, from every block's sources (rank 0 only; None elsewhere)."""
+        from mpi4py import MPI
+        has_edge = np.zeros(self.meta.n_vertices, np.bool_)
+        has_edge[self.src[self.src != self.dst]] = True
+        bits = np.packbits(has_edge)
+        total = np.empty_like(bits) if self.is_root else None
+        self.comm.Reduce(bits, total, op=MPI.BOR, root=0)
+        if self.is_root:
+            return np.unpackbits(total, count=self.meta.n_vertices).astype(np.int64)
+        return None
+
+    def barrier(self):
+        self.comm.Barrier()
+
+    def collective(self):
+        from .mpi import collective_errors
+        return collective_errors(self.comm)
+
+    def max(self, x: float) -> float:
+        from .mpi import allreduce_scalar
+        return allreduce_scalar(self.comm, x, "MAX")
+
+    def bcast_roots(self, roots):
+        count = np.array([len(roots) if self.is_root else 0], np.int64)
+        self.comm.Bcast(count, root=0)
+        buf = np.ascontiguousarray(roots, np.int64) if self.is_root else np.empty(count[0],
+                                                                                   np.int64)
+        self.comm.Bcast(buf, root=0)
+        return buf
+
+    def validate(self, result, root):
+        from .validate import validate_blocks
+        return validate_blocks(self.comm, self.src, self.dst, result, root,
+                               self.meta.n_vertices)
+
+    def profile(self, searcher, result, root):
+        from .mpi import gatherv
+        rows = gatherv(self.comm, searcher.profile.ravel())
+        ranks = gatherv(self.comm, np.full(len(searcher.profile), self.rank, np.int64))
+        if not self.is_root:
+            return []
+        rows = rows.reshape(-1, 5)
+        return [{"root": root, "rank": int(r), "level": int(lv), "frontier_size": int(fs),
+                 "expand_s": float(ex), "comm_s": float(cm), "comm_bytes": int(b)}
+                for r, (lv, fs, ex, cm, b) in zip(ranks, rows)]
+
+    def describe(self) -> dict:
+        return {"graph": {"dir": self.manifest["graph"]["dir"], **self.meta.to_json()},
+                "partition": {"dir": str(Path(self.part_dir).resolve()),
+                              "kind": self.manifest["kind"], "grid": self.manifest["grid"]}}
+
+
+@dataclass
+class Block:
+    """What a distributed algorithm's build() gets: its rank's block and the layout."""
+    comm: object
+    manifest: dict
+    src: np.ndarray
+    dst: np.ndarray
+
+
+def run(input_dir: Path, out: Path, opts: RunOptions, extra: dict | None = None) -> int:
     spec = get_algorithm(opts.algorithm)
-    if spec.distributed:
-        raise BfsError(f"algorithm {spec.name!r} runs on a partition directory under MPI")
     backend = resolve_backend(opts.backend, spec)
-    meta = read_meta(graph_dir)
+    options = dict(extra or {})
     started = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-    log(f"reading {graph_dir} ({meta.n_vertices} vertices, {meta.n_edges} edges)")
-    src, dst = read_edges(graph_dir)
-    roots = choose_roots(meta, src, dst, opts.n_roots, opts.root)
+    if spec.distributed:
+        from .mpi import abort_on_error, world
+        with abort_on_error(world()):
+            session = MpiSession(input_dir, spec, backend, options)
+            return _run_ranks(session, out, opts, spec, backend, options, started)
+    from .partition import is_partition_dir
+    if is_partition_dir(input_dir):
+        raise BfsError(f"{input_dir} is a partition directory; --algorithm {spec.name} runs on "
+                       f"a graph directory (distributed algorithms: "
+                       f"{', '.join(n for n, s in ALGORITHMS.items() if s.distributed)})")
+    session = LocalSession(input_dir, spec, backend, options)
+    return _run_ranks(session, out, opts, spec, backend, options, started)
+
+
+def _run_ranks(session, out, opts, spec, backend, options, started) -> int:
+    """The search loop every rank runs; rank 0 validates, records and writes the run."""
+    meta = session.meta
+    degree = session.degrees()
+    roots = None
+    with session.collective():
+        if session.is_root:
+            if Path(out).exists() and any(Path(out).iterdir()) and not opts.force:
+                raise BfsError(f"{out}: already exists (remove it or pass --force)")
+            roots = choose_roots(meta, degree, opts.n_roots, opts.root)
+    roots = session.bcast_roots(roots)
 
     t0 = time.perf_counter()
-    searcher = spec.load().build(EdgeList(src, dst, meta.n_vertices),
-                                 RunContext(backend, dict(extra or {})))
-    construction_time = time.perf_counter() - t0
-    log(f"kernel 1 ({spec.name}, {backend}): {construction_time:.3f} s")
+    searcher = session.build()
+    construction_time = session.max(time.perf_counter() - t0)
+    if session.is_root:
+        log(f"kernel 1 ({spec.name}, {backend}): {construction_time:.3f} s")
 
-    rows, level_rows = [], []
+    rows, level_rows, parents = [], [], {}
+    for i, root in enumerate(roots):
+        root = int(root)
+        session.barrier()
+        t = time.perf_counter()
+        result = searcher.search(root)
+        search_time = session.max(time.perf_counter() - t)
+        if hasattr(searcher, "gather"):
+            result = searcher.gather(meta.n_vertices)
+        t = time.perf_counter()
+        check = session.validate(result, root)
+        validate_time = session.max(time.perf_counter() - t)
+        level_rows += session.profile(searcher, result, root)
+        if not session.is_root:
+            continue
+        teps = check.nedge / search_time if check.valid and search_time > 0 else 0.0
+        rows.append({"root": root, "time_s": search_time, "nedge": check.nedge,
+                     "teps": teps, "depth": check.depth, "reached": check.reached,
+                     "valid": check.valid, "validate_s": validate_time})
+        status = "valid" if check.valid else f"INVALID: {check.message}"
+        log(f"search {i + 1}/{len(roots)} root={root} depth={check.depth} "
+            f"reached={check.reached} nedge={check.nedge} time={search_time:.4g}s "
+            f"TEPS={teps:.4g} {status}")
+        if i < opts.save_parents:
+            parents[root] = (result.parent.astype(np.int64), result.level.astype(np.int32))
+    if not session.is_root:
+        return 0
+    return _write_run(session, out, opts, spec, backend, options, started, roots,
+                      construction_time, rows, level_rows, parents)
+
+
+def _write_run(session, out, opts, spec, backend, options, started, roots, construction_time,
+               rows, level_rows, parents) -> int:
+    meta = session.meta
+    valid = all(r["valid"] for r in rows)
+    scale, edgefactor = graph500_scale(meta)
+    stats = None
+    block = "# no statistics: a search failed validation\n"
+    if valid:
+        stats = graph500_statistics([r["time_s"] for r in rows], [r["nedge"] for r in rows],
+                                    [r["validate_s"] for r in rows])
+        block = output_block(scale=scale, edgefactor=edgefactor, nbfs=len(rows),
+                             graph_generation=meta.extra.get("generation_time", math.nan),
+                             num_mpi_processes=session.size,
+                             construction_time=construction_time, stats=stats)
     with atomic_dir(out, opts.force) as tmp:
-        if opts.save_parents:
+        if parents:
             (tmp / "parents").mkdir()
-        for i, root in enumerate(roots):
-            root = int(root)
-            t = time.perf_counter()
-            result = searcher.search(root)
-            search_time = time.perf_counter() - t
-            t = time.perf_counter()
-            check = validate(src, dst, result.parent, root, result.level)
-            validate_time = time.perf_counter() - t
-            teps = check.nedge / search_time if check.valid and search_time > 0 else 0.0
-            rows.append({"root": root, "time_s": search_time, "nedge": check.nedge,
-                         "teps": teps, "depth": check.depth, "reached": check.reached,
-                         "valid": check.valid, "validate_s": validate_time})
-            counts = np.bincount(result.level[result.level >= 0])
-            level_rows += [{"root": root, "level": lv, "frontier_size": int(c)}
-                           for lv, c in enumerate(counts)]
-            status = "valid" if check.valid else f"INVALID: {check.message}"
-            log(f"search {i + 1}/{len(roots)} root={root} depth={check.depth} "
-                f"reached={check.reached} nedge={check.nedge} time={search_time:.4g}s "
-                f"TEPS={teps:.4g} {status}")
-            if i < opts.save_parents:
-                pq.write_table(pa.table({"parent": result.parent.astype(np.int64),
-                                         "level": result.level.astype(np.int32)}),
-                               tmp / "parents" / f"root-{root}.parquet")
-        valid = all(r["valid"] for r in rows)
+        for root, (parent, level) in parents.items():
+            pq.write_table(pa.table({"parent": parent, "level": level}),
+                           tmp / "parents" / f"root-{root}.parquet")
         pq.write_table(pa.Table.from_pylist(rows, schema=SEARCHES_SCHEMA),
                        tmp / "searches.parquet")
         pq.write_table(pa.Table.from_pylist(level_rows, schema=LEVELS_SCHEMA),
                        tmp / "levels.parquet")
-        scale, edgefactor = graph500_scale(meta)
-        stats = None
-        block = "# no statistics: a search failed validation\n"
-        if valid:
-            stats = graph500_statistics([r["time_s"] for r in rows], [r["nedge"] for r in rows],
-                                        [r["validate_s"] for r in rows])
-            block = output_block(scale=scale, edgefactor=edgefactor, nbfs=len(rows),
-                                 graph_generation=meta.extra.get("generation_time", math.nan),
-                                 num_mpi_processes=1, construction_time=construction_time,
-                                 stats=stats)
         (tmp / "graph500.txt").write_text(block)
         write_json(tmp / "run.json", {
             "valid": valid,
@@ -153,16 +326,16 @@ def run(graph_dir: Path, out: Path, opts: RunOptions, extra: dict | None = None)
             "command": sys.argv,
             "started": started,
             "finished": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-            "graph": {"dir": str(Path(graph_dir).resolve()), **meta.to_json()},
+            **session.describe(),
             "parameters": {"algorithm": spec.name, "backend": backend,
                            "n_roots": len(roots), "roots": [int(r) for r in roots],
                            "root": opts.root, "save_parents": opts.save_parents,
-                           "options": dict(extra or {})},
+                           "mpi_size": session.size, **options},
             "scale": scale,
             "edgefactor": edgefactor,
             "construction_time": construction_time,
             "graph500": stats,
-            "environment": envinfo.environment(),
+            "environment": envinfo.environment(session.hostnames, session.size),
         })
     sys.stdout.write(block)
     if not valid:
@@ -176,8 +349,9 @@ SEARCHES_SCHEMA = pa.schema([("root", pa.int64()), ("time_s", pa.float64()),
                              ("nedge", pa.int64()), ("teps", pa.float64()),
                              ("depth", pa.int64()), ("reached", pa.int64()),
                              ("valid", pa.bool_()), ("validate_s", pa.float64())])
-LEVELS_SCHEMA = pa.schema([("root", pa.int64()), ("level", pa.int64()),
-                           ("frontier_size", pa.int64())])
+LEVELS_SCHEMA = pa.schema([("root", pa.int64()), ("rank", pa.int64()), ("level", pa.int64()),
+                           ("frontier_size", pa.int64()), ("expand_s", pa.float64()),
+                           ("comm_s", pa.float64()), ("comm_bytes", pa.int64())])
 
 
 def revalidate(run_dir: Path, graph_dir: Path | None = None) -> tuple[bool, list[dict]]:

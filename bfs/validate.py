@@ -196,3 +196,48 @@ def validate(src: np.ndarray, dst: np.ndarray, parent: np.ndarray, root: int,
     if v >= 0:
         return not_edge_failure(parent, v)
     return success(level, nedge)
+
+
+def validate_blocks(comm, src: np.ndarray, dst: np.ndarray, result, root: int,
+                    n_vertices: int) -> Validation | None:
+    """The same rules for a distributed search, each rank reading only its own block.
+
+    Rank 0 holds the gathered parent/level arrays (`result`) and checks rules 1-2; it then
+    broadcasts both arrays and every rank checks rules 3-4 on its block of directed halves;
+    rule-5 marks are OR-reduced back to rank 0. Returns the verdict on rank 0, None elsewhere.
+    """
+    from mpi4py import MPI
+    is_root = comm.Get_rank() == 0
+    verdict = None
+    flag = np.zeros(1, np.int32)
+    if is_root:
+        parent = np.ascontiguousarray(result.parent, dtype=np.int64)
+        verdict, level = check_tree(parent, root, result.level)
+        flag[0] = verdict is not None
+    comm.Bcast(flag, root=0)
+    if flag[0]:
+        return verdict
+    if not is_root:
+        parent = np.empty(n_vertices, np.int64)
+        level = np.empty(n_vertices, np.int32)
+    comm.Bcast(parent, root=0)
+    comm.Bcast(level, root=0)
+    code, u, v, count, seen = _check_edges(src, dst, parent, level, False)
+    codes = np.empty((comm.Get_size(), 3), np.int64) if is_root else None
+    comm.Gather(np.array([code, u, v], np.int64), codes, root=0)
+    total = np.zeros(1, np.int64)
+    comm.Reduce(np.array([count], np.int64), total, op=MPI.SUM, root=0)
+    bits = np.packbits(seen)
+    all_bits = np.empty_like(bits) if is_root else None
+    comm.Reduce(bits, all_bits, op=MPI.BOR, root=0)
+    if not is_root:
+        return None
+    failed = codes[codes[:, 0] != OK]
+    if len(failed):
+        code, u, v = (int(x) for x in failed[0])
+        return edge_failure(parent, level, code, u, v)
+    seen = np.unpackbits(all_bits, count=n_vertices).astype(np.bool_)
+    v = _first_untied(parent, root, seen)
+    if v >= 0:
+        return not_edge_failure(parent, v)
+    return success(level, total[0] // 2)

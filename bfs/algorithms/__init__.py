@@ -62,6 +62,12 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
                       "Graph500 reference seq-list: queue BFS over head/next edge lists"),
         AlgorithmSpec("seq-csr", "bfs.algorithms.seq_csr",
                       "level-synchronous queue BFS over the undirected CSR"),
+        AlgorithmSpec("2d", "bfs.algorithms.fu_2d",
+                      "Fu et al. 2D bitmap BFS over an RxC grid (--exchange scan|wave)",
+                      distributed=True),
+        AlgorithmSpec("1d", "bfs.algorithms.racherla_1d",
+                      "Racherla 1D BFS: Allgatherv frontiers, small frontiers on rank 0",
+                      distributed=True),
     ]
 }
 

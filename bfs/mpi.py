@@ -1,0 +1,125 @@
+"""MPI plumbing shared by the distributed algorithms and the harness.
+
+Every collective here moves numpy buffers through mpi4py's upper-case methods; the only
+lower-case (pickled) calls carry error strings, never data. A failure on some ranks is turned
+into the same BfsError on every rank (`agree`), so no rank waits forever in a collective the
+others never reach; an unexpected exception aborts the communicator (`abort_on_error`).
+"""
+from __future__ import annotations
+
+import os
+import socket
+import sys
+import time
+from contextlib import contextmanager
+
+import numpy as np
+
+from .graphdir import BfsError
+
+# Variables a launcher sets when it starts several tasks; if one says >1 while MPI says 1,
+# the launcher did not hand MPI its process-management interface (e.g. plain srun, no --mpi).
+LAUNCHER_SIZE_VARS = ["SLURM_NTASKS", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_SIZE",
+                      "MPI_LOCALNRANKS"]
+
+
+def world():
+    try:
+        from mpi4py import MPI
+    except ImportError:
+        raise BfsError("distributed algorithms need mpi4py: pip install 'bfs[mpi]'") from None
+    return MPI.COMM_WORLD
+
+
+def check_world_size(comm, needed: int, what: str) -> None:
+    size = comm.Get_size()
+    if size == needed:
+        return
+    if size == 1:
+        claimed = {v: os.environ[v] for v in LAUNCHER_SIZE_VARS
+                   if os.environ.get(v, "1").isdigit() and int(os.environ.get(v, "1")) > 1}
+        hint = (f"the launcher started several tasks ({claimed}) but each reports MPI size 1: "
+                "use mpiexec, or srun --mpi=pmi2 (or pmix)" if claimed else
+                f"start it with: mpiexec -n {needed} bfs run ...")
+        raise BfsError(f"{what} needs {needed} MPI ranks but this process is alone; {hint}")
+    raise BfsError(f"{what} needs {needed} MPI ranks, but {size} were started")
+
+
+def agree(comm, error: str | None) -> None:
+    """Collective: if any rank has an error, every rank raises it (with the ranks' messages)."""
+    from mpi4py import MPI
+    flag = np.array([1 if error else 0], np.int32)
+    total = np.zeros(1, np.int32)
+    comm.Allreduce(flag, total, op=MPI.SUM)
+    if total[0]:
+        messages = comm.allgather(error)  # error text only: small, pickled on purpose
+        raise BfsError("; ".join(f"rank {r}: {m}" for r, m in enumerate(messages) if m))
+
+
+@contextmanager
+def collective_errors(comm):
+    """Run a block on every rank; a BfsError on any rank becomes the same error everywhere."""
+    error = None
+    try:
+        yield
+    except BfsError as e:
+        error = str(e)
+    agree(comm, error)
+
+
+@contextmanager
+def abort_on_error(comm):
+    """An unexpected exception on one rank would leave the others blocked: abort them all."""
+    try:
+        yield
+    except (BfsError, KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException:
+        import traceback
+        traceback.print_exc()
+        sys.stderr.flush()
+        comm.Abort(1)
+
+
+def allreduce_scalar(comm, value, op_name: str = "SUM", dtype=np.float64):
+    from mpi4py import MPI
+    send = np.array([value], dtype=dtype)
+    recv = np.empty(1, dtype=dtype)
+    comm.Allreduce(send, recv, op=getattr(MPI, op_name))
+    return recv[0].item()
+
+
+def gatherv(comm, local: np.ndarray, root: int = 0) -> np.ndarray | None:
+    """Concatenate every rank's 1-D array on `root`, in rank order."""
+    from mpi4py import MPI
+    counts = np.zeros(comm.Get_size(), np.int64)
+    comm.Allgather(np.array([len(local)], np.int64), counts)
+    local = np.ascontiguousarray(local)
+    if comm.Get_rank() == root:
+        out = np.empty(int(counts.sum()), dtype=local.dtype)
+        displs = np.concatenate([[0], np.cumsum(counts[:-1])])
+        comm.Gatherv(local, [out, counts, displs, MPI._typedict[local.dtype.char]], root=root)
+        return out
+    comm.Gatherv(local, None, root=root)
+    return None
+
+
+def hostnames(comm) -> list[str]:
+    # host names are metadata, a few bytes per rank
+    return comm.allgather(socket.gethostname())
+
+
+class Timer:
+    """Accumulates wall time of named phases (expand, comm) for the per-level profile."""
+
+    def __init__(self):
+        self.t = {}
+
+    @contextmanager
+    def __call__(self, name):
+        t0 = time.perf_counter()
+        yield
+        self.t[name] = self.t.get(name, 0.0) + time.perf_counter() - t0
+
+    def pop(self, name) -> float:
+        return self.t.pop(name, 0.0)
