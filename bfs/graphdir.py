@@ -42,7 +42,7 @@ class GraphMeta:
     source: str  # "kronecker" or "snap"
     n_vertices: int
     n_edges: int
-    directed_source: bool
+    directed_source: bool | None  # None: the source does not say (a SNAP file without header)
     # Kronecker only
     scale: int | None = None
     edgefactor: int | None = None
@@ -55,7 +55,9 @@ class GraphMeta:
     extra: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:
-        return {k: v for k, v in asdict(self).items() if v is not None and v != {}}
+        # directed_source stays even when null, so "the source does not say" is explicit
+        return {k: v for k, v in asdict(self).items()
+                if k == "directed_source" or (v is not None and v != {})}
 
     @classmethod
     def from_json(cls, d: dict) -> "GraphMeta":
