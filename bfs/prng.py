@@ -122,8 +122,7 @@ def stride_power_table(n_bits: int = 64) -> np.ndarray:
 
 @numba.njit(cache=True)
 def mod_m(x):
-    """x mod (2^31 - 1) for x < 2^62, by two Mersenne folds and one conditional subtract."""
-    x = (x & _M) + (x >> _SHIFT)
+    """x mod (2^31 - 1) for x < 2^61: one Mersenne fold leaves x < 2m, one subtract ends it."""
     x = (x & _M) + (x >> _SHIFT)
     return x - _M if x >= _M else x
 
@@ -138,7 +137,8 @@ def step(z):
 
 @numba.njit(cache=True)
 def _row_dot(mat, i, z):
-    # Each 62-bit product is folded below 2^32 first: five of them then sum below 2^35.
+    # Each 62-bit product is folded below 2^32 first: five of them then sum below 2^35,
+    # inside mod_m's domain.
     acc = np.uint64(0)
     for k in range(STATE_SIZE):
         p = mat[i, k] * z[k]

@@ -115,7 +115,8 @@ def test_table_skip_matches_exact_skip():
 
 def test_mod_m_extremes():
     m = prng.MODULUS
-    for x in [0, 1, m - 1, m, m + 1, 2 * m, 2**32, (m - 1) ** 2, 2**62 - 1]:
+    for x in [0, 1, m - 1, m, m + 1, 2 * m - 1, 2 * m, 2 * m + 1, 2**32, 2**35 - 1,
+              (m - 1) * 107374182 + (m - 1) * 104480, 2**61 - 1]:
         assert int(prng.mod_m(np.uint64(x))) == x % m
 
 
