@@ -10,10 +10,12 @@
 # down the stream, so vertex ids carry no locality. Self-loops and duplicates stay.
 #
 # Tricks: edges are generated in blocks, one per parallel task; a block pays a single
-# skip-ahead (binary powering with the table A^(2^(64+j))) and then walks from edge to edge
-# with one 5x5 matrix-vector product by A^(2^64), so any [start, stop) range is cheap and
-# blocks are independent. The quadrant choice is branch-free because its outcome is random
-# and a mispredicted branch per level would cost more than the arithmetic.
+# skip-ahead (binary powering with the table A^(2^(64+j))) and then walks through its edges
+# two at a time, each pair member stepping by A^(2^65) with one 5x5 matrix-vector product,
+# so any [start, stop) range is cheap and blocks are independent. Two edges run side by side
+# because each edge's draws form one serial chain of multiplies. The quadrant choice is
+# branch-free because its outcome is random and a mispredicted branch per level would cost
+# more than the arithmetic.
 from __future__ import annotations
 
 import math
