@@ -2,7 +2,9 @@
 
     bfs generate kronecker --scale S [--edgefactor 16] [--seeds 2 3] --out GRAPH_DIR
     bfs generate snap INPUT --out GRAPH_DIR
+    bfs partition GRAPH_DIR (--grid RxC | --1d P) --out PART_DIR
     bfs run GRAPH_DIR --algorithm NAME [--backend cpu|gpu|auto] [--roots N | --root V] --out RUN_DIR
+    mpiexec -n P bfs run PART_DIR --algorithm 2d|1d [--exchange scan|wave] --out RUN_DIR
     bfs validate RUN_DIR
     bfs algorithms
 
@@ -72,7 +74,32 @@ def cmd_run(args) -> int:
     from .runner import RunOptions, run
     opts = RunOptions(algorithm=args.algorithm, backend=args.backend, n_roots=args.roots,
                       root=args.root, save_parents=args.save_parents, force=args.force)
-    return run(Path(args.graph), Path(args.out), opts)
+    extra = {}
+    if args.algorithm == "2d":
+        extra["exchange"] = args.exchange
+    if args.algorithm == "1d":
+        extra["small_frontier"] = args.small_frontier
+    return run(Path(args.graph), Path(args.out), opts, extra)
+
+
+def grid(text: str) -> tuple[int, int]:
+    try:
+        rows, cols = (int(x) for x in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected RxC such as 2x3, got {text!r}") from None
+    if rows < 1 or cols < 1:
+        raise argparse.ArgumentTypeError(f"grid sides must be >= 1, got {text!r}")
+    return rows, cols
+
+
+def cmd_partition(args) -> int:
+    from .partition import partition_graph
+    rows, cols, kind = (args.onedim, 1, "1d") if args.onedim else (*args.grid, "2d")
+    manifest = partition_graph(args.graph, args.out, rows, cols, kind=kind, force=args.force,
+                               progress=Progress("partition", "edges"))
+    print(f"{args.out}: {kind} {rows}x{cols}, {manifest['n_directed_edges']} directed edges "
+          f"in {len(manifest['blocks'])} blocks")
+    return 0
 
 
 def cmd_validate(args) -> int:
@@ -134,8 +161,19 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--force", action="store_true", help="replace an existing --out")
     s.set_defaults(func=cmd_generate_snap)
 
+    pa_ = sub.add_parser("partition", help="cut a graph into per-rank block files")
+    pa_.add_argument("graph", help="graph directory")
+    shape = pa_.add_mutually_exclusive_group(required=True)
+    shape.add_argument("--grid", type=grid, help="2D grid RxC (R*C ranks)")
+    shape.add_argument("--1d", dest="onedim", type=positive_int, metavar="P",
+                       help="1D row blocks for P ranks")
+    pa_.add_argument("--out", required=True, help="partition directory to write")
+    pa_.add_argument("--force", action="store_true", help="replace an existing --out")
+    pa_.set_defaults(func=cmd_partition)
+
     r = sub.add_parser("run", help="Kernel 1 + validated BFS searches into a run directory")
-    r.add_argument("graph", help="graph directory")
+    r.add_argument("graph", help="graph directory, or partition directory for 2d/1d "
+                                 "(under mpiexec -n R*C)")
     r.add_argument("--algorithm", required=True, help="see `bfs algorithms`")
     r.add_argument("--backend", choices=["cpu", "gpu", "auto"], default="auto")
     roots = r.add_mutually_exclusive_group()
@@ -144,6 +182,11 @@ def build_parser() -> argparse.ArgumentParser:
     roots.add_argument("--root", type=nonnegative_int, help="a single search from this vertex")
     r.add_argument("--save-parents", type=nonnegative_int, default=0, metavar="K",
                    help="save parent and level arrays of the first K searches")
+    r.add_argument("--exchange", choices=["scan", "wave"], default="scan",
+                   help="2d: contraction scheme, log p pairwise scan (Fu) or p-step wave "
+                        "(Checconi)")
+    r.add_argument("--small-frontier", type=nonnegative_int, default=1000, metavar="N",
+                   help="1d: levels with fewer frontier vertices run on rank 0 alone")
     r.add_argument("--out", required=True, help="run directory to write")
     r.add_argument("--force", action="store_true", help="replace an existing --out")
     r.set_defaults(func=cmd_run)

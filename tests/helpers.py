@@ -1,0 +1,51 @@
+"""Small graph directories and CLI runners shared by the tests."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+
+from bfs.graphdir import EdgeWriter, GraphMeta, atomic_dir, id_dtype, write_meta
+
+ROOT = Path(__file__).resolve().parent.parent
+SNAP_DIR = ROOT / "data" / "snap"
+
+
+def write_graph(out: Path, src, dst, n_vertices: int, name: str = "test") -> Path:
+    with atomic_dir(out) as tmp:
+        with EdgeWriter(tmp, id_dtype(n_vertices)) as w:
+            w.write(np.asarray(src), np.asarray(dst))
+        write_meta(tmp, GraphMeta(name=name, source="snap", n_vertices=n_vertices,
+                                  n_edges=len(src), directed_source=None))
+    return out
+
+
+def random_graph(out: Path, n: int = 300, m: int = 900, seed: int = 1) -> Path:
+    """A sparse random graph with several components, self-loops and duplicate edges."""
+    rng = np.random.default_rng(seed)
+    src = rng.integers(0, n, m)
+    dst = rng.integers(0, n, m)
+    src[:10], dst[:10] = src[10:20], dst[10:20]  # duplicates
+    dst[20:25] = src[20:25]                       # self-loops
+    return write_graph(out, src, dst, n, "random")
+
+
+def bfs_cli(*args, ranks: int | None = None, env: dict | None = None, timeout: int = 300,
+            check: bool = True) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "bfs", *map(str, args)]
+    if ranks is not None:
+        cmd = ["mpiexec", "-n", str(ranks), *cmd]
+    full_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=full_env,
+                          cwd=ROOT)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"{' '.join(cmd)} exited {proc.returncode}\n{proc.stderr}")
+    return proc
+
+
+def searches(run_dir: Path) -> list[dict]:
+    return pq.read_table(Path(run_dir) / "searches.parquet").to_pylist()
