@@ -1,0 +1,295 @@
+"""Partition a graph directory into per-rank edge blocks for the distributed BFS.
+
+Layout (one formula for 2D and 1D; a 1D partition over P ranks is the P x 1 grid):
+
+    n vertices, an R x C rank grid, p = R*C ranks.
+    piece k       = vertices [bounds[k], bounds[k+1]),  bounds[k] = (k * n) // p
+    rank (i, j)   = MPI rank i*C + j; it owns piece i*C + j
+    RowRange(i)   = pieces i*C .. i*C+C-1            (contiguous)
+    ColRange(j)   = pieces {i*C + j : i < R}          (R pieces, strided by C)
+    block (i, j)  = directed edges u -> v with u in RowRange(i) and v in ColRange(j)
+
+    PART_DIR/manifest.json             grid, bounds, ranges, per-block edge counts and sha256
+    PART_DIR/block-{i}-{j}.parquet     2D; columns src, dst = GLOBAL vertex ids (id_dtype(n))
+    PART_DIR/block-{i}.parquet         1D
+
+Each undirected input edge (u, v), u != v, becomes u->v and v->u, so every directed edge lands in
+exactly one block; self-loops are dropped and duplicates kept, as in Kernel 1.
+
+Why this layout. The adjacency matrix is cut into an R x C grid of blocks (Fu et al. 2014,
+"Parallel Breadth First Search on GPU Clusters", IEEE BigData: 2D partitioning so that each
+BFS level communicates only within one processor row and one processor column, O(sqrt p) peers
+instead of p). The vertex vectors (levels, parents, frontier) are not split by block rows or block
+columns but into p equal pieces, one per rank, with the rows and columns built from those pieces
+as above (Buluc & Madduri 2011, "Parallel Breadth-First Search on Distributed Memory Systems",
+SC'11): this keeps every rank's share of the vectors at n/p even when R != C. A rank expanding the
+frontier of RowRange(i) needs exactly the pieces owned by the ranks of its grid row, and the
+vertices it discovers in ColRange(j) are owned by the ranks of its grid column. With C = 1 the
+row range is the rank's own piece and the column range is every vertex: the classic 1D split.
+
+Pieces are balanced by floor division so p need not divide n; p <= n keeps every piece non-empty.
+Blocks are written in input-edge order in fixed-size row groups, so the files (and their sha256)
+do not depend on the streaming batch size.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from . import __version__
+from .graphdir import (BfsError, GRAPH_JSON, atomic_dir, id_dtype, iter_edge_batches, read_meta,
+                       write_json)
+
+MANIFEST_JSON = "manifest.json"
+KINDS = ("2d", "1d")
+# Output row-group size; also the most rows each block buffers, so memory is p * this * 2 ids.
+ROW_GROUP_ROWS = 1 << 18
+
+
+class GridLayout:
+    """Vertex pieces, row and column ranges of an R x C grid (exact integer arithmetic)."""
+
+    def __init__(self, n_vertices: int, rows: int, cols: int):
+        if rows < 1 or cols < 1:
+            raise BfsError(f"grid {rows}x{cols}: rows and columns must be at least 1")
+        if rows * cols > n_vertices:
+            raise BfsError(f"grid {rows}x{cols}: {rows * cols} ranks for {n_vertices} vertices; "
+                           "every rank needs at least one vertex")
+        self.n_vertices = int(n_vertices)
+        self.rows = int(rows)
+        self.cols = int(cols)
+        self.n_ranks = self.rows * self.cols
+        # Python ints: k * n can pass 2**63 before the division for very large graphs.
+        self.bounds = np.array([k * self.n_vertices // self.n_ranks
+                                for k in range(self.n_ranks + 1)], dtype=np.int64)
+        sizes = np.diff(self.bounds).reshape(self.rows, self.cols)
+        # col_offsets[j][i]: local index in ColRange(j) where the piece of grid row i starts
+        self.col_offsets = np.zeros((self.cols, self.rows + 1), dtype=np.int64)
+        np.cumsum(sizes.T, axis=1, out=self.col_offsets[:, 1:])
+
+    @classmethod
+    def from_manifest(cls, manifest: dict) -> "GridLayout":
+        rows, cols = manifest["grid"]
+        return cls(manifest["n_vertices"], rows, cols)
+
+    def _vertices(self, v) -> np.ndarray:
+        # int64 before searchsorted: mixing uint64 ids with int64 bounds would compare as float64
+        v = np.asarray(v).astype(np.int64, copy=False)
+        if v.size and (v.min() < 0 or v.max() >= self.n_vertices):
+            raise ValueError(f"vertex id out of range [0, {self.n_vertices})")
+        return v
+
+    def piece_of(self, v) -> np.ndarray:
+        return np.searchsorted(self.bounds, self._vertices(v), side="right") - 1
+
+    def row_of(self, u) -> np.ndarray:
+        return self.piece_of(u) // self.cols
+
+    def col_of(self, v) -> np.ndarray:
+        return self.piece_of(v) % self.cols
+
+    def row_range(self, i: int) -> tuple[int, int]:
+        return int(self.bounds[i * self.cols]), int(self.bounds[(i + 1) * self.cols])
+
+    def col_pieces(self, j: int) -> list[tuple[int, int]]:
+        return [(int(self.bounds[i * self.cols + j]), int(self.bounds[i * self.cols + j + 1]))
+                for i in range(self.rows)]
+
+    def col_size(self, j: int) -> int:
+        return int(self.col_offsets[j, -1])
+
+    def col_local(self, j: int, v) -> np.ndarray:
+        v = self._vertices(v)
+        piece = np.searchsorted(self.bounds, v, side="right") - 1
+        if np.any(piece % self.cols != j):
+            raise ValueError(f"vertex not in column range {j}")
+        return self.col_offsets[j, piece // self.cols] + (v - self.bounds[piece])
+
+    def col_global(self, j: int, local) -> np.ndarray:
+        local = np.asarray(local).astype(np.int64, copy=False)
+        if local.size and (local.min() < 0 or local.max() >= self.col_size(j)):
+            raise ValueError(f"local index out of range [0, {self.col_size(j)}) of column {j}")
+        grid_row = np.searchsorted(self.col_offsets[j], local, side="right") - 1
+        piece = grid_row * self.cols + j
+        return self.bounds[piece] + (local - self.col_offsets[j, grid_row])
+
+    def rank(self, i: int, j: int) -> int:
+        return i * self.cols + j
+
+    def coords(self, rank: int) -> tuple[int, int]:
+        return divmod(rank, self.cols)
+
+
+def block_file(kind: str, i: int, j: int) -> str:
+    return f"block-{i}.parquet" if kind == "1d" else f"block-{i}-{j}.parquet"
+
+
+class _BlockWriter:
+    """One block's Parquet file, written in ROW_GROUP_ROWS row groups whatever the input chunking."""
+
+    def __init__(self, path: Path, dtype: np.dtype):
+        self.dtype = dtype
+        self.schema = pa.schema([("src", pa.from_numpy_dtype(dtype)),
+                                 ("dst", pa.from_numpy_dtype(dtype))])
+        self.writer = pq.ParquetWriter(path, self.schema, compression="zstd")
+        self.pending: list[tuple[np.ndarray, np.ndarray]] = []
+        self.n_pending = 0
+        self.n_edges = 0
+
+    def write(self, src: np.ndarray, dst: np.ndarray) -> None:
+        self.pending.append((src, dst))
+        self.n_pending += len(src)
+        self.n_edges += len(src)
+        if self.n_pending >= ROW_GROUP_ROWS:
+            self._flush(final=False)
+
+    def _flush(self, final: bool) -> None:
+        if not self.pending:
+            return
+        src = np.concatenate([s for s, _ in self.pending])
+        dst = np.concatenate([d for _, d in self.pending])
+        n_full = len(src) - len(src) % ROW_GROUP_ROWS
+        end = len(src) if final else n_full
+        for start in range(0, end, ROW_GROUP_ROWS):
+            stop = min(start + ROW_GROUP_ROWS, end)
+            self.writer.write_table(pa.table({"src": src[start:stop], "dst": dst[start:stop]},
+                                             schema=self.schema), row_group_size=ROW_GROUP_ROWS)
+        self.pending = [] if end == len(src) else [(src[end:], dst[end:])]
+        self.n_pending = len(src) - end
+
+    def close(self) -> None:
+        self._flush(final=True)
+        self.writer.close()
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _route(layout: GridLayout, src: np.ndarray, dst: np.ndarray, dtype: np.dtype):
+    """Yield (rank, src, dst) per non-empty block for one batch, in input-edge order.
+
+    Each edge's two directions are interleaved (u->v then v->u) so that a block's order depends
+    only on the input order, not on where batches begin and end.
+    """
+    keep = src != dst
+    pairs = np.stack([src[keep], dst[keep]], axis=1).astype(dtype, copy=False)
+    directed_src = pairs.ravel()
+    directed_dst = pairs[:, ::-1].ravel()
+    block = (layout.row_of(directed_src) * layout.cols + layout.col_of(directed_dst))
+    # Small-integer keys let numpy's stable sort use radix sort: linear in the batch.
+    key_dtype = np.uint16 if layout.n_ranks <= 1 << 16 else np.int64
+    order = np.argsort(block.astype(key_dtype), kind="stable")
+    counts = np.bincount(block, minlength=layout.n_ranks)
+    starts = np.concatenate([[0], np.cumsum(counts)])
+    directed_src = directed_src[order]
+    directed_dst = directed_dst[order]
+    for rank in np.flatnonzero(counts):
+        lo, hi = starts[rank], starts[rank + 1]
+        yield int(rank), directed_src[lo:hi], directed_dst[lo:hi]
+
+
+def partition_graph(graph_dir, out, rows: int, cols: int, kind: str = "2d", force: bool = False,
+                    batch_rows: int = 1 << 22, progress=None) -> dict:
+    """Write the partition of `graph_dir` over a rows x cols grid to `out`; return the manifest."""
+    if kind not in KINDS:
+        raise BfsError(f"partition kind {kind!r}: expected one of {', '.join(KINDS)}")
+    if kind == "1d" and cols != 1:
+        raise BfsError(f"1d partition: the grid is P x 1, got {rows}x{cols}")
+    graph_dir = Path(graph_dir).resolve()
+    if not graph_dir.is_dir():
+        raise BfsError(f"{graph_dir}: no such graph directory")
+    meta = read_meta(graph_dir)
+    graph_json = json.loads((graph_dir / GRAPH_JSON).read_text())
+    layout = GridLayout(meta.n_vertices, rows, cols)
+    dtype = id_dtype(meta.n_vertices)
+
+    with atomic_dir(out, force) as tmp:
+        writers = [_BlockWriter(tmp / block_file(kind, *layout.coords(r)), dtype)
+                   for r in range(layout.n_ranks)]
+        done = 0
+        for src, dst in iter_edge_batches(graph_dir, batch_rows):
+            if len(src) and max(int(src.max()), int(dst.max())) >= meta.n_vertices:
+                raise BfsError(f"{graph_dir}: edge endpoint >= n_vertices ({meta.n_vertices})")
+            for rank, block_src, block_dst in _route(layout, src, dst, dtype):
+                writers[rank].write(block_src, block_dst)
+            done += len(src)
+            if progress is not None:
+                progress(done, meta.n_edges)
+        if done != meta.n_edges:
+            raise BfsError(f"{graph_dir}: graph.json says {meta.n_edges} edges, "
+                           f"the edge files hold {done}")
+        blocks = []
+        for rank, writer in enumerate(writers):
+            writer.close()
+            i, j = layout.coords(rank)
+            name = block_file(kind, i, j)
+            blocks.append({"row": i, "col": j, "rank": rank, "file": name,
+                           "n_edges": writer.n_edges, "sha256": _sha256(tmp / name)})
+        manifest = {
+            "kind": kind,
+            "grid": [layout.rows, layout.cols],
+            "n_vertices": layout.n_vertices,
+            "n_directed_edges": sum(b["n_edges"] for b in blocks),
+            "bounds": [int(b) for b in layout.bounds],
+            "row_ranges": [list(layout.row_range(i)) for i in range(layout.rows)],
+            "col_ranges": [[list(p) for p in layout.col_pieces(j)] for j in range(layout.cols)],
+            "blocks": blocks,
+            "graph": {"dir": str(graph_dir), "graph_json": graph_json},
+            "bfs_version": __version__,
+        }
+        write_json(tmp / MANIFEST_JSON, manifest)
+    return manifest
+
+
+def is_partition_dir(path) -> bool:
+    return (Path(path) / MANIFEST_JSON).is_file()
+
+
+def load_manifest(part_dir) -> dict:
+    path = Path(part_dir) / MANIFEST_JSON
+    if not path.is_file():
+        raise BfsError(f"{part_dir}: not a partition directory (no {MANIFEST_JSON})")
+    try:
+        manifest = json.loads(path.read_text())
+    except json.JSONDecodeError as e:
+        raise BfsError(f"{path}: unreadable manifest: {e}") from None
+    missing = [k for k in ("kind", "grid", "n_vertices", "bounds", "blocks") if k not in manifest]
+    if missing:
+        raise BfsError(f"{path}: manifest lacks {', '.join(missing)}")
+    return manifest
+
+
+def read_block(part_dir, manifest: dict, rank: int) -> tuple[np.ndarray, np.ndarray]:
+    """One rank's block as (src, dst) global ids, checked against the manifest's sha256 and count."""
+    blocks = manifest["blocks"]
+    if not 0 <= rank < len(blocks) or blocks[rank]["rank"] != rank:
+        raise BfsError(f"{part_dir}: no block for rank {rank} "
+                       f"(the partition has {len(blocks)} ranks)")
+    entry = blocks[rank]
+    path = Path(part_dir) / entry["file"]
+    if not path.is_file():
+        raise BfsError(f"{path}: block file missing")
+    # One read serves both the hash and the decode, so the checked bytes are the decoded bytes.
+    data = path.read_bytes()
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != entry["sha256"]:
+        raise BfsError(f"{path}: sha256 mismatch (manifest {entry['sha256']}, file {digest})")
+    table = pq.read_table(pa.BufferReader(data), columns=["src", "dst"])
+    if table.num_rows != entry["n_edges"]:
+        raise BfsError(f"{path}: edge count mismatch (manifest {entry['n_edges']}, "
+                       f"file {table.num_rows})")
+    dtype = id_dtype(manifest["n_vertices"])
+    src = table.column("src").to_numpy().astype(dtype, copy=False)
+    dst = table.column("dst").to_numpy().astype(dtype, copy=False)
+    return src, dst
