@@ -247,3 +247,13 @@ def test_load_manifest_refuses_non_partitions(graph, tmp_path):
     (tmp_path / "bad" / "manifest.json").write_text("{")
     with pytest.raises(BfsError, match="unreadable manifest"):
         load_manifest(tmp_path / "bad")
+
+
+def test_edge_count_disagreeing_with_graph_json_fails_cleanly(graph, tmp_path):
+    gdir, src, _ = graph
+    meta = json.loads((gdir / "graph.json").read_text())
+    meta["n_edges"] = len(src) + 1
+    (gdir / "graph.json").write_text(json.dumps(meta))
+    with pytest.raises(BfsError, match="edges"):
+        partition_graph(gdir, tmp_path / "p", 2, 2)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g"]
