@@ -126,7 +126,7 @@ class GridLayout:
         return divmod(rank, self.cols)
 
 
-def block_file(kind: str, i: int, j: int) -> str:
+def _block_file(kind: str, i: int, j: int) -> str:
     return f"block-{i}.parquet" if kind == "1d" else f"block-{i}-{j}.parquet"
 
 
@@ -235,7 +235,7 @@ def partition_graph(graph_dir, out, rows: int, cols: int, kind: str = "2d", forc
     dtype = id_dtype(meta.n_vertices)
 
     with atomic_dir(out, force) as tmp:
-        writers = [_BlockWriter(tmp / block_file(kind, *layout.coords(r)), dtype)
+        writers = [_BlockWriter(tmp / _block_file(kind, *layout.coords(r)), dtype)
                    for r in range(layout.n_ranks)]
         try:
             _stream_into(writers, graph_dir, meta.n_edges, layout, dtype, batch_rows, progress)
@@ -248,7 +248,7 @@ def partition_graph(graph_dir, out, rows: int, cols: int, kind: str = "2d", forc
         for rank, writer in enumerate(writers):
             writer.close()
             i, j = layout.coords(rank)
-            name = block_file(kind, i, j)
+            name = _block_file(kind, i, j)
             blocks.append({"row": i, "col": j, "rank": rank, "file": name,
                            "n_edges": writer.n_edges, "sha256": _sha256(tmp / name)})
         manifest = {

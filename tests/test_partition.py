@@ -60,6 +60,7 @@ def test_blocks_hold_every_directed_edge_once_by_the_row_col_rule(graph, tmp_pat
     assert manifest["col_ranges"] == [[[bounds[i * cols + j], bounds[i * cols + j + 1]]
                                        for i in range(rows)] for j in range(cols)]
     assert load_manifest(out) == manifest
+    assert GridLayout.from_manifest(manifest).bounds.tolist() == bounds
     assert is_partition_dir(out) and not is_partition_dir(gdir)
 
     union = Counter()
