@@ -126,7 +126,7 @@ class GridLayout:
         return divmod(rank, self.cols)
 
 
-def block_file(kind: str, i: int, j: int) -> str:
+def _block_file(kind: str, i: int, j: int) -> str:
     return f"block-{i}.parquet" if kind == "1d" else f"block-{i}-{j}.parquet"
 
 
@@ -186,7 +186,12 @@ def _route(layout: GridLayout, src: np.ndarray, dst: np.ndarray, dtype: np.dtype
     pairs = np.stack([src[keep], dst[keep]], axis=1).astype(dtype, copy=False)
     directed_src = pairs.ravel()
     directed_dst = pairs[:, ::-1].ravel()
-    block = (layout.row_of(directed_src) * layout.cols + layout.col_of(directed_dst))
+    # One piece lookup per endpoint serves both directions of the edge.
+    src_piece = layout.piece_of(pairs[:, 0])
+    dst_piece = layout.piece_of(pairs[:, 1])
+    cols = layout.cols
+    block = np.stack([src_piece // cols * cols + dst_piece % cols,
+                      dst_piece // cols * cols + src_piece % cols], axis=1).ravel()
     # Small-integer keys let numpy's stable sort use radix sort: linear in the batch.
     key_dtype = np.uint16 if layout.n_ranks <= 1 << 16 else np.int64
     order = np.argsort(block.astype(key_dtype), kind="stable")
@@ -197,6 +202,21 @@ def _route(layout: GridLayout, src: np.ndarray, dst: np.ndarray, dtype: np.dtype
     for rank in np.flatnonzero(counts):
         lo, hi = starts[rank], starts[rank + 1]
         yield int(rank), directed_src[lo:hi], directed_dst[lo:hi]
+
+
+def _stream_into(writers, graph_dir: Path, n_edges: int, layout: GridLayout, dtype: np.dtype,
+                 batch_rows: int, progress) -> None:
+    done = 0
+    for src, dst in iter_edge_batches(graph_dir, batch_rows):
+        if len(src) and max(int(src.max()), int(dst.max())) >= layout.n_vertices:
+            raise BfsError(f"{graph_dir}: edge endpoint >= n_vertices ({layout.n_vertices})")
+        for rank, block_src, block_dst in _route(layout, src, dst, dtype):
+            writers[rank].write(block_src, block_dst)
+        done += len(src)
+        if progress is not None:
+            progress(done, n_edges)
+    if done != n_edges:
+        raise BfsError(f"{graph_dir}: graph.json says {n_edges} edges, the edge files hold {done}")
 
 
 def partition_graph(graph_dir, out, rows: int, cols: int, kind: str = "2d", force: bool = False,
@@ -215,25 +235,20 @@ def partition_graph(graph_dir, out, rows: int, cols: int, kind: str = "2d", forc
     dtype = id_dtype(meta.n_vertices)
 
     with atomic_dir(out, force) as tmp:
-        writers = [_BlockWriter(tmp / block_file(kind, *layout.coords(r)), dtype)
+        writers = [_BlockWriter(tmp / _block_file(kind, *layout.coords(r)), dtype)
                    for r in range(layout.n_ranks)]
-        done = 0
-        for src, dst in iter_edge_batches(graph_dir, batch_rows):
-            if len(src) and max(int(src.max()), int(dst.max())) >= meta.n_vertices:
-                raise BfsError(f"{graph_dir}: edge endpoint >= n_vertices ({meta.n_vertices})")
-            for rank, block_src, block_dst in _route(layout, src, dst, dtype):
-                writers[rank].write(block_src, block_dst)
-            done += len(src)
-            if progress is not None:
-                progress(done, meta.n_edges)
-        if done != meta.n_edges:
-            raise BfsError(f"{graph_dir}: graph.json says {meta.n_edges} edges, "
-                           f"the edge files hold {done}")
+        try:
+            _stream_into(writers, graph_dir, meta.n_edges, layout, dtype, batch_rows, progress)
+        except BaseException:
+            # p open files would otherwise outlive the temporary directory atomic_dir removes
+            for writer in writers:
+                writer.writer.close()
+            raise
         blocks = []
         for rank, writer in enumerate(writers):
             writer.close()
             i, j = layout.coords(rank)
-            name = block_file(kind, i, j)
+            name = _block_file(kind, i, j)
             blocks.append({"row": i, "col": j, "rank": rank, "file": name,
                            "n_edges": writer.n_edges, "sha256": _sha256(tmp / name)})
         manifest = {

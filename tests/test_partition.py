@@ -60,6 +60,7 @@ def test_blocks_hold_every_directed_edge_once_by_the_row_col_rule(graph, tmp_pat
     assert manifest["col_ranges"] == [[[bounds[i * cols + j], bounds[i * cols + j + 1]]
                                        for i in range(rows)] for j in range(cols)]
     assert load_manifest(out) == manifest
+    assert GridLayout.from_manifest(manifest).bounds.tolist() == bounds
     assert is_partition_dir(out) and not is_partition_dir(gdir)
 
     union = Counter()
@@ -247,3 +248,13 @@ def test_load_manifest_refuses_non_partitions(graph, tmp_path):
     (tmp_path / "bad" / "manifest.json").write_text("{")
     with pytest.raises(BfsError, match="unreadable manifest"):
         load_manifest(tmp_path / "bad")
+
+
+def test_edge_count_disagreeing_with_graph_json_fails_cleanly(graph, tmp_path):
+    gdir, src, _ = graph
+    meta = json.loads((gdir / "graph.json").read_text())
+    meta["n_edges"] = len(src) + 1
+    (gdir / "graph.json").write_text(json.dumps(meta))
+    with pytest.raises(BfsError, match="edges"):
+        partition_graph(gdir, tmp_path / "p", 2, 2)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g"]
