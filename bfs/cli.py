@@ -94,7 +94,12 @@ def grid(text: str) -> tuple[int, int]:
 
 def cmd_partition(args) -> int:
     from .partition import partition_graph
-    rows, cols, kind = (args.onedim, 1, "1d") if args.onedim else (*args.grid, "2d")
+    from .partition import squarest_grid
+    if args.onedim:
+        rows, cols, kind = args.onedim, 1, "1d"
+    else:
+        rows, cols = args.grid or squarest_grid(args.ranks)
+        kind = "2d"
     manifest = partition_graph(args.graph, args.out, rows, cols, kind=kind, force=args.force,
                                progress=Progress("partition", "edges"))
     print(f"{args.out}: {kind} {rows}x{cols}, {manifest['n_directed_edges']} directed edges "
@@ -111,6 +116,13 @@ def cmd_validate(args) -> int:
     print(f"{args.run_dir}: {'valid' if ok else 'INVALID'} "
           f"({sum(r['valid'] for r in report)}/{len(report)} saved searches valid)")
     return 0 if ok else 1
+
+
+def cmd_fetch(args) -> int:
+    from .fetch import fetch
+    fetch(args.url, Path(args.out), args.sha256, progress=Progress("fetch", "bytes"))
+    print(f"{args.out}: sha256 {args.sha256} verified")
+    return 0
 
 
 def cmd_algorithms(args) -> int:
@@ -165,6 +177,8 @@ def build_parser() -> argparse.ArgumentParser:
     pa_.add_argument("graph", help="graph directory")
     shape = pa_.add_mutually_exclusive_group(required=True)
     shape.add_argument("--grid", type=grid, help="2D grid RxC (R*C ranks)")
+    shape.add_argument("--ranks", type=positive_int, metavar="P",
+                       help="2D over P ranks on the squarest grid R x C (R <= C)")
     shape.add_argument("--1d", dest="onedim", type=positive_int, metavar="P",
                        help="1D row blocks for P ranks")
     pa_.add_argument("--out", required=True, help="partition directory to write")
@@ -196,6 +210,12 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--graph", help="graph directory (default: the one run.json names)")
     v.add_argument("--report", help="also write the verdict as JSON here")
     v.set_defaults(func=cmd_validate)
+
+    f = sub.add_parser("fetch", help="download a file and verify its sha256")
+    f.add_argument("url", help="http(s):// or file:// URL")
+    f.add_argument("--sha256", required=True, help="expected hex digest")
+    f.add_argument("--out", required=True, help="where the verified file goes")
+    f.set_defaults(func=cmd_fetch)
 
     a = sub.add_parser("algorithms", help="list the registered algorithms")
     a.set_defaults(func=cmd_algorithms)

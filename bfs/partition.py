@@ -308,3 +308,11 @@ def read_block(part_dir, manifest: dict, rank: int) -> tuple[np.ndarray, np.ndar
     src = table.column("src").to_numpy().astype(dtype, copy=False)
     dst = table.column("dst").to_numpy().astype(dtype, copy=False)
     return src, dst
+
+
+def squarest_grid(ranks: int) -> tuple[int, int]:
+    """R x C with R * C == ranks and R <= C as close as possible (Fu's p x p when square)."""
+    if ranks < 1:
+        raise BfsError(f"rank count must be at least 1, got {ranks}")
+    rows = max(r for r in range(1, int(ranks ** 0.5) + 1) if ranks % r == 0)
+    return rows, ranks // rows

@@ -1,0 +1,26 @@
+# One config -> graphs -> partitions -> validated BFS runs -> tables, figures, report.
+#   snakemake -c 2                                  the experiments in config.yaml
+#   snakemake -c 2 --configfile config/fu2014.yaml  the paper-size experiments
+#   snakemake --report results/report.html          figures and tables with captions
+# Stages live in workflow/rules/*.smk; shared helpers in workflow/rules/common.smk.
+from snakemake.utils import min_version
+
+min_version("8.0")
+
+configfile: "config.yaml"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/graphs.smk"
+include: "workflow/rules/partition.smk"
+include: "workflow/rules/bfs.smk"
+include: "workflow/rules/validate.smk"
+include: "workflow/rules/report.smk"
+
+
+rule all:
+    input:
+        validations=all_validations(),
+        tables=all_tables(),
+        figures=all_figures(),
+    default_target: True

@@ -1,0 +1,53 @@
+# Graphs: Graph500 Kronecker graphs and SNAP edge lists, each into a graph directory.
+
+
+rule kronecker:
+    output:
+        directory(f"{RESULTS}/graphs/{{graph}}"),
+    wildcard_constraints:
+        graph=names_regex(KRONECKER),
+    params:
+        args=kronecker_args,
+    log:
+        f"{RESULTS}/logs/graphs/{{graph}}.log",
+    conda:
+        "../../envs/cpu.yaml"
+    shell:
+        "python3 -m bfs generate kronecker {params.args} --name {wildcards.graph}"
+        " --out {output} 2>&1 | tee {log}"
+
+
+rule snap_download:
+    output:
+        f"{RESULTS}/downloads/{{graph}}.txt",
+    wildcard_constraints:
+        graph=names_regex(g for g, d in SNAP.items() if "url" in d),
+    params:
+        url=lambda wc: SNAP[wc.graph]["url"],
+        sha256=lambda wc: SNAP[wc.graph]["sha256"],
+    log:
+        f"{RESULTS}/logs/downloads/{{graph}}.log",
+    conda:
+        "../../envs/cpu.yaml"
+    shell:
+        "python3 -m bfs fetch {params.url:q} --sha256 {params.sha256} --out {output} 2>&1 | tee {log}"
+
+
+rule snap_convert:
+    input:
+        snap_input,
+    output:
+        directory(f"{RESULTS}/graphs/{{graph}}"),
+    wildcard_constraints:
+        graph=names_regex(SNAP),
+    params:
+        sha256=lambda wc: SNAP[wc.graph]["sha256"],
+    log:
+        f"{RESULTS}/logs/graphs/{{graph}}.log",
+    conda:
+        "../../envs/cpu.yaml"
+    shell:
+        # a local file is held to its configured digest too, before it is converted
+        "(echo '{params.sha256}  {input}' | sha256sum --check --strict"
+        " && python3 -m bfs generate snap {input} --name {wildcards.graph} --out {output}) 2>&1"
+        " | tee {log}"

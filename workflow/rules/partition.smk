@@ -1,0 +1,18 @@
+# Partition: per (graph, layout) the block files the distributed runs read, one per rank.
+
+
+rule partition:
+    input:
+        f"{RESULTS}/graphs/{{graph}}",
+    output:
+        directory(f"{RESULTS}/partitions/{{graph}}/{{layout}}"),
+    wildcard_constraints:
+        layout="[0-9]+x[0-9]+|p[0-9]+",
+    params:
+        shape=partition_args,
+    log:
+        f"{RESULTS}/logs/partition/{{graph}}-{{layout}}.log",
+    conda:
+        "../../envs/cpu.yaml"
+    shell:
+        "python3 -m bfs partition {input} {params.shape} --out {output} 2>&1 | tee {log}"
