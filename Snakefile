@@ -7,7 +7,11 @@ from snakemake.utils import min_version
 
 min_version("8.0")
 
-configfile: "config.yaml"
+# config.yaml is the default; a --configfile replaces it rather than merging into it, so a
+# paper config never inherits the default's experiments (--config KEY=VALUE still overrides).
+if not workflow.overwrite_configfiles:
+
+    configfile: "config.yaml"
 
 
 include: "workflow/rules/common.smk"
