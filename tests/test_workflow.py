@@ -1,0 +1,146 @@
+"""The Snakemake workflow on a tiny config in a temporary directory: dry run, lint, full run,
+tables equal to the runs' own searches, figures, report, nothing left to do afterwards."""
+import functools
+import hashlib
+import http.server
+import shutil
+import subprocess
+import threading
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+import yaml
+
+from helpers import ROOT, SNAP_DIR
+
+pytestmark = pytest.mark.skipif(shutil.which("snakemake") is None or shutil.which("mpiexec") is None,
+                                reason="needs snakemake and mpiexec")
+
+GNUTELLA = SNAP_DIR / "p2p-Gnutella09.txt"
+
+
+def tiny_config(url: str) -> dict:
+    return {
+        "results": "results",
+        "roots": 4,
+        "save_parents": 1,
+        "graphs": {
+            "kronecker": {"kron-s8": {"scale": 8, "edgefactor": 8},
+                          "kron-s9": {"scale": 9, "edgefactor": 8}},
+            "snap": {"gnutella": {"url": url,
+                                  "sha256": hashlib.sha256(GNUTELLA.read_bytes()).hexdigest()}},
+        },
+        "experiments": {
+            "strong_scaling": {"graph": "kron-s9", "algorithm": "2d", "ranks": [1, 2]},
+            "weak_scaling": {"algorithm": "2d",
+                             "points": [{"ranks": 1, "graph": "kron-s8"},
+                                        {"ranks": 2, "graph": "kron-s9"}]},
+            "real_graphs": {"graphs": ["gnutella"], "algorithms": ["seq-csr", "2d"], "ranks": 2},
+            "implementations": {"graphs": ["kron-s8", "kron-s9"],
+                                "algorithms": ["seq-list", "1d"], "ranks": 2},
+        },
+    }
+
+
+@pytest.fixture(scope="module")
+def loopback_server():
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(SNAP_DIR))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+def snakemake(workdir: Path, *args, check=True):
+    cmd = ["snakemake", "-s", str(ROOT / "Snakefile"), "-d", str(workdir),
+           "--configfile", str(workdir / "config.yaml"), *args]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1500)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"{' '.join(cmd)} exited {proc.returncode}\n{proc.stderr[-5000:]}")
+    return proc
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory, loopback_server):
+    work = tmp_path_factory.mktemp("workflow")
+    config = tiny_config(f"{loopback_server}/{GNUTELLA.name}")
+    (work / "config.yaml").write_text(yaml.safe_dump(config))
+    snakemake(work, "-c", "2")
+    return work, config
+
+
+def test_dry_run_lists_every_stage(tmp_path, loopback_server):
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(tiny_config(f"{loopback_server}/x")))
+    out = snakemake(tmp_path, "-n").stdout
+    for rule in ["kronecker", "snap_download", "snap_convert", "partition", "bfs_serial",
+                 "bfs_mpi", "validate", "table", "figure"]:
+        assert f"rule {rule}:" in out or f"{rule} " in out, rule
+
+
+def test_lint_is_clean(tmp_path, loopback_server):
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(tiny_config(f"{loopback_server}/x")))
+    proc = snakemake(tmp_path, "--lint", check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def harmonic_gteps(run_dir: Path) -> float:
+    t = pq.read_table(run_dir / "searches.parquet").to_pandas()
+    return len(t) / (t.time_s / t.nedge).sum() / 1e9
+
+
+def test_tables_equal_the_runs(finished):
+    work, _ = finished
+    tables = work / "results" / "tables"
+    strong = pd.read_csv(tables / "strong_scaling.csv")
+    runs = work / "results" / "runs" / "kron-s9" / "2d"
+    expected = {1: harmonic_gteps(runs / "cpu-1x1-scan"), 2: harmonic_gteps(runs / "cpu-1x2-scan")}
+    rank_col = "ranks" if "ranks" in strong.columns else "GPUs"
+    got = dict(zip(strong[rank_col], strong["GTEPS"]))
+    for ranks, gteps in expected.items():
+        assert np.isclose(got[ranks], gteps, rtol=1e-6), (ranks, got, expected)
+    for name in ["weak_scaling", "real_graphs", "implementations", "kernel1"]:
+        assert (tables / f"{name}.csv").stat().st_size > 0
+        assert (tables / f"{name}.md").read_text().count("|") > 4
+
+
+def test_figures_and_report(finished):
+    work, _ = finished
+    figures = work / "results" / "figures"
+    for name in ["strong_scaling", "weak_scaling", "frontier", "comm_vs_compute", "teps_vs_scale"]:
+        for ext in ["png", "svg"]:
+            assert (figures / f"{name}.{ext}").stat().st_size > 1000, name
+    snakemake(work, "--report", str(work / "results" / "report.html"))
+    html = (work / "results" / "report.html").read_text(errors="replace")
+    assert "strong_scaling" in html and "Fu et al" in html
+
+
+def test_second_run_has_nothing_to_do(finished):
+    work, _ = finished
+    out = snakemake(work, "-n").stdout + snakemake(work, "-n").stderr
+    assert "Nothing to be done" in out
+
+
+def test_wrong_checksum_stops_before_conversion(tmp_path, loopback_server):
+    config = tiny_config(f"{loopback_server}/{GNUTELLA.name}")
+    config["graphs"]["snap"]["gnutella"]["sha256"] = "0" * 64
+    config["experiments"] = {"real_graphs": {"graphs": ["gnutella"], "algorithms": ["seq-csr"]}}
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    proc = snakemake(tmp_path, "-c", "1", check=False)
+    assert proc.returncode != 0
+    log = (tmp_path / "results" / "logs" / "downloads" / "gnutella.log").read_text()
+    assert "sha256" in log.splitlines()[-1]
+    assert not (tmp_path / "results" / "graphs" / "gnutella").exists()
+    assert not (tmp_path / "results" / "downloads" / "gnutella.txt").exists()
+
+
+def test_schema_rejects_a_name_that_would_reach_the_shell(tmp_path):
+    config = tiny_config("http://127.0.0.1:1/x")
+    config["graphs"]["kronecker"]["x;rm -rf ~"] = {"scale": 4}
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    proc = snakemake(tmp_path, "-n", check=False)
+    assert proc.returncode != 0
+    assert "x;rm -rf ~" in proc.stderr and "does not match" in proc.stderr
