@@ -269,6 +269,22 @@ def _plt():
     return plt, sns
 
 
+def _ranks(n) -> str:
+    return f"{n} rank" if n == 1 else f"{n} ranks"
+
+
+def _plain_log_ticks(axis) -> None:
+    """Log-axis tick labels as plain numbers (0.02, not 2×10⁻²), minor ones only at 2, 3 and 5
+    times a power of ten so that short ranges get labels and long ones stay uncrowded."""
+    from matplotlib.ticker import FuncFormatter
+
+    def plain(value, _):
+        mantissa = round(value / 10 ** math.floor(math.log10(value)), 6) if value > 0 else 0
+        return f"{value:g}" if mantissa in (1, 2, 3, 5) else ""
+    axis.set_major_formatter(FuncFormatter(plain))
+    axis.set_minor_formatter(FuncFormatter(plain))
+
+
 def _empty_figure(title: str, note: str):
     plt, _ = _plt()
     fig, ax = plt.subplots(figsize=(7, 4))
@@ -297,22 +313,27 @@ def _scaling_figure(runs: pd.DataFrame, title: str, annotate_scale: bool):
     data = pd.concat(points, ignore_index=True)
     data["GTEPS"] = data["teps"] / 1e9
     fig, ax = plt.subplots(figsize=(8, 5))
-    palette = dict(zip(data["series"].unique(), sns.color_palette(n_colors=data["series"].nunique())))
+    labels = data["series"].unique()
+    palette = dict(zip(labels, sns.color_palette(n_colors=len(labels))))
     for label, series in data.groupby("series", sort=False):
         series = series.sort_values("ranks")
         color = palette[label]
         ax.plot(series["ranks"], series["GTEPS"], "o-", color=color, label=label)
         base = series.iloc[0]
-        ax.plot(series["ranks"], base["GTEPS"] * series["ranks"] / base["ranks"], "--",
-                color=color, alpha=0.6, label=f"{label}: ideal (linear)")
+        if len(series) > 1:
+            ax.plot(series["ranks"], base["GTEPS"] * series["ranks"] / base["ranks"], "--",
+                    color=color, alpha=0.6)
         if annotate_scale:
             for r in series.itertuples():
                 ax.annotate(f"scale {r.scale}", (r.ranks, r.GTEPS), textcoords="offset points",
-                            xytext=(4, -12), fontsize=8, color=color)
+                            xytext=(6, 6), fontsize=8, color=color)
+    ax.plot([], [], "--", color="gray", label="ideal: linear from the smallest count")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
+    _plain_log_ticks(ax.yaxis)
     ranks = sorted(data["ranks"].unique())
     ax.set_xticks(ranks, [str(r) for r in ranks])
+    ax.margins(x=0.12)
     ax.set_xlabel(f"{'GPUs' if count == 'GPUs' else 'MPI ranks'} (log2 scale)")
     ax.set_ylabel("GTEPS (10⁹ traversed edges/s, log scale)")
     ax.set_title(f"{title}\nGraph500 harmonic-mean TEPS, undirected input edges "
@@ -346,8 +367,9 @@ def frontier_figure(runs: pd.DataFrame):
     ax.set_yscale("log")
     ax.xaxis.get_major_locator().set_params(integer=True)
     ax.set_xlabel("BFS level")
-    ax.set_ylabel("frontier size (vertices discovered at the level, log scale)")
-    ax.set_title("Frontier size per BFS level, mean over roots", fontsize=11)
+    ax.set_ylabel("frontier size (vertices, log scale)")
+    ax.set_title("Frontier size per BFS level: vertices discovered at the level, "
+                 "mean over roots", fontsize=11)
     fig.tight_layout()
     return fig
 
@@ -359,8 +381,8 @@ def comm_vs_compute_figure(runs: pd.DataFrame):
     levels = levels[levels["expand_s"].notna()]
     title = "Communication vs computation per BFS level"
     if levels.empty:
-        return None, title, ("no distributed runs: single-process runs record no\n"
-                             "per-level expansion or communication time")
+        return None, title, ("no runs with per-level timing: single-process (non-MPI)\n"
+                             "runs record no expansion or communication time")
     per_level = _per_level(levels, ["expand_s", "comm_s"])
     per_run = per_level.groupby(["run_dir", "graph", "ranks", "algorithm", "backend",
                                  "exchange", "level"], dropna=False)[["expand_s", "comm_s"]] \
@@ -375,12 +397,12 @@ def comm_vs_compute_figure(runs: pd.DataFrame):
         ax.bar(panel["level"], ms_expand, label="local expansion (computation)")
         ax.bar(panel["level"], ms_comm, bottom=ms_expand, label="communication")
         scheme = f"/{exchange}" if isinstance(exchange, str) else ""
-        ax.set_title(f"{graph} · {algorithm}{scheme} ({backend})\n{ranks} ranks", fontsize=10)
+        ax.set_title(f"{graph} · {algorithm}{scheme} ({backend})\n{_ranks(ranks)}", fontsize=10)
         ax.set_xlabel("BFS level")
         ax.set_xticks(panel["level"])
-    axes[0][0].set_ylabel("time per level (ms; slowest rank, mean over roots)")
+    axes[0][0].set_ylabel("time per level (ms)")
     axes[0][-1].legend(fontsize=8)
-    fig.suptitle(title, fontsize=11)
+    fig.suptitle(f"{title}: slowest rank's time, mean over roots", fontsize=11)
     fig.tight_layout()
     return fig, title, None
 
@@ -394,7 +416,7 @@ def teps_vs_scale_figure(runs: pd.DataFrame):
     several_counts = kron["ranks"].nunique() > 1
     kron["implementation"] = [
         _implementation(r.algorithm, r.backend, r.exchange)
-        + (f", {r.ranks} ranks" if several_counts else "") for r in kron.itertuples()]
+        + (f", {_ranks(r.ranks)}" if several_counts else "") for r in kron.itertuples()]
     points = kron.groupby(["implementation", "scale"]).apply(_pool, include_groups=False) \
         .reset_index()
     points["GTEPS"] = points["teps"] / 1e9
@@ -403,6 +425,7 @@ def teps_vs_scale_figure(runs: pd.DataFrame):
     sns.lineplot(points, x="scale", y="GTEPS", hue="implementation", marker="o", ax=ax)
     ax.xaxis.get_major_locator().set_params(integer=True)
     ax.set_yscale("log")
+    _plain_log_ticks(ax.yaxis)
     ax.set_xlabel("Kronecker scale (log2 vertices)")
     ax.set_ylabel("GTEPS (10⁹ traversed edges/s, log scale)")
     ax.set_title(f"{title}\nGraph500 harmonic-mean TEPS, undirected input edges", fontsize=11)
