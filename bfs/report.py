@@ -456,7 +456,7 @@ def write_figure(kind: str, runs: pd.DataFrame, out_stem) -> tuple[Path, Path]:
     plt, _ = _plt()
     make = FIGURES[kind]
     if runs.empty:
-        fig, title, note = None, kind, "no runs for this figure"
+        fig, title, note = None, kind.replace("_", " "), "no runs for this figure"
     else:
         fig, title, note = make(runs)
     if fig is None:
