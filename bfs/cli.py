@@ -6,6 +6,9 @@
     bfs run GRAPH_DIR --algorithm NAME [--backend cpu|gpu|auto] [--roots N | --root V] --out RUN_DIR
     mpiexec -n P bfs run PART_DIR --algorithm 2d|1d [--exchange scan|wave] --out RUN_DIR
     bfs validate RUN_DIR
+    bfs report table strong_scaling|weak_scaling|graphs|kernel1 RUN_DIR... --out STEM
+    bfs report figure strong_scaling|weak_scaling|frontier|comm_vs_compute|teps_vs_scale \
+        RUN_DIR... [--runs-file FILE] --out STEM
     bfs algorithms
 
 Inputs are positional, outputs are --out, every output is written atomically. Errors print one
@@ -125,6 +128,38 @@ def cmd_fetch(args) -> int:
     return 0
 
 
+# bfs.report's TABLES and FIGURES, named here so building the parser never imports pandas
+REPORT_TABLES = ("strong_scaling", "weak_scaling", "graphs", "kernel1")
+REPORT_FIGURES = ("strong_scaling", "weak_scaling", "frontier", "comm_vs_compute",
+                  "teps_vs_scale")
+
+
+def _report_runs(args):
+    from .report import load_runs, read_runs_file
+    run_dirs = list(args.run_dirs)
+    if args.runs_file:
+        run_dirs += read_runs_file(args.runs_file)
+    return load_runs(run_dirs)
+
+
+def cmd_report_table(args) -> int:
+    from .report import TABLES, write_table
+    runs = _report_runs(args)
+    if runs.empty:
+        print(f"[bfs] report table {args.kind}: no runs; writing an empty table",
+              file=sys.stderr)
+    for path in write_table(TABLES[args.kind](runs), args.out):
+        print(path)
+    return 0
+
+
+def cmd_report_figure(args) -> int:
+    from .report import write_figure
+    for path in write_figure(args.kind, _report_runs(args), args.out):
+        print(path)
+    return 0
+
+
 def cmd_algorithms(args) -> int:
     from .algorithms import ALGORITHMS
     for spec in ALGORITHMS.values():
@@ -216,6 +251,19 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--sha256", required=True, help="expected hex digest")
     f.add_argument("--out", required=True, help="where the verified file goes")
     f.set_defaults(func=cmd_fetch)
+
+    rep = sub.add_parser("report", help="tables and figures from run directories").add_subparsers(
+        dest="what", required=True)
+    for what, kinds, func, suffixes in [("table", REPORT_TABLES, cmd_report_table, "csv, .md"),
+                                        ("figure", REPORT_FIGURES, cmd_report_figure,
+                                         "png, .svg")]:
+        t = rep.add_parser(what, help=f"write STEM.{suffixes} (kinds: {', '.join(kinds)})")
+        t.add_argument("kind", choices=kinds)
+        t.add_argument("run_dirs", nargs="*", metavar="RUN_DIR", help="run directories")
+        t.add_argument("--runs-file", metavar="FILE",
+                       help="more run directories, one per line ('#' starts a comment)")
+        t.add_argument("--out", required=True, help=f"output stem: writes STEM.{suffixes}")
+        t.set_defaults(func=func)
 
     a = sub.add_parser("algorithms", help="list the registered algorithms")
     a.set_defaults(func=cmd_algorithms)

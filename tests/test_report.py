@@ -1,0 +1,136 @@
+"""`bfs report` on real run directories: a seq-csr run and 2d runs on 1x1 and 1x2 grids."""
+import json
+import shutil
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+from bfs import cli, report
+from helpers import bfs_cli, searches
+
+pytestmark = pytest.mark.mpi
+if shutil.which("mpiexec") is None:
+    pytestmark = [pytest.mark.mpi, pytest.mark.skip(reason="no mpiexec on PATH")]
+
+ROOTS = 4
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """{"seq": run dir, 1: 2d run on 1 rank, 2: 2d run on 2 ranks}, one scale-9 graph."""
+    base = tmp_path_factory.mktemp("report")
+    graph = base / "graph"
+    bfs_cli("generate", "kronecker", "--scale", 9, "--edgefactor", 8, "--out", graph)
+    bfs_cli("run", graph, "--algorithm", "seq-csr", "--roots", ROOTS, "--out", base / "seq")
+    out = {"seq": base / "seq"}
+    for ranks, shape in [(1, "1x1"), (2, "1x2")]:
+        bfs_cli("partition", graph, "--grid", shape, "--out", base / f"part-{shape}")
+        bfs_cli("run", base / f"part-{shape}", "--algorithm", "2d", "--roots", ROOTS,
+                "--out", base / f"2d-{ranks}", ranks=ranks)
+        out[ranks] = base / f"2d-{ranks}"
+    return out
+
+
+def harmonic_teps(run_dir):
+    rows = searches(run_dir)
+    return len(rows) / sum(r["time_s"] / r["nedge"] for r in rows)
+
+
+def test_load_runs_one_row_per_run(runs):
+    table = report.load_runs([runs["seq"], runs[1], runs[2]]).set_index("run_dir")
+    seq, two = table.loc[str(runs["seq"])], table.loc[str(runs[2])]
+    assert (seq["algorithm"], seq["ranks"], seq["gpus"]) == ("seq-csr", 1, 0)
+    assert (two["algorithm"], two["ranks"], two["exchange"]) == ("2d", 2, "scan")
+    assert pd.isna(seq["exchange"])
+    assert two["graph"] == "kron-s9-e8" and two["scale"] == 9 and two["n_vertices"] == 512
+    assert two["n_edges"] == 512 * 8 and two["n_searches"] == ROOTS
+    assert two["directed_edges"] == 2 * max(r["nedge"] for r in searches(runs[2]))
+    assert two["teps"] == pytest.approx(harmonic_teps(runs[2]), rel=1e-12)
+
+
+def test_strong_scaling_table(runs, tmp_path):
+    bfs_cli("report", "table", "strong_scaling", runs[2], runs[1], "--out", tmp_path / "strong")
+    table = pd.read_csv(tmp_path / "strong.csv")
+    assert list(table["ranks"]) == [1, 2]
+    expected = [harmonic_teps(runs[1]) / 1e9, harmonic_teps(runs[2]) / 1e9]
+    assert table["GTEPS"].tolist() == pytest.approx(expected, rel=1e-9)
+    assert table["directed GTEPS"].tolist() == pytest.approx([2 * g for g in expected])
+    assert table["efficiency"].iloc[0] == 1 and table["speedup"].iloc[0] == 1
+    assert table["efficiency"].iloc[1] == pytest.approx(table["speedup"].iloc[1] / 2)
+    md = (tmp_path / "strong.md").read_text().splitlines()
+    assert md[0].startswith("| graph |") and len(md) == 2 + len(table)
+
+
+@pytest.mark.parametrize("kind", cli.REPORT_TABLES)
+def test_every_table_kind_writes_csv_and_markdown(runs, tmp_path, kind):
+    bfs_cli("report", "table", kind, runs["seq"], runs[1], runs[2], "--out", tmp_path / kind)
+    table = pd.read_csv(tmp_path / f"{kind}.csv")
+    assert len(table) == 3  # seq-csr, 2d on 1 rank, 2d on 2 ranks: no two pooled
+    assert sorted(table["ranks"]) == [1, 1, 2]
+    assert (tmp_path / f"{kind}.md").read_text().count("\n") == len(table) + 2
+
+
+@pytest.mark.parametrize("edit", ["run.json", "searches.parquet", "missing"])
+def test_invalid_run_is_refused(runs, tmp_path, edit):
+    bad = tmp_path / "bad-run"
+    shutil.copytree(runs[1], bad)
+    if edit == "run.json":
+        info = json.loads((bad / "run.json").read_text())
+        info["valid"] = False
+        (bad / "run.json").write_text(json.dumps(info))
+    elif edit == "searches.parquet":
+        table = pq.read_table(bad / "searches.parquet").to_pandas()
+        table.loc[1, "valid"] = False
+        table.to_parquet(bad / "searches.parquet")
+    else:
+        (bad / "levels.parquet").unlink()
+    proc = bfs_cli("report", "table", "strong_scaling", runs[2], bad, "--out", tmp_path / "t",
+                   check=False)
+    assert proc.returncode == 1
+    assert str(bad) in proc.stderr and "never aggregated" in proc.stderr
+    assert not (tmp_path / "t.csv").exists()
+
+
+@pytest.mark.parametrize("kind", cli.REPORT_FIGURES)
+def test_every_figure_kind_writes_png_and_svg(runs, tmp_path, kind):
+    runs_file = tmp_path / "runs.txt"
+    runs_file.write_text(f"# the 2d runs\n{runs[1]}\n\n{runs[2]}\n")
+    proc = bfs_cli("report", "figure", kind, runs["seq"], "--runs-file", runs_file,
+                   "--out", tmp_path / kind)
+    png, svg = tmp_path / f"{kind}.png", tmp_path / f"{kind}.svg"
+    assert png.read_bytes().startswith(b"\x89PNG") and png.stat().st_size > 10_000
+    assert b"<svg" in svg.read_bytes()[:1000]
+    assert "placeholder" not in proc.stderr
+    assert not list(tmp_path.glob(".*tmp*"))
+
+
+def test_figure_without_runs_writes_a_placeholder(tmp_path):
+    empty = tmp_path / "none.txt"
+    empty.write_text("")
+    proc = bfs_cli("report", "figure", "strong_scaling", "--runs-file", empty,
+                   "--out", tmp_path / "fig")
+    assert "no runs for this figure" in proc.stderr
+    assert (tmp_path / "fig.png").stat().st_size > 0
+    assert b"no runs for this figure" in (tmp_path / "fig.svg").read_bytes()
+
+
+def test_comm_vs_compute_of_single_process_runs_says_why_it_is_empty(runs, tmp_path):
+    proc = bfs_cli("report", "figure", "comm_vs_compute", runs["seq"], "--out", tmp_path / "f")
+    assert "no runs with per-level timing" in proc.stderr
+    assert (tmp_path / "f.png").stat().st_size > 0 and (tmp_path / "f.svg").stat().st_size > 0
+
+
+def test_frontier_counts_each_level_once_in_distributed_runs(runs):
+    """Every rank reports the global frontier: the plotted size must not grow with ranks."""
+    frames = {k: report._per_level(report.load_levels(report.load_runs([runs[k]])),
+                                   ["frontier_size"]) for k in ("seq", 2)}
+    sizes = {k: f.groupby("level")["frontier_size"].sum().tolist() for k, f in frames.items()}
+    assert sizes["seq"] == sizes[2]
+    reached = sum(r["reached"] for r in searches(runs[2]))
+    assert sum(sizes[2]) == reached
+
+
+def test_cli_kinds_match_the_report_module():
+    assert set(cli.REPORT_TABLES) == set(report.TABLES)
+    assert set(cli.REPORT_FIGURES) == set(report.FIGURES)
