@@ -143,4 +143,5 @@ def test_schema_rejects_a_name_that_would_reach_the_shell(tmp_path):
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
     proc = snakemake(tmp_path, "-n", check=False)
     assert proc.returncode != 0
-    assert "x;rm -rf ~" in proc.stderr and "does not match" in proc.stderr
+    said = proc.stdout + proc.stderr
+    assert "x;rm -rf ~" in said and "does not match" in said

@@ -33,7 +33,7 @@ rule figure:
     output:
         png=report(
             f"{RESULTS}/figures/{{name}}.png",
-            caption="../report/{name}.rst",
+            caption="../report/figure.rst",
             category="Figures",
         ),
         svg=f"{RESULTS}/figures/{{name}}.svg",
