@@ -390,9 +390,14 @@ def comm_vs_compute_figure(runs: pd.DataFrame):
         .mean().reset_index()
     panels = per_run.groupby(["ranks", "graph", "algorithm", "backend", "exchange", "run_dir"],
                              dropna=False, sort=True)
-    fig, axes = plt.subplots(1, panels.ngroups, figsize=(4.5 * panels.ngroups + 1, 4.5),
+    # wrap panels into rows of at most four so a long experiment stays readable
+    n_cols = min(4, panels.ngroups)
+    n_rows = -(-panels.ngroups // n_cols)
+    fig, axes = plt.subplots(n_rows, n_cols, figsize=(4.5 * n_cols + 1, 4.2 * n_rows),
                              squeeze=False, sharey=True)
-    for ax, ((ranks, graph, algorithm, backend, exchange, _), panel) in zip(axes[0], panels):
+    for ax in axes.flat[panels.ngroups:]:
+        ax.set_visible(False)
+    for ax, ((ranks, graph, algorithm, backend, exchange, _), panel) in zip(axes.flat, panels):
         panel = panel.sort_values("level")
         ms_expand, ms_comm = 1e3 * panel["expand_s"], 1e3 * panel["comm_s"]
         ax.bar(panel["level"], ms_expand, label="local expansion (computation)")
@@ -401,8 +406,9 @@ def comm_vs_compute_figure(runs: pd.DataFrame):
         ax.set_title(f"{graph} · {algorithm}{scheme} ({backend})\n{_ranks(ranks)}", fontsize=10)
         ax.set_xlabel("BFS level")
         ax.set_xticks(panel["level"])
-    axes[0][0].set_ylabel("time per level (ms)")
-    axes[0][-1].legend(fontsize=8)
+    for row in axes:
+        row[0].set_ylabel("time per level (ms)")
+    axes[0][n_cols - 1].legend(fontsize=8)
     fig.suptitle(f"{title}: slowest rank's time, mean over roots", fontsize=11)
     fig.tight_layout()
     return fig, title, None
