@@ -406,3 +406,8 @@ def build(graph: EdgeList, ctx: RunContext) -> MerrillSearcher:
     offsets, columns = gpu.build_csr_gpu(src, dst, graph.n_vertices)
     del src, dst
     return MerrillSearcher(offsets, columns)
+
+
+def from_csr(offsets, columns) -> MerrillSearcher:
+    """A searcher over a CSR already in device memory (bfs bench)."""
+    return MerrillSearcher(offsets, columns)
