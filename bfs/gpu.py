@@ -6,9 +6,9 @@ needs CuPy.
 Memory model (what `check_fits` is told; all in bytes, m = input edges, n = vertices):
 
     device edge list                      8 m        (src, dst as uint32)
-    Kernel 1 (sort-based CSR)            32 m + 4 m + 8 n   (2m uint64 keys, the radix sort's
-                                                      equal-sized buffer, 2m uint32 columns,
-                                                      int64 offsets)
+    Kernel 1 (sort-based CSR)            40 m + 16 n   (at most 2m uint64 keys, the radix
+                                                      sort's equal-sized buffer, 2m uint32
+                                                      columns; degrees and int64 offsets)
     CSR kept for the searches             8 m + 8 n
     merrill search state                 8 n + 4 n + n/8 + 8 n + 8 n   (parent int64, level
                                                       int32, visited bits, two uint32 queues,
@@ -17,11 +17,12 @@ Memory model (what `check_fits` is told; all in bytes, m = input edges, n = vert
 A Kronecker graph of scale s has n = 2^s and m = edgefactor * 2^s, so bench and tests state the
 largest scale that fits from these per-edge / per-vertex figures (`largest_kronecker_scale`).
 
-GPU Kernel 1 (`build_csr_gpu`): every edge (u, v) becomes the two 64-bit keys u<<32|v and v<<32|u,
-a self-loop becomes the sentinel 2^64-1 (sorted to the end and cut off, so no compaction pass);
-one radix sort of the keys orders them by (row, column); the low halves are the columns and a
-boundary kernel writes each row's first position into the offsets. Duplicates are kept, as in
-bfs.kernel1 (rows come out sorted by column, which bfs.kernel1 does not promise).
+GPU Kernel 1 (`build_csr_gpu`), sort-based: degrees by atomics (self-loops dropped), int64
+offsets by one cumsum; the rows are cut into buckets of at most 2^30 directed entries (one bucket
+below scale 25; scale 26 has 2^31 entries, past what a sort library with 32-bit item counts
+takes); per bucket the keys row<<32|col of both directions of every edge are appended (one
+atomicAdd per warp), radix-sorted (CuPy's sort) and their low halves written at the bucket's
+offset. Rows come out sorted by column; duplicates are kept, as in bfs.kernel1.
 """
 from __future__ import annotations
 
@@ -34,8 +35,8 @@ from .graphdir import BfsError
 
 # Bytes per input edge / per vertex of each stage (see the module docstring).
 EDGE_LIST_BYTES_PER_EDGE = 8
-KERNEL1_BYTES_PER_EDGE = 36
-KERNEL1_BYTES_PER_VERTEX = 8
+KERNEL1_BYTES_PER_EDGE = 40
+KERNEL1_BYTES_PER_VERTEX = 16
 CSR_BYTES_PER_EDGE = 8
 CSR_BYTES_PER_VERTEX = 8
 SEARCH_BYTES_PER_VERTEX = 29  # 8 + 4 + 1/8 + 8 + 8 rounded up
@@ -143,35 +144,62 @@ def sm_count() -> int:
 KERNEL1_SOURCE = r"""
 typedef unsigned long long u64;
 typedef long long i64;
+typedef unsigned int u32;
 
-// Two keys per edge: u<<32|v and v<<32|u; a self-loop gives two sentinels (sorted last).
-extern "C" __global__ void edge_keys(const unsigned int* __restrict__ src,
-                                     const unsigned int* __restrict__ dst,
-                                     i64 m, u64* __restrict__ keys)
+// Undirected degree of every vertex, self-loops excluded (2 atomics per non-loop edge).
+extern "C" __global__ void count_degrees(const u32* __restrict__ src, const u32* __restrict__ dst,
+                                         i64 m, u64* __restrict__ deg)
 {
     for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < m;
          i += (i64)gridDim.x * blockDim.x) {
-        u64 u = src[i], v = dst[i];
-        bool loop = u == v;
-        keys[2 * i]     = loop ? ~0ULL : ((u << 32) | v);
-        keys[2 * i + 1] = loop ? ~0ULL : ((v << 32) | u);
+        const u32 u = src[i], v = dst[i];
+        if (u != v) { atomicAdd(deg + u, 1ULL); atomicAdd(deg + v, 1ULL); }
     }
 }
 
-// Sorted keys [0, nnz) -> columns (low halves) and offsets: offsets[r] = first i with row >= r.
-extern "C" __global__ void csr_from_keys(const u64* __restrict__ keys, i64 nnz, i64 n,
-                                         unsigned int* __restrict__ columns,
-                                         i64* __restrict__ offsets)
+// Keys row<<32|col of the directed entries whose row is in [r0, r1), appended (in any order)
+// at keys[*count...] with one atomicAdd per warp and step. Every thread of a warp runs the
+// same number of steps (the loop bound is block-uniform), as the ballots need.
+extern "C" __global__ void bucket_keys(const u32* __restrict__ src, const u32* __restrict__ dst,
+                                       i64 m, u64 r0, u64 r1, u64* __restrict__ keys,
+                                       u64* count)
 {
-    for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i <= nnz;
-         i += (i64)gridDim.x * blockDim.x) {
-        i64 row = i < nnz ? (i64)(keys[i] >> 32) : n;            // n: past the last row
-        i64 prev = i > 0 ? (i64)(keys[i - 1] >> 32) : -1;
-        if (i < nnz) columns[i] = (unsigned int)(keys[i] & 0xFFFFFFFFULL);
-        for (i64 r = prev + 1; r <= row; ++r) offsets[r] = i;     // rows prev+1..row start at i
+    const u32 lane = threadIdx.x & 31;
+    for (i64 b = (i64)blockIdx.x * blockDim.x; b < m; b += (i64)gridDim.x * blockDim.x) {
+        const i64 i = b + threadIdx.x;
+        u64 u = 0, v = 0;
+        bool e1 = false, e2 = false;
+        if (i < m) {
+            u = src[i]; v = dst[i];
+            if (u != v) {
+                e1 = u >= r0 && u < r1;       // entry u -> v
+                e2 = v >= r0 && v < r1;       // entry v -> u
+            }
+        }
+        const u32 m1 = __ballot_sync(0xFFFFFFFFu, e1), m2 = __ballot_sync(0xFFFFFFFFu, e2);
+        const u32 total = __popc(m1) + __popc(m2);
+        u64 base = 0;
+        if (lane == 0 && total) base = atomicAdd(count, (u64)total);
+        base = __shfl_sync(0xFFFFFFFFu, base, 0);
+        const u32 below = (1u << lane) - 1u;
+        if (e1) keys[base + __popc(m1 & below)] = (u << 32) | v;
+        if (e2) keys[base + __popc(m1) + __popc(m2 & below)] = (v << 32) | u;
     }
 }
+
+// columns[i] = low 32 bits of keys[i] (the sorted bucket's column ids).
+extern "C" __global__ void low_words(const u64* __restrict__ keys, i64 count,
+                                     u32* __restrict__ columns)
+{
+    for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < count;
+         i += (i64)gridDim.x * blockDim.x)
+        columns[i] = (u32)(keys[i] & 0xFFFFFFFFULL);
+}
 """
+
+# Most keys one radix sort handles: below 2^31 so that 32-bit item counts in the sort library
+# (CUB/Thrust builds that take int) can never overflow; scale 26 has exactly 2^31 entries.
+SORT_LIMIT = 1 << 30
 
 
 @functools.lru_cache(maxsize=None)
@@ -180,10 +208,26 @@ def _kernel1_module():
     return cp.RawModule(code=KERNEL1_SOURCE, options=("-std=c++17",))
 
 
-def build_csr_gpu(src_dev, dst_dev, n: int):
+def row_buckets(offsets_h: np.ndarray, limit: int = SORT_LIMIT) -> list[tuple[int, int]]:
+    """Split rows [0, n) into consecutive ranges of at most `limit` entries each (a single row
+    with more entries gets a range of its own)."""
+    n = len(offsets_h) - 1
+    out, r0 = [], 0
+    while r0 < n:
+        r1 = int(np.searchsorted(offsets_h, offsets_h[r0] + limit, side="right")) - 1
+        r1 = min(max(r1, r0 + 1), n)
+        out.append((r0, r1))
+        r0 = r1
+    return out
+
+
+def build_csr_gpu(src_dev, dst_dev, n: int, sort_limit: int = SORT_LIMIT):
     """GPU Kernel 1: device edges -> (offsets int64[n+1], columns uint32[nnz]) on the device.
 
     Both directions of every non-self-loop edge; duplicates kept; rows sorted by column.
+    Degrees by atomics, offsets by a cumsum (CUB scan), then per bucket of rows (one bucket up
+    to 2^30 directed entries): keys row<<32|col appended, radix-sorted, low halves written at
+    the bucket's offset.
     """
     cp = require_gpu()
     n = int(n)
@@ -199,17 +243,38 @@ def build_csr_gpu(src_dev, dst_dev, n: int):
                lambda free: largest_kronecker_scale(free + EDGE_LIST_BYTES_PER_EDGE * m,
                                                     stage="kernel1"))
     mod = _kernel1_module()
-    keys = cp.empty(2 * m, dtype=cp.uint64)
+    deg = cp.zeros(n, dtype=cp.uint64)
     if m:
-        mod.get_function("edge_keys")((grid_for(m),), (BLOCK,),
-                                      (src_dev, dst_dev, np.int64(m), keys))
-        keys.sort()  # CuPy: radix sort for unsigned integer keys
-    # Self-loop sentinels sort last; every real key is below them (rows < 2^32 - 1 or v != u).
-    nnz = int(cp.searchsorted(keys, cp.full(1, 2**64 - 1, dtype=cp.uint64))[0]) if m else 0
+        mod.get_function("count_degrees")((grid_for(m),), (BLOCK,),
+                                          (src_dev, dst_dev, np.int64(m), deg))
+    offsets = cp.zeros(n + 1, dtype=cp.int64)
+    cp.cumsum(deg.view(cp.int64), out=offsets[1:])
+    del deg
+    offsets_h = offsets.get()
+    nnz = int(offsets_h[-1])
     columns = cp.empty(nnz, dtype=cp.uint32)
-    offsets = cp.empty(n + 1, dtype=cp.int64)
-    mod.get_function("csr_from_keys")((grid_for(nnz + 1),), (BLOCK,),
-                                      (keys, np.int64(nnz), np.int64(n), columns, offsets))
-    del keys
+    if nnz:
+        buckets = row_buckets(offsets_h, sort_limit)
+        biggest = max(int(offsets_h[r1] - offsets_h[r0]) for r0, r1 in buckets)
+        keys = cp.empty(biggest, dtype=cp.uint64)
+        count = cp.zeros(1, dtype=cp.uint64)
+        for r0, r1 in buckets:
+            want = int(offsets_h[r1] - offsets_h[r0])
+            if want == 0:
+                continue
+            count.fill(0)
+            mod.get_function("bucket_keys")((grid_for(m),), (BLOCK,),
+                                            (src_dev, dst_dev, np.int64(m), np.uint64(r0),
+                                             np.uint64(r1), keys, count))
+            got = int(count.get()[0])
+            if got != want:  # cannot happen unless the device misbehaves: never return junk
+                raise BfsError(f"GPU Kernel 1: rows [{r0}, {r1}) produced {got} entries, "
+                               f"their degrees say {want}")
+            part = keys[:want]
+            part.sort()  # CuPy: radix sort for unsigned integer keys
+            base = int(offsets_h[r0])
+            mod.get_function("low_words")((grid_for(want),), (BLOCK,),
+                                          (part, np.int64(want), columns[base:base + want]))
+        del keys
     cp.cuda.get_current_stream().synchronize()
     return offsets, columns

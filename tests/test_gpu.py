@@ -193,6 +193,19 @@ def test_kernel1_matches_cpu(seed):
         assert np.all(row[:-1] <= row[1:])
 
 
+@pytest.mark.parametrize("limit", [1, 1000, 50_000])
+def test_kernel1_row_buckets(limit):
+    # small sort limits force many row buckets (scale 26 needs two at the default 2^30)
+    src, dst = generate_edges(12, 16)
+    n = 2 ** 12
+    cpu = build_csr(src, dst, n)
+    off, col = (a.get() for a in gpu.build_csr_gpu(*gpu.to_device_edges(src, dst), n,
+                                                   sort_limit=limit))
+    np.testing.assert_array_equal(off, cpu.offsets)
+    np.testing.assert_array_equal(sorted_rows(off, col)[1],
+                                  sorted_rows(cpu.offsets, cpu.columns)[1])
+
+
 def test_kernel1_kronecker():
     src, dst = generate_edges(14, 16)
     n = 2 ** 14
