@@ -57,7 +57,8 @@ def cmd_generate_kronecker(args) -> int:
     t = time.perf_counter()
     meta = write_kronecker(args.out, args.scale, args.edgefactor, tuple(args.seeds),
                            args.graph500_version, name=args.name, force=args.force,
-                           progress=Progress("kronecker", "edges"))
+                           progress=Progress("kronecker", "edges"), backend=args.backend,
+                           chunk_edges=(1 << 24) if args.backend == "gpu" else (1 << 22))
     _record_generation_time(Path(args.out), time.perf_counter() - t)
     print(f"{args.out}: {meta.n_vertices} vertices, {meta.n_edges} edges")
     return 0
@@ -83,6 +84,16 @@ def cmd_run(args) -> int:
     if args.algorithm == "1d":
         extra["small_frontier"] = args.small_frontier
     return run(Path(args.graph), Path(args.out), opts, extra)
+
+
+def cmd_bench(args) -> int:
+    from .bench import run_bench
+    # "merrill,2d" and "merrill 2d" both name two algorithms
+    algorithms = [a for arg in args.algorithms or [] for a in arg.split(",") if a] \
+        or (["merrill"] if args.backend == "gpu" else ["seq-csr"])
+    return run_bench(args.backend, args.scales, algorithms, args.roots,
+                     Path(args.out) if args.out else None, args.validate, args.edgefactor,
+                     tuple(args.seeds), args.graph500_version)
 
 
 def grid(text: str) -> tuple[int, int]:
@@ -196,6 +207,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the two uint64 PRNG seeds (default 2 3, the reference MPI driver's; "
                         "hex accepted)")
     k.add_argument("--graph500-version", choices=["3.0", "2.1.4"], default="3.0")
+    k.add_argument("--backend", choices=["cpu", "gpu"], default="cpu",
+                   help="generate on the CPU (Numba) or the GPU (CuPy); the edges are identical")
     k.add_argument("--name", help="graph name in graph.json (default kron-sS-eE)")
     k.add_argument("--out", required=True, help="graph directory to write")
     k.add_argument("--force", action="store_true", help="replace an existing --out")
@@ -264,6 +277,21 @@ def build_parser() -> argparse.ArgumentParser:
                        help="more run directories, one per line ('#' starts a comment)")
         t.add_argument("--out", required=True, help=f"output stem: writes STEM.{suffixes}")
         t.set_defaults(func=func)
+
+    b = sub.add_parser("bench", help="in-memory benchmark: generate, Kernel 1, timed and "
+                                     "validated searches, a baseline, a table (no files)")
+    b.add_argument("--backend", choices=["cpu", "gpu"], default="gpu")
+    b.add_argument("--scales", type=positive_int, nargs="+", required=True, metavar="S")
+    b.add_argument("--algorithms", nargs="+", metavar="NAME",
+                   help="default: merrill on gpu, seq-csr on cpu")
+    b.add_argument("--roots", type=positive_int, default=64, help="Graph500 roots per scale")
+    b.add_argument("--validate", choices=["every", "first", "none"], default="every",
+                   help="validate every search on the CPU, the first per algorithm, or none")
+    b.add_argument("--edgefactor", type=positive_int, default=16)
+    b.add_argument("--seeds", type=nonnegative_int, nargs=2, default=[2, 3], metavar=("U1", "U2"))
+    b.add_argument("--graph500-version", choices=["3.0", "2.1.4"], default="3.0")
+    b.add_argument("--out", help="write every number here as JSON")
+    b.set_defaults(func=cmd_bench)
 
     a = sub.add_parser("algorithms", help="list the registered algorithms")
     a.set_defaults(func=cmd_algorithms)

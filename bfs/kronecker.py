@@ -177,9 +177,22 @@ def generate_edges(scale: int, edgefactor: int = 16, seeds=(2, 3), version: str 
 
 def write_kronecker(out, scale: int, edgefactor: int = 16, seeds=(2, 3), version: str = "3.0",
                     name: str | None = None, force: bool = False, chunk_edges: int = 1 << 22,
-                    progress: Callable[[int, int], None] | None = None) -> GraphMeta:
-    """Generate the graph chunk by chunk into the graph directory `out` (see graphdir)."""
+                    progress: Callable[[int, int], None] | None = None,
+                    backend: str = "cpu") -> GraphMeta:
+    """Generate the graph chunk by chunk into the graph directory `out` (see graphdir).
+
+    backend "gpu" generates each chunk with bfs.kronecker_gpu (identical edges) and copies it
+    to the host for the same EdgeWriter.
+    """
     n_total = _check_args(scale, edgefactor, version)
+    if backend == "gpu":
+        from .gpu import require_gpu
+        from .kronecker_gpu import generate_edges_host as generate
+        require_gpu()
+    elif backend == "cpu":
+        generate = generate_edges
+    else:
+        raise BfsError(f"backend must be cpu or gpu, got {backend!r}")
     if chunk_edges < 1:
         raise BfsError(f"chunk_edges must be >= 1, got {chunk_edges}")
     seeds = [int(s) for s in seeds]
@@ -192,7 +205,7 @@ def write_kronecker(out, scale: int, edgefactor: int = 16, seeds=(2, 3), version
         with EdgeWriter(Path(tmp), id_dtype(meta.n_vertices)) as writer:
             for lo in range(0, n_total, chunk_edges):
                 hi = min(lo + chunk_edges, n_total)
-                writer.write(*generate_edges(scale, edgefactor, seeds, version, lo, hi))
+                writer.write(*generate(scale, edgefactor, seeds, version, lo, hi))
                 if progress is not None:
                     progress(hi, n_total)
         if writer.n_edges != n_total:

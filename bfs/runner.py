@@ -50,7 +50,12 @@ def gpu_available() -> bool:
 
 def resolve_backend(requested: str, spec) -> str:
     if requested == "auto":
-        return "gpu" if "gpu" in spec.backends and gpu_available() else "cpu"
+        if "gpu" in spec.backends and gpu_available():
+            return "gpu"
+        if "cpu" in spec.backends:
+            return "cpu"
+        raise BfsError(f"algorithm {spec.name!r} runs only on the GPU, and no CUDA GPU is "
+                       "visible to this process (CuPy found none)")
     if requested not in spec.backends:
         raise BfsError(f"algorithm {spec.name!r} has no {requested} backend "
                        f"(it has: {', '.join(spec.backends)})")

@@ -68,6 +68,10 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
         AlgorithmSpec("1d", "bfs.algorithms.racherla_1d",
                       "Racherla 1D BFS: Allgatherv frontiers, small frontiers on rank 0",
                       distributed=True),
+        AlgorithmSpec("merrill", "bfs.algorithms.merrill",
+                      "Merrill-Garland-Grimshaw GPU BFS: scan-allocated expand-contract, "
+                      "bitmask + warp culling, single-CTA small frontiers",
+                      backends=("gpu",)),
     ]
 }
 

@@ -1,0 +1,413 @@
+"""merrill: Merrill, Garland and Grimshaw's linear-work GPU BFS (CuPy + CUDA C++).
+
+Paper: D. Merrill, M. Garland, A. Grimshaw, "Scalable GPU Graph Traversal", PPoPP 2012
+(slides: "High Performance and Scalable GPU Graph Traversal").
+
+Algorithm. Level-synchronous expand-contract over the undirected CSR held in device memory
+(offsets int64, columns uint32, built by bfs.gpu.build_csr_gpu). Per level:
+
+1. The vertex frontier queue comes with each vertex's degree (written when the vertex was
+   claimed). An inclusive prefix sum of the degrees (cupy.cumsum, a CUB scan) gives every
+   frontier vertex its slice of the edge frontier: no global atomics allocate the edge frontier.
+2. One fused expand-contract kernel walks the edge frontier. Neighbour gathering is the
+   well-known load-balanced equivalent of Merrill's three-tier (CTA / warp / scan-based
+   fine-grained) gather: thread j of the edge frontier finds its frontier vertex by binary search
+   in the prefix sum. Each CTA first bounds the search to the vertex range its 256 edges cover,
+   so a vertex of degree >= the block size is gathered by whole CTAs (the search is trivial),
+   one of degree >= 32 by whole warps, and small ones by a fine-grained, scan-positioned share
+   of a warp; column reads are coalesced in every case.
+3. Contraction in the same kernel: a status lookup in a visited bitmask (1 bit per vertex,
+   small enough to stay in L2) drops most visited neighbours; warp-local duplicate culling
+   (Merrill's hash in shared memory: write id, read back, write lane, read back) drops a
+   neighbour that another lane of the warp holds too; the survivor claims the vertex with
+   atomicCAS on parent (from -1 to the frontier vertex), so each vertex is claimed exactly once
+   and its winner writes level and the visited bit. Winners are appended to the next vertex
+   queue with one atomicAdd per warp (warp-aggregated: ballot + popc), which also sums their
+   degrees for the next level's edge-frontier size. (Merrill compacts with a scan instead; the
+   aggregated atomic is one operation per 32 edges and keeps the level at one kernel.)
+
+Small frontiers. Road-like graphs have thousands of levels with tiny frontiers, where launch
+overhead and host round trips dominate. Per multi-block level there is one cumsum, one kernel
+and one 64-byte device-to-host copy of the counters (queue size and edge-frontier size) that the
+host waits on. While a frontier has at most 1024 vertices and 16384 edges, a persistent
+single-CTA kernel ("small_frontier") runs level after level inside one launch (block-wide scan
+in shared memory, __syncthreads between levels, shared-memory counters) and returns to the
+multi-block path only when the frontier grows past those bounds or the search ends.
+
+Outputs. search(root) returns after the device is synchronized, with a SearchResult holding
+the device arrays (parent int64, level int32); gather(n) copies them to the host (outside the
+harness's timed region). Vertex ids must be below 2^32; edge offsets are int64 everywhere.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from .. import gpu
+from ..graphdir import BfsError
+from . import EdgeList, RunContext, SearchResult
+
+BLOCK = 256
+SMALL_THREADS = 1024
+SMALL_Q = 1024       # the single-CTA kernel holds one frontier vertex per thread for its scan
+SMALL_E = 16384      # ... and walks at most this many edges per level (16 block-wide steps)
+MAX_SMALL_LEVELS = 1 << 30
+
+SOURCE = r"""
+typedef unsigned long long u64;
+typedef long long i64;
+typedef unsigned int u32;
+
+#define FULL 0xFFFFFFFFu
+#define HASH_SLOTS 128
+#define BLOCK 256
+#define SMALL_THREADS 1024
+#define SMALL_Q 1024
+
+// First index in [lo, hi) with scan[idx] > x (scan: inclusive, non-decreasing); hi if none.
+__device__ __forceinline__ i64 upper_bound(const i64* scan, i64 lo, i64 hi, i64 x) {
+    while (lo < hi) {
+        i64 mid = lo + ((hi - lo) >> 1);
+        if (scan[mid] > x) hi = mid; else lo = mid + 1;
+    }
+    return lo;
+}
+
+// Status lookup: the visited bit, read through L2 (another SM may have set it this level).
+// A stale 0 only costs a failed atomicCAS below; the CAS on parent is the arbiter.
+__device__ __forceinline__ bool is_visited(const u32* visited, u32 w) {
+    return (__ldcg(visited + (w >> 5)) >> (w & 31)) & 1u;
+}
+
+// Merrill's warp culling: lanes holding the same vertex id keep exactly one of them.
+// Every lane of the warp must call this (it synchronizes the warp).
+__device__ __forceinline__ bool warp_cull(u32 w, bool keep, volatile u32* tbl, u32 lane) {
+    const u32 h = w & (HASH_SLOTS - 1);
+    if (keep) tbl[h] = w;
+    __syncwarp();
+    const bool candidate = keep && tbl[h] == w;
+    __syncwarp();
+    if (candidate) tbl[h] = lane;
+    __syncwarp();
+    if (candidate && tbl[h] != lane) keep = false;   // another lane with the same id won
+    __syncwarp();
+    return keep;
+}
+
+// Claim w for parent v; true for exactly one caller per vertex and search.
+__device__ __forceinline__ bool claim(u32 w, u32 v, i64* parent, int* level, u32* visited,
+                                      int next_level) {
+    u64 old = atomicCAS((u64*)(parent + w), ~0ULL, (u64)v);
+    if (old != ~0ULL) return false;
+    level[w] = next_level;
+    atomicOr(visited + (w >> 5), 1u << (w & 31));
+    return true;
+}
+
+// Warp-aggregated append of the winners to the next queue; counter[0] += winners,
+// counter[1] += their degrees. Every lane of the warp must call this.
+__device__ __forceinline__ void append(bool won, u32 w, const i64* offsets, u32* qout,
+                                       i64* degout, u64* counter, u32 lane) {
+    const u32 mask = __ballot_sync(FULL, won);
+    if (mask == 0) return;                                  // warp-uniform
+    const i64 deg = won ? offsets[(u64)w + 1] - offsets[w] : 0;
+    i64 sum = deg;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) sum += __shfl_down_sync(FULL, sum, o);
+    u64 base = 0;
+    if (lane == 0) {
+        base = atomicAdd(counter, (u64)__popc(mask));
+        atomicAdd(counter + 1, (u64)sum);
+    }
+    base = __shfl_sync(FULL, base, 0);
+    if (won) {
+        const u64 pos = base + __popc(mask & ((1u << lane) - 1u));
+        qout[pos] = w;
+        degout[pos] = deg;
+    }
+}
+
+// Reset for a new search and seed the root, in one launch: parent = -1, level = -1,
+// visited = 0 except the root's bit; queue qa = [root], dega = [deg(root)]; counters zeroed.
+extern "C" __global__ void reset_search(i64 n, i64 n_words, u32 root, i64* parent, int* level,
+                                        u32* visited, u32* qa, i64* dega, const i64* offsets,
+                                        u64* ctl)
+{
+    const i64 stride = (i64)gridDim.x * blockDim.x;
+    for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        const bool is_root = i == (i64)root;
+        parent[i] = is_root ? (i64)root : -1;
+        level[i] = is_root ? 0 : -1;
+        if (i < n_words) visited[i] = (i == (i64)(root >> 5)) ? (1u << (root & 31)) : 0u;
+        if (i == 0) {
+            qa[0] = root;
+            dega[0] = offsets[(u64)root + 1] - offsets[root];
+            for (int k = 0; k < 8; ++k) ctl[k] = 0;
+        }
+    }
+}
+
+// One multi-block level: edge frontier [0, scan[q-1]) of queue qin -> next queue qout.
+extern "C" __global__ void __launch_bounds__(BLOCK)
+expand_contract(const i64* __restrict__ offsets, const u32* __restrict__ columns,
+                const u32* __restrict__ qin, const i64* __restrict__ scan, i64 q,
+                u32* __restrict__ qout, i64* __restrict__ degout,
+                u64* counter, u64* other_counter,
+                i64* parent, int* level, u32* visited, int next_level)
+{
+    __shared__ u32 hash[BLOCK / 32][HASH_SLOTS];
+    __shared__ i64 s_lo, s_hi;
+    const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    for (int k = lane; k < HASH_SLOTS; k += 32) hash[warp][k] = FULL;
+    __syncwarp();
+    if (blockIdx.x == 0 && threadIdx.x == 0) { other_counter[0] = 0; other_counter[1] = 0; }
+    const i64 E = scan[q - 1];
+    for (i64 base = (i64)blockIdx.x * BLOCK; base < E; base += (i64)gridDim.x * BLOCK) {
+        const i64 j = base + threadIdx.x;
+        const bool valid = j < E;
+        if (threadIdx.x == 0) s_lo = upper_bound(scan, 0, q, base);
+        if (threadIdx.x == BLOCK - 1) {
+            const i64 last = (base + BLOCK < E ? base + BLOCK : E) - 1;
+            s_hi = upper_bound(scan, 0, q, last) + 1;
+        }
+        __syncthreads();
+        u32 w = 0, v = 0;
+        bool keep = false;
+        if (valid) {
+            const i64 i = upper_bound(scan, s_lo, s_hi, j);
+            const i64 first = i > 0 ? scan[i - 1] : 0;
+            v = qin[i];
+            w = columns[offsets[v] + (j - first)];
+            keep = !is_visited(visited, w);
+        }
+        __syncthreads();                                   // s_lo, s_hi rewritten next round
+        keep = warp_cull(w, keep, hash[warp], lane);
+        const bool won = keep && claim(w, v, parent, level, visited, next_level);
+        append(won, w, offsets, qout, degout, counter, lane);
+    }
+}
+
+// Inclusive block-wide scan of one value per thread (blockDim.x == SMALL_THREADS).
+__device__ __forceinline__ i64 block_scan(i64 x, i64* s_warp) {
+    const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        const i64 y = __shfl_up_sync(FULL, x, o);
+        if (lane >= (u32)o) x += y;
+    }
+    if (lane == 31) s_warp[warp] = x;
+    __syncthreads();
+    if (warp == 0) {
+        i64 t = lane < (SMALL_THREADS / 32) ? s_warp[lane] : 0;
+#pragma unroll
+        for (int o = 1; o < 32; o <<= 1) {
+            const i64 y = __shfl_up_sync(FULL, t, o);
+            if (lane >= (u32)o) t += y;
+        }
+        s_warp[lane] = t;
+    }
+    __syncthreads();
+    if (warp > 0) x += s_warp[warp - 1];
+    __syncthreads();                                       // s_warp reused by the next call
+    return x;
+}
+
+// Persistent single-CTA levels while the frontier is small (q <= SMALL_Q, edges <= max_edges).
+// Queue/degree buffers alternate each level; ctl[4..6] = (q, edges, levels run) at exit, and
+// ctl[0..3] (the multi-block counters) are zeroed.
+extern "C" __global__ void __launch_bounds__(SMALL_THREADS)
+small_frontier(const i64* __restrict__ offsets, const u32* __restrict__ columns,
+               u32* qa, u32* qb, i64* dega, i64* degb, i64 q, int level0, i64 max_edges,
+               int max_levels, u64* ctl, i64* parent, int* level, u32* visited)
+{
+    __shared__ i64 scan_s[SMALL_Q];
+    __shared__ i64 s_warp[32];
+    __shared__ u32 hash[SMALL_THREADS / 32][HASH_SLOTS];
+    __shared__ u64 s_counter[2];
+    const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    for (int k = lane; k < HASH_SLOTS; k += 32) hash[warp][k] = FULL;
+    __syncwarp();
+    u32* qin = qa; u32* qout = qb; i64* din = dega; i64* dout = degb;
+    int lv = level0, done = 0;
+    i64 E = 0;
+    for (;;) {
+        const i64 x = (i64)threadIdx.x < q ? din[threadIdx.x] : 0;
+        const i64 s = block_scan(x, s_warp);
+        scan_s[threadIdx.x] = s;
+        if (threadIdx.x == 0) { s_counter[0] = 0; s_counter[1] = 0; }
+        __syncthreads();
+        E = scan_s[q - 1];
+        for (i64 base = 0; base < E; base += SMALL_THREADS) {
+            const i64 j = base + threadIdx.x;
+            u32 w = 0, v = 0;
+            bool keep = false;
+            if (j < E) {
+                const i64 i = upper_bound(scan_s, 0, q, j);
+                const i64 first = i > 0 ? scan_s[i - 1] : 0;
+                v = qin[i];
+                w = columns[offsets[v] + (j - first)];
+                keep = !is_visited(visited, w);
+            }
+            keep = warp_cull(w, keep, hash[warp], lane);
+            const bool won = keep && claim(w, v, parent, level, visited, lv + 1);
+            // shared-memory counters: same aggregation as append(), atomics on shared memory
+            const u32 mask = __ballot_sync(FULL, won);
+            if (mask != 0) {
+                const i64 deg = won ? offsets[(u64)w + 1] - offsets[w] : 0;
+                i64 sum = deg;
+#pragma unroll
+                for (int o = 16; o > 0; o >>= 1) sum += __shfl_down_sync(FULL, sum, o);
+                u64 b = 0;
+                if (lane == 0) {
+                    b = atomicAdd(&s_counter[0], (u64)__popc(mask));
+                    atomicAdd(&s_counter[1], (u64)sum);
+                }
+                b = __shfl_sync(FULL, b, 0);
+                if (won) {
+                    const u64 pos = b + __popc(mask & ((1u << lane) - 1u));
+                    qout[pos] = w;
+                    dout[pos] = deg;
+                }
+            }
+            __syncthreads();   // claims of this step visible to the whole CTA before the next
+        }
+        __syncthreads();
+        q = (i64)s_counter[0];
+        E = (i64)s_counter[1];
+        ++lv; ++done;
+        u32* tq = qin; qin = qout; qout = tq;
+        i64* td = din; din = dout; dout = td;
+        __syncthreads();   // everyone has read s_counter and the queue before they change
+        if (q == 0 || q > SMALL_Q || E > max_edges || done >= max_levels) break;
+    }
+    if (threadIdx.x == 0) {
+        ctl[4] = (u64)q; ctl[5] = (u64)E; ctl[6] = (u64)done;
+        ctl[0] = 0; ctl[1] = 0; ctl[2] = 0; ctl[3] = 0;
+    }
+}
+"""
+
+
+@functools.lru_cache(maxsize=None)
+def _module():
+    cp = gpu.require_gpu()
+    return cp.RawModule(code=SOURCE, options=("-std=c++17",))
+
+
+def search_state_bytes(n: int) -> int:
+    return gpu.SEARCH_BYTES_PER_VERTEX * n + 64
+
+
+class MerrillSearcher:
+    """Searches over a device CSR (offsets int64[n+1], columns uint32)."""
+
+    def __init__(self, offsets, columns):
+        cp = gpu.require_gpu()
+        self.cp = cp
+        n = int(offsets.size) - 1
+        if n < 1:
+            raise BfsError("the graph has no vertices")
+        if n > 2**32:
+            raise BfsError(f"--algorithm merrill takes at most 2^32 vertices, got {n}")
+        if offsets.dtype != cp.int64 or columns.dtype != cp.uint32:
+            raise BfsError(f"device CSR must be int64 offsets and uint32 columns, got "
+                           f"{offsets.dtype} and {columns.dtype}")
+        gpu.check_fits(search_state_bytes(n), f"merrill search state ({n} vertices)",
+                       lambda free: gpu.largest_kronecker_scale(free, stage="search"))
+        self.n = n
+        self.offsets, self.columns = offsets, columns
+        self.n_words = (n + 31) // 32
+        self.parent = cp.empty(n, dtype=cp.int64)
+        self.level = cp.empty(n, dtype=cp.int32)
+        self.visited = cp.empty(self.n_words, dtype=cp.uint32)
+        self.queues = (cp.empty(n, dtype=cp.uint32), cp.empty(n, dtype=cp.uint32))
+        self.degs = (cp.empty(n, dtype=cp.int64), cp.empty(n, dtype=cp.int64))
+        self.scan = cp.empty(n, dtype=cp.int64)
+        self.ctl = cp.zeros(8, dtype=cp.uint64)
+        self.ctl_slots = (self.ctl[0:2], self.ctl[2:4])  # multi-block counters, by level parity
+        import cupyx
+        self.host_ctl = cupyx.empty_pinned((8,), dtype=np.uint64)
+        self.degree = cp.diff(offsets).get()  # host copy: the root's degree without a sync
+        mod = _module()
+        self.k_reset = mod.get_function("reset_search")
+        self.k_expand = mod.get_function("expand_contract")
+        self.k_small = mod.get_function("small_frontier")
+        self.max_blocks = gpu.sm_count() * 16
+        self.levels_run = 0
+        self.launches = {"small": 0, "expand": 0}
+        cp.cuda.get_current_stream().synchronize()
+
+    def _read_ctl(self):
+        self.ctl.get(out=self.host_ctl)  # blocking: waits for the stream
+        return self.host_ctl
+
+    def search(self, root: int) -> SearchResult:
+        cp = self.cp
+        root = int(root)
+        if not 0 <= root < self.n:
+            raise BfsError(f"root {root} is not a vertex (0..{self.n - 1})")
+        n = self.n
+        self.k_reset((gpu.grid_for(n, BLOCK),), (BLOCK,),
+                     (np.int64(n), np.int64(self.n_words), np.uint32(root), self.parent,
+                      self.level, self.visited, self.queues[0], self.degs[0], self.offsets,
+                      self.ctl))
+        q, edges, depth, cur, slot = 1, int(self.degree[root]), 0, 0, 0
+        while q > 0 and edges > 0:
+            if q <= SMALL_Q and edges <= SMALL_E:
+                self.k_small((1,), (SMALL_THREADS,),
+                             (self.offsets, self.columns, self.queues[cur], self.queues[1 - cur],
+                              self.degs[cur], self.degs[1 - cur], np.int64(q), np.int32(depth),
+                              np.int64(SMALL_E), np.int32(MAX_SMALL_LEVELS), self.ctl,
+                              self.parent, self.level, self.visited))
+                self.launches["small"] += 1
+                ctl = self._read_ctl()
+                q, edges, done = int(ctl[4]), int(ctl[5]), int(ctl[6])
+                depth += done
+                cur ^= done & 1
+            else:
+                cp.cumsum(self.degs[cur][:q], out=self.scan[:q])
+                counter, other = self.ctl_slots[slot], self.ctl_slots[1 - slot]
+                blocks = max(1, min(self.max_blocks, -(-edges // BLOCK)))
+                self.k_expand((blocks,), (BLOCK,),
+                              (self.offsets, self.columns, self.queues[cur], self.scan,
+                               np.int64(q), self.queues[1 - cur], self.degs[1 - cur],
+                               counter, other, self.parent, self.level, self.visited,
+                               np.int32(depth + 1)))
+                self.launches["expand"] += 1
+                ctl = self._read_ctl()
+                q, edges = int(ctl[2 * slot]), int(ctl[2 * slot + 1])
+                slot ^= 1
+                cur ^= 1
+                depth += 1
+        cp.cuda.get_current_stream().synchronize()
+        self.levels_run = depth
+        return SearchResult(self.parent, self.level)
+
+    def gather(self, n_vertices: int | None = None) -> SearchResult:
+        """The last search's parent and level arrays copied to the host."""
+        if n_vertices is not None and int(n_vertices) != self.n:
+            raise BfsError(f"gather({n_vertices}) on a graph of {self.n} vertices")
+        return SearchResult(self.parent.get().astype(np.int64, copy=False),
+                            self.level.get().astype(np.int32, copy=False))
+
+    def nedge(self) -> int:
+        """Graph500 nedge of the last search: input edges (self-loops excluded, duplicates
+        counted) with both ends reached = half the summed degree of the reached vertices."""
+        cp = self.cp
+        deg = self.offsets[1:] - self.offsets[:-1]
+        return int(cp.sum(deg[self.level >= 0])) // 2
+
+
+def build(graph: EdgeList, ctx: RunContext) -> MerrillSearcher:
+    """Kernel 1 on the GPU: host edges -> device -> sorted CSR; then the search buffers."""
+    gpu.require_gpu()
+    src, dst = gpu.to_device_edges(graph.src, graph.dst)
+    offsets, columns = gpu.build_csr_gpu(src, dst, graph.n_vertices)
+    del src, dst
+    return MerrillSearcher(offsets, columns)
+
+
+def from_csr(offsets, columns) -> MerrillSearcher:
+    """A searcher over a CSR already in device memory (bfs bench)."""
+    return MerrillSearcher(offsets, columns)

@@ -1,0 +1,373 @@
+"""`bfs bench`: generate Kronecker graphs in place, Kernel 1, timed and validated searches.
+
+GPU backend, per scale:
+  * the Graph500 graph generated on the GPU straight into device memory (no disk), timed with
+    CUDA events -> edges/s;
+  * GPU Kernel 1 (bfs.gpu.build_csr_gpu), timed with CUDA events;
+  * Graph500 roots (bfs.roots.graph500_roots, has_edge from the CSR degrees);
+  * per algorithm: one untimed warm-up search, then one search per root timed with CUDA events
+    around searcher.search(root) (which includes its host round trips); nedge from the device
+    (half the reached vertices' degree sum), checked against bfs.validate's nedge whenever a
+    search is validated on the CPU (--validate every|first|none);
+  * a baseline in the same run: a plain level-synchronous CuPy BFS (searchsorted expansion,
+    gather, unique) over the same CSR and roots, timed the same way, its first search validated;
+  * the bandwidth floor: floor_time = 4 bytes * directed edges / B, with B the device-to-device
+    copy bandwidth measured here (bytes read + written per second, a 1 GiB cupy copy timed by
+    events); floor_fraction = floor_time / median search time.
+The table comes last on stdout; --out FILE.json gets every number.
+
+CPU backend: seq-csr on the CPU generator's graph, host clock; small scales only.
+"""
+from __future__ import annotations
+
+import json
+import math
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from .graphdir import BfsError
+from .validate import validate
+
+GEN_CHUNK = 1 << 26  # edges per generator launch
+
+
+def log(msg: str) -> None:
+    print(f"[bench] {msg}", file=sys.stderr, flush=True)
+
+
+def hmean(values) -> float:
+    values = [v for v in values if v > 0]
+    return len(values) / sum(1.0 / v for v in values) if values else 0.0
+
+
+def summarize(times, nedges) -> dict:
+    teps = [ne / t for ne, t in zip(nedges, times) if t > 0]
+    return {"n": len(times), "hmean_teps": hmean(teps), "median_time_s": statistics.median(times)
+            if times else math.nan, "min_time_s": min(times, default=math.nan),
+            "max_time_s": max(times, default=math.nan)}
+
+
+class CupyBaseline:
+    """Plain CuPy level-synchronous BFS: the frontier's edges are enumerated with searchsorted
+    over the degree scan (cupy.repeat takes no device repeats), neighbours gathered, the unvisited
+    ones scattered into parent (any duplicate's write is a valid parent) and uniqued into the next
+    frontier. Levels with many edges are cut into pieces of at most CHUNK edges."""
+    CHUNK = 1 << 26
+
+    def __init__(self, offsets, columns):
+        import cupy as cp
+        self.cp = cp
+        self.offsets, self.columns = offsets, columns
+        self.n = int(offsets.size) - 1
+        self.deg = offsets[1:] - offsets[:-1]
+        self.parent = self.level = None
+
+    def search(self, root: int):
+        cp = self.cp
+        parent = cp.full(self.n, -1, dtype=cp.int64)
+        level = cp.full(self.n, -1, dtype=cp.int32)
+        parent[root] = root
+        level[root] = 0
+        frontier = cp.array([root], dtype=cp.int64)
+        depth = 0
+        while frontier.size:
+            degs = self.deg[frontier]
+            ends = cp.cumsum(degs)
+            total = int(ends[-1])
+            if total == 0:
+                break
+            if total <= self.CHUNK:
+                pieces = [(0, int(frontier.size))]
+            else:
+                ends_h = ends.get()
+                pieces, a = [], 0
+                while a < len(ends_h):
+                    before = ends_h[a - 1] if a else 0
+                    b = max(a + 1, int(np.searchsorted(ends_h, before + self.CHUNK, "right")))
+                    pieces.append((a, b))
+                    a = b
+            found = []
+            for a, b in pieces:
+                f, dg = frontier[a:b], degs[a:b]
+                incl = cp.cumsum(dg)
+                tot = int(incl[-1])
+                if tot == 0:
+                    continue
+                j = cp.arange(tot, dtype=cp.int64)
+                owner = cp.searchsorted(incl, j, side="right")
+                src = f[owner]
+                nb = self.columns[self.offsets[src] + (j - (incl[owner] - dg[owner]))]
+                nb = nb.astype(cp.int64)
+                fresh = parent[nb] == -1
+                nb, src = nb[fresh], src[fresh]
+                parent[nb] = src
+                level[nb] = depth + 1
+                found.append(nb)
+            depth += 1
+            frontier = cp.unique(cp.concatenate(found)) if found else cp.empty(0, cp.int64)
+        cp.cuda.get_current_stream().synchronize()
+        self.parent, self.level = parent, level
+
+    def gather(self, n=None):
+        from .algorithms import SearchResult
+        return SearchResult(self.parent.get(), self.level.get())
+
+    def nedge(self) -> int:
+        return int(self.cp.sum(self.deg[self.level >= 0])) // 2
+
+
+def copy_bandwidth(nbytes: int = 1 << 30, reps: int = 10) -> float:
+    """Device-to-device copy bandwidth, bytes read + written per second, by CUDA events."""
+    import cupy as cp
+    a = cp.ones(nbytes // 4, dtype=cp.uint32)
+    b = cp.empty_like(a)
+    b[...] = a  # warm-up
+    start, end = cp.cuda.Event(), cp.cuda.Event()
+    start.record()
+    for _ in range(reps):
+        b.data.copy_from_device_async(a.data, a.nbytes)
+    end.record()
+    end.synchronize()
+    seconds = cp.cuda.get_elapsed_time(start, end) / 1e3
+    ok = bool((b[:1024] == 1).all())
+    del a, b
+    cp.get_default_memory_pool().free_all_blocks()
+    if not ok:
+        raise BfsError("copy bandwidth probe: the copy did not arrive")
+    return 2.0 * nbytes * reps / seconds
+
+
+def _timed_searches(searcher, roots, validate_mode, src_h, dst_h, name, first_only=False):
+    """Warm-up, then per root: event-timed search, device nedge, optional CPU validation."""
+    import cupy as cp
+    searcher.search(int(roots[0]))  # warm-up (JIT, module load, first touch)
+    rows = []
+    start, end = cp.cuda.Event(), cp.cuda.Event()
+    for i, root in enumerate(roots):
+        root = int(root)
+        start.record()
+        searcher.search(root)
+        end.record()
+        end.synchronize()
+        t = cp.cuda.get_elapsed_time(start, end) / 1e3
+        nedge = searcher.nedge()
+        row = {"root": root, "time_s": t, "nedge": nedge, "teps": nedge / t if t > 0 else 0.0,
+               "validated": False, "valid": None}
+        check_now = validate_mode == "every" or (validate_mode == "first" and i == 0)
+        if first_only:
+            check_now = validate_mode != "none" and i == 0
+        if check_now:
+            res = searcher.gather(None)
+            tv = time.perf_counter()
+            check = validate(src_h, dst_h, res.parent, root, res.level)
+            row.update(validated=True, valid=bool(check.valid and check.nedge == nedge),
+                       depth=check.depth, reached=check.reached,
+                       validate_s=time.perf_counter() - tv,
+                       message=check.message if check.valid else check.message)
+            if check.valid and check.nedge != nedge:
+                row["message"] = f"valid tree but device nedge {nedge} != validator {check.nedge}"
+            if not row["valid"]:
+                log(f"{name} root {root}: INVALID: {row['message']}")
+        rows.append(row)
+        log(f"{name} {i + 1}/{len(roots)} root={root} time={t * 1e3:.3f} ms "
+            f"GTEPS={row['teps'] / 1e9:.3f}" + (f" {'valid' if row['valid'] else 'INVALID'}"
+                                                  if row["validated"] else ""))
+    return rows
+
+
+def bench_gpu_scale(scale, edgefactor, seeds, version, algorithms, n_roots, validate_mode,
+                    bandwidth) -> dict:
+    import cupy as cp
+
+    from . import gpu
+    from .kronecker_gpu import generate_edges_gpu
+    from .roots import graph500_roots
+
+    n = 2 ** scale
+    m = edgefactor * n
+    if scale > 32:
+        raise BfsError(f"bench --backend gpu takes scales up to 32, got {scale}")
+    gpu.check_fits(gpu.kronecker_bytes(scale, edgefactor, "bench"),
+                   f"bench at scale {scale} (edge list + GPU Kernel 1)",
+                   lambda free: gpu.largest_kronecker_scale(free, edgefactor, "bench"))
+    rec = {"scale": scale, "edgefactor": edgefactor, "n_vertices": n, "n_edges": m}
+    start, end = cp.cuda.Event(), cp.cuda.Event()
+
+    src_d = cp.empty(m, dtype=cp.uint32)
+    dst_d = cp.empty(m, dtype=cp.uint32)
+    generate_edges_gpu(scale, edgefactor, seeds, version, 0, min(m, 1024),
+                       out=(src_d[:min(m, 1024)], dst_d[:min(m, 1024)]))  # compile: untimed
+    start.record()
+    for lo in range(0, m, GEN_CHUNK):
+        hi = min(lo + GEN_CHUNK, m)
+        generate_edges_gpu(scale, edgefactor, seeds, version, lo, hi,
+                           out=(src_d[lo:hi], dst_d[lo:hi]))
+    end.record()
+    end.synchronize()
+    rec["generation_s"] = cp.cuda.get_elapsed_time(start, end) / 1e3
+    rec["generation_edges_per_s"] = m / rec["generation_s"]
+    log(f"scale {scale}: generated {m} edges on the GPU in {rec['generation_s']:.3f} s "
+        f"({rec['generation_edges_per_s'] / 1e9:.3f} G edges/s)")
+
+    need_host = validate_mode != "none"
+    src_h = dst_h = None
+    if need_host:
+        src_h, dst_h = src_d.get(), dst_d.get()
+
+    gpu.build_csr_gpu(src_d[:1024], dst_d[:1024], n)  # compile + warm the sort: untimed
+    cp.get_default_memory_pool().free_all_blocks()
+    start.record()
+    offsets, columns = gpu.build_csr_gpu(src_d, dst_d, n)
+    end.record()
+    end.synchronize()
+    rec["kernel1_s"] = cp.cuda.get_elapsed_time(start, end) / 1e3
+    del src_d, dst_d
+    cp.get_default_memory_pool().free_all_blocks()
+    rec["directed_edges"] = int(columns.size)
+    log(f"scale {scale}: GPU Kernel 1 {rec['kernel1_s']:.3f} s, "
+        f"{rec['directed_edges']} directed edges")
+
+    degree = cp.diff(offsets).get()
+    roots = graph500_roots(n, degree > 0, count=n_roots, seeds=seeds)
+    rec["roots"] = [int(r) for r in roots]
+    floor_s = 4.0 * rec["directed_edges"] / bandwidth
+    rec["floor_time_s"] = floor_s
+
+    baseline = CupyBaseline(offsets, columns)
+    rows = _timed_searches(baseline, roots, validate_mode, src_h, dst_h,
+                           f"s{scale} cupy-baseline", first_only=True)
+    rec["baseline"] = {"searches": rows, **summarize([r["time_s"] for r in rows],
+                                                     [r["nedge"] for r in rows])}
+    del baseline
+    cp.get_default_memory_pool().free_all_blocks()
+
+    rec["algorithms"] = {}
+    for name in algorithms:
+        from .algorithms import get_algorithm
+        spec = get_algorithm(name)
+        if "gpu" not in spec.backends:
+            raise BfsError(f"algorithm {name!r} has no gpu backend")
+        module = spec.load()
+        if not hasattr(module, "from_csr"):
+            raise BfsError(f"algorithm {name!r} cannot start from a device CSR (no from_csr)")
+        searcher = module.from_csr(offsets, columns)
+        rows = _timed_searches(searcher, roots, validate_mode, src_h, dst_h, f"s{scale} {name}")
+        summ = summarize([r["time_s"] for r in rows], [r["nedge"] for r in rows])
+        summ["floor_fraction"] = floor_s / summ["median_time_s"]
+        summ["valid"] = all(r["valid"] is not False for r in rows)
+        summ["n_validated"] = sum(r["validated"] for r in rows)
+        summ["ratio_to_baseline"] = (summ["hmean_teps"] / rec["baseline"]["hmean_teps"]
+                                     if rec["baseline"]["hmean_teps"] else math.nan)
+        if hasattr(searcher, "launches"):
+            summ["launches"] = dict(searcher.launches)
+        rec["algorithms"][name] = {"searches": rows, **summ}
+        del searcher
+        cp.get_default_memory_pool().free_all_blocks()
+    return rec
+
+
+def bench_cpu_scale(scale, edgefactor, seeds, version, algorithms, n_roots, validate_mode):
+    from .algorithms import EdgeList, RunContext, get_algorithm
+    from .kernel1 import nonloop_degrees
+    from .kronecker import generate_edges
+    from .roots import graph500_roots
+    n, m = 2 ** scale, edgefactor * 2 ** scale
+    t = time.perf_counter()
+    src, dst = generate_edges(scale, edgefactor, seeds, version)
+    rec = {"scale": scale, "edgefactor": edgefactor, "n_vertices": n, "n_edges": m,
+           "generation_s": time.perf_counter() - t}
+    rec["generation_edges_per_s"] = m / rec["generation_s"]
+    roots = graph500_roots(n, nonloop_degrees(src, dst, n) > 0, count=n_roots, seeds=seeds)
+    rec["roots"] = [int(r) for r in roots]
+    rec["algorithms"] = {}
+    for name in algorithms:
+        spec = get_algorithm(name)
+        if "cpu" not in spec.backends or spec.distributed:
+            raise BfsError(f"bench --backend cpu runs single-process CPU algorithms; {name!r} "
+                           "is not one")
+        t = time.perf_counter()
+        searcher = spec.load().build(EdgeList(src, dst, n), RunContext("cpu"))
+        rec["kernel1_s"] = time.perf_counter() - t
+        searcher.search(int(roots[0]))
+        rows = []
+        for i, root in enumerate(roots):
+            t = time.perf_counter()
+            res = searcher.search(int(root))
+            dt = time.perf_counter() - t
+            check = validate(src, dst, res.parent, int(root), res.level)
+            rows.append({"root": int(root), "time_s": dt, "nedge": check.nedge,
+                         "teps": check.nedge / dt if dt > 0 else 0.0, "validated": True,
+                         "valid": bool(check.valid)})
+        summ = summarize([r["time_s"] for r in rows], [r["nedge"] for r in rows])
+        summ["valid"] = all(r["valid"] for r in rows)
+        rec["algorithms"][name] = {"searches": rows, **summ}
+    return rec
+
+
+def table(records, backend) -> str:
+    head = (f"{'scale':>5} {'algorithm':<10} {'GTEPS(hm)':>10} {'median ms':>10} "
+            f"{'base GTEPS':>10} {'ratio':>7} {'floor frac':>10} {'K1 s':>8} "
+            f"{'gen Ge/s':>8} {'valid':>6}")
+    lines = [head, "-" * len(head)]
+    for rec in records:
+        base = rec.get("baseline", {}).get("hmean_teps", math.nan)
+        for name, a in rec["algorithms"].items():
+            lines.append(
+                f"{rec['scale']:>5} {name:<10} {a['hmean_teps'] / 1e9:>10.3f} "
+                f"{a['median_time_s'] * 1e3:>10.3f} {base / 1e9:>10.3f} "
+                f"{a.get('ratio_to_baseline', math.nan):>7.2f} "
+                f"{a.get('floor_fraction', math.nan):>10.3f} {rec.get('kernel1_s', math.nan):>8.3f} "
+                f"{rec['generation_edges_per_s'] / 1e9:>8.3f} {str(a['valid']):>6}")
+    return "\n".join(lines)
+
+
+def run_bench(backend: str, scales, algorithms, n_roots: int, out: Path | None,
+              validate_mode: str = "every", edgefactor: int = 16, seeds=(2, 3),
+              version: str = "3.0") -> int:
+    from . import envinfo
+    seeds = tuple(int(s) for s in seeds)
+    result = {"backend": backend, "scales": list(scales), "algorithms": list(algorithms),
+              "n_roots": n_roots, "validate": validate_mode, "edgefactor": edgefactor,
+              "seeds": list(seeds), "graph500_version": version, "command": sys.argv,
+              "host": platform.node(), "records": []}
+    if backend == "gpu":
+        from .gpu import require_gpu
+        cp = require_gpu()
+        props = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)
+        result["device"] = props["name"].decode() if isinstance(props["name"], bytes) \
+            else str(props["name"])
+        result["cupy_version"] = cp.__version__
+        bw = copy_bandwidth()
+        result["copy_bandwidth_Bps"] = bw
+        log(f"{result['device']}: device-to-device copy {bw / 1e12:.3f} TB/s (read + write)")
+    try:
+        result["environment"] = envinfo.environment()
+    except Exception as e:  # environment facts are a nicety, never a failure
+        result["environment"] = {"error": str(e)}
+    for scale in scales:
+        if backend == "gpu":
+            rec = bench_gpu_scale(scale, edgefactor, seeds, version, algorithms, n_roots,
+                                  validate_mode, result["copy_bandwidth_Bps"])
+        else:
+            rec = bench_cpu_scale(scale, edgefactor, seeds, version, algorithms, n_roots,
+                                  validate_mode)
+        result["records"].append(rec)
+        if out is not None:  # partial results survive a later scale's failure
+            Path(out).write_text(json.dumps(result, indent=1) + "\n")
+    valid = all(a["valid"] for rec in result["records"] for a in rec["algorithms"].values())
+    result["valid"] = valid
+    if out is not None:
+        Path(out).write_text(json.dumps(result, indent=1) + "\n")
+    if backend == "gpu":
+        print(f"device {result['device']}, copy bandwidth {result['copy_bandwidth_Bps'] / 1e12:.3f}"
+              f" TB/s (read+write); floor = 4 B * directed edges / bandwidth")
+    print(table(result["records"], backend))
+    if not valid:
+        log("some searches FAILED validation")
+        return 1
+    return 0

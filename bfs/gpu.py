@@ -1,0 +1,280 @@
+"""Shared GPU plumbing: CuPy access, memory checks, device edge lists and GPU Kernel 1.
+
+Only modules that run on the GPU import this, and it imports CuPy lazily, so a CPU run never
+needs CuPy.
+
+Memory model (what `check_fits` is told; all in bytes, m = input edges, n = vertices):
+
+    device edge list                      8 m        (src, dst as uint32)
+    Kernel 1 (sort-based CSR)            40 m + 16 n   (at most 2m uint64 keys, the radix
+                                                      sort's equal-sized buffer, 2m uint32
+                                                      columns; degrees and int64 offsets)
+    CSR kept for the searches             8 m + 8 n
+    merrill search state                 8 n + 4 n + n/8 + 8 n + 8 n   (parent int64, level
+                                                      int32, visited bits, two uint32 queues,
+                                                      queue degrees and their scan, int64 each)
+
+A Kronecker graph of scale s has n = 2^s and m = edgefactor * 2^s, so bench and tests state the
+largest scale that fits from these per-edge / per-vertex figures (`largest_kronecker_scale`).
+
+GPU Kernel 1 (`build_csr_gpu`), sort-based: degrees by atomics (self-loops dropped), int64
+offsets by one cumsum; the rows are cut into buckets of at most 2^30 directed entries (one bucket
+below scale 25; scale 26 has 2^31 entries, past what a sort library with 32-bit item counts
+takes); per bucket the keys row<<32|col of both directions of every edge are appended (one
+atomicAdd per warp), radix-sorted (CuPy's sort) and their low halves written at the bucket's
+offset. Rows come out sorted by column; duplicates are kept, as in bfs.kernel1.
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+
+from .graphdir import BfsError
+
+# Bytes per input edge / per vertex of each stage (see the module docstring).
+EDGE_LIST_BYTES_PER_EDGE = 8
+KERNEL1_BYTES_PER_EDGE = 40
+KERNEL1_BYTES_PER_VERTEX = 16
+CSR_BYTES_PER_EDGE = 8
+CSR_BYTES_PER_VERTEX = 8
+SEARCH_BYTES_PER_VERTEX = 29  # 8 + 4 + 1/8 + 8 + 8 rounded up
+
+BLOCK = 256
+
+
+def cupy():
+    """The cupy module, or BfsError saying how to get it."""
+    try:
+        import cupy as cp
+    except ImportError as e:
+        raise BfsError(f"the GPU backend needs CuPy (pip install cupy-cuda12x or cupy-cuda13x): "
+                       f"{e}") from None
+    return cp
+
+
+def require_gpu():
+    """CuPy with at least one visible CUDA device, or a BfsError that says which is missing."""
+    cp = cupy()
+    try:
+        count = cp.cuda.runtime.getDeviceCount()
+    except Exception as e:  # CUDARuntimeError: no driver, no device
+        raise BfsError(f"no usable CUDA GPU: {e}") from None
+    if count < 1:
+        raise BfsError("no CUDA GPU is visible to this process (CuPy found none)")
+    return cp
+
+
+def gpu_usable() -> bool:
+    try:
+        require_gpu()
+        return True
+    except BfsError:
+        return False
+
+
+def kronecker_bytes(scale: int, edgefactor: int = 16, stage: str = "bench") -> int:
+    """Peak device bytes of a stage for a Kronecker graph (the module docstring's model).
+
+    stage "kernel1": edge list + Kernel 1; "search": CSR + search state;
+    "bench": the larger of the two (bench frees the edge list before searching).
+    """
+    n = 2 ** scale
+    m = edgefactor * n
+    k1 = (EDGE_LIST_BYTES_PER_EDGE + KERNEL1_BYTES_PER_EDGE) * m + KERNEL1_BYTES_PER_VERTEX * n
+    search = CSR_BYTES_PER_EDGE * m + (CSR_BYTES_PER_VERTEX + SEARCH_BYTES_PER_VERTEX) * n
+    return {"kernel1": k1, "search": search, "bench": max(k1, search)}[stage]
+
+
+def largest_kronecker_scale(free_bytes: int, edgefactor: int = 16, stage: str = "bench") -> int:
+    """Largest scale s whose stage fits in free_bytes (0 if none does)."""
+    s = 0
+    while s < 40 and kronecker_bytes(s + 1, edgefactor, stage) <= free_bytes:
+        s += 1
+    return s
+
+
+def free_memory() -> tuple[int, int]:
+    cp = cupy()
+    free, total = cp.cuda.runtime.memGetInfo()
+    # CuPy's pool holds freed blocks that cudaMemGetInfo counts as used: they are ours to reuse.
+    pool = cp.get_default_memory_pool()
+    return int(free) + int(pool.free_bytes()), int(total)
+
+
+def check_fits(bytes_needed: int, what: str, largest_scale_fn=None) -> None:
+    """BfsError naming both numbers (and the largest scale that fits) if the GPU lacks memory."""
+    free, total = free_memory()
+    if bytes_needed <= free:
+        return
+    msg = (f"{what} needs {bytes_needed / 2**30:.2f} GiB of GPU memory "
+           f"({bytes_needed} bytes); the GPU has {free / 2**30:.2f} GiB free "
+           f"({free} bytes) of {total / 2**30:.2f} GiB")
+    if largest_scale_fn is not None:
+        msg += f"; the largest Kronecker scale that fits is {largest_scale_fn(free)}"
+    raise BfsError(msg)
+
+
+def to_device_edges(src: np.ndarray, dst: np.ndarray):
+    """Host edge arrays -> device uint32 arrays (the ids every GPU kernel here takes)."""
+    cp = require_gpu()
+    if len(src) != len(dst):
+        raise BfsError(f"edge arrays differ in length: {len(src)} sources, {len(dst)} targets")
+    if len(src) and max(int(np.max(src)), int(np.max(dst))) >= 2**32:
+        raise BfsError("the GPU backend takes vertex ids below 2^32")
+    check_fits(EDGE_LIST_BYTES_PER_EDGE * len(src), f"the edge list ({len(src)} edges)")
+    return (cp.asarray(np.ascontiguousarray(src, dtype=np.uint32)),
+            cp.asarray(np.ascontiguousarray(dst, dtype=np.uint32)))
+
+
+def grid_for(n_items: int, block: int = BLOCK, per_thread: int = 1) -> int:
+    """Blocks for n_items with grid-stride loops: capped, so > 2^31 items still launch."""
+    blocks = max(1, math.ceil(n_items / (block * per_thread)))
+    return min(blocks, sm_count() * 32)
+
+
+@functools.lru_cache(maxsize=None)
+def sm_count() -> int:
+    cp = require_gpu()
+    dev = cp.cuda.Device()
+    return int(dev.attributes["MultiProcessorCount"])
+
+
+KERNEL1_SOURCE = r"""
+typedef unsigned long long u64;
+typedef long long i64;
+typedef unsigned int u32;
+
+// Undirected degree of every vertex, self-loops excluded (2 atomics per non-loop edge).
+extern "C" __global__ void count_degrees(const u32* __restrict__ src, const u32* __restrict__ dst,
+                                         i64 m, u64* __restrict__ deg)
+{
+    for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < m;
+         i += (i64)gridDim.x * blockDim.x) {
+        const u32 u = src[i], v = dst[i];
+        if (u != v) { atomicAdd(deg + u, 1ULL); atomicAdd(deg + v, 1ULL); }
+    }
+}
+
+// Keys row<<32|col of the directed entries whose row is in [r0, r1), appended (in any order)
+// at keys[*count...] with one atomicAdd per warp and step. Every thread of a warp runs the
+// same number of steps (the loop bound is block-uniform), as the ballots need.
+extern "C" __global__ void bucket_keys(const u32* __restrict__ src, const u32* __restrict__ dst,
+                                       i64 m, u64 r0, u64 r1, u64* __restrict__ keys,
+                                       u64* count)
+{
+    const u32 lane = threadIdx.x & 31;
+    for (i64 b = (i64)blockIdx.x * blockDim.x; b < m; b += (i64)gridDim.x * blockDim.x) {
+        const i64 i = b + threadIdx.x;
+        u64 u = 0, v = 0;
+        bool e1 = false, e2 = false;
+        if (i < m) {
+            u = src[i]; v = dst[i];
+            if (u != v) {
+                e1 = u >= r0 && u < r1;       // entry u -> v
+                e2 = v >= r0 && v < r1;       // entry v -> u
+            }
+        }
+        const u32 m1 = __ballot_sync(0xFFFFFFFFu, e1), m2 = __ballot_sync(0xFFFFFFFFu, e2);
+        const u32 total = __popc(m1) + __popc(m2);
+        u64 base = 0;
+        if (lane == 0 && total) base = atomicAdd(count, (u64)total);
+        base = __shfl_sync(0xFFFFFFFFu, base, 0);
+        const u32 below = (1u << lane) - 1u;
+        if (e1) keys[base + __popc(m1 & below)] = (u << 32) | v;
+        if (e2) keys[base + __popc(m1) + __popc(m2 & below)] = (v << 32) | u;
+    }
+}
+
+// columns[i] = low 32 bits of keys[i] (the sorted bucket's column ids).
+extern "C" __global__ void low_words(const u64* __restrict__ keys, i64 count,
+                                     u32* __restrict__ columns)
+{
+    for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < count;
+         i += (i64)gridDim.x * blockDim.x)
+        columns[i] = (u32)(keys[i] & 0xFFFFFFFFULL);
+}
+"""
+
+# Most keys one radix sort handles: below 2^31 so that 32-bit item counts in the sort library
+# (CUB/Thrust builds that take int) can never overflow; scale 26 has exactly 2^31 entries.
+SORT_LIMIT = 1 << 30
+
+
+@functools.lru_cache(maxsize=None)
+def _kernel1_module():
+    cp = require_gpu()
+    return cp.RawModule(code=KERNEL1_SOURCE, options=("-std=c++17",))
+
+
+def row_buckets(offsets_h: np.ndarray, limit: int = SORT_LIMIT) -> list[tuple[int, int]]:
+    """Split rows [0, n) into consecutive ranges of at most `limit` entries each (a single row
+    with more entries gets a range of its own)."""
+    n = len(offsets_h) - 1
+    out, r0 = [], 0
+    while r0 < n:
+        r1 = int(np.searchsorted(offsets_h, offsets_h[r0] + limit, side="right")) - 1
+        r1 = min(max(r1, r0 + 1), n)
+        out.append((r0, r1))
+        r0 = r1
+    return out
+
+
+def build_csr_gpu(src_dev, dst_dev, n: int, sort_limit: int = SORT_LIMIT):
+    """GPU Kernel 1: device edges -> (offsets int64[n+1], columns uint32[nnz]) on the device.
+
+    Both directions of every non-self-loop edge; duplicates kept; rows sorted by column.
+    Degrees by atomics, offsets by a cumsum (CUB scan), then per bucket of rows (one bucket up
+    to 2^30 directed entries): keys row<<32|col appended, radix-sorted, low halves written at
+    the bucket's offset.
+    """
+    cp = require_gpu()
+    n = int(n)
+    if n < 1 or n > 2**32:
+        raise BfsError(f"GPU Kernel 1 takes 1..2^32 vertices, got {n}")
+    m = int(src_dev.size)
+    if int(dst_dev.size) != m:
+        raise BfsError(f"edge arrays differ in length: {m} sources, {dst_dev.size} targets")
+    src_dev = cp.ascontiguousarray(src_dev, dtype=cp.uint32)
+    dst_dev = cp.ascontiguousarray(dst_dev, dtype=cp.uint32)
+    check_fits(KERNEL1_BYTES_PER_EDGE * m + KERNEL1_BYTES_PER_VERTEX * (n + 1),
+               f"GPU Kernel 1 ({m} edges, {n} vertices)",
+               lambda free: largest_kronecker_scale(free + EDGE_LIST_BYTES_PER_EDGE * m,
+                                                    stage="kernel1"))
+    mod = _kernel1_module()
+    deg = cp.zeros(n, dtype=cp.uint64)
+    if m:
+        mod.get_function("count_degrees")((grid_for(m),), (BLOCK,),
+                                          (src_dev, dst_dev, np.int64(m), deg))
+    offsets = cp.zeros(n + 1, dtype=cp.int64)
+    cp.cumsum(deg.view(cp.int64), out=offsets[1:])
+    del deg
+    offsets_h = offsets.get()
+    nnz = int(offsets_h[-1])
+    columns = cp.empty(nnz, dtype=cp.uint32)
+    if nnz:
+        buckets = row_buckets(offsets_h, sort_limit)
+        biggest = max(int(offsets_h[r1] - offsets_h[r0]) for r0, r1 in buckets)
+        keys = cp.empty(biggest, dtype=cp.uint64)
+        count = cp.zeros(1, dtype=cp.uint64)
+        for r0, r1 in buckets:
+            want = int(offsets_h[r1] - offsets_h[r0])
+            if want == 0:
+                continue
+            count.fill(0)
+            mod.get_function("bucket_keys")((grid_for(m),), (BLOCK,),
+                                            (src_dev, dst_dev, np.int64(m), np.uint64(r0),
+                                             np.uint64(r1), keys, count))
+            got = int(count.get()[0])
+            if got != want:  # cannot happen unless the device misbehaves: never return junk
+                raise BfsError(f"GPU Kernel 1: rows [{r0}, {r1}) produced {got} entries, "
+                               f"their degrees say {want}")
+            part = keys[:want]
+            part.sort()  # CuPy: radix sort for unsigned integer keys
+            base = int(offsets_h[r0])
+            mod.get_function("low_words")((grid_for(want),), (BLOCK,),
+                                          (part, np.int64(want), columns[base:base + want]))
+        del keys
+    cp.cuda.get_current_stream().synchronize()
+    return offsets, columns

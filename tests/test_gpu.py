@@ -1,0 +1,261 @@
+"""GPU backend: merrill BFS, GPU Kernel 1 and the GPU Kronecker generator against the CPU code.
+
+Every test is marked gpu; the whole module is skipped (with the reason) without CuPy or a CUDA
+device. On a GPU machine: python3 -m pytest -q -m gpu tests/test_gpu.py
+"""
+import hashlib
+
+import numpy as np
+import pytest
+
+from bfs.graphdir import BfsError
+
+try:
+    import cupy as cp
+    _N_GPUS = cp.cuda.runtime.getDeviceCount()
+    _WHY = "" if _N_GPUS > 0 else "CuPy sees no CUDA device"
+except Exception as e:  # ImportError, or a CUDA runtime/driver error
+    cp = None
+    _WHY = f"no CuPy/CUDA GPU: {type(e).__name__}: {e}"
+
+if _WHY:
+    pytest.skip(_WHY, allow_module_level=True)
+
+pytestmark = pytest.mark.gpu
+
+from bfs import gpu  # noqa: E402
+from bfs.algorithms import EdgeList, RunContext, get_algorithm  # noqa: E402
+from bfs.algorithms.seq_csr import bfs_csr  # noqa: E402
+from bfs.kernel1 import build_csr  # noqa: E402
+from bfs.kronecker import generate_edges  # noqa: E402
+from bfs.kronecker_gpu import generate_edges_gpu  # noqa: E402
+from bfs.roots import graph500_roots  # noqa: E402
+from bfs.validate import validate  # noqa: E402
+
+from helpers import SNAP_DIR, bfs_cli, searches  # noqa: E402
+
+
+def merrill(src, dst, n):
+    return get_algorithm("merrill").load().build(EdgeList(src, dst, n), RunContext("gpu"))
+
+
+def check_against_cpu(searcher, src, dst, n, roots):
+    csr = build_csr(src, dst, n)
+    for root in roots:
+        root = int(root)
+        searcher.search(root)
+        res = searcher.gather(n)
+        assert res.parent.dtype == np.int64 and res.level.dtype == np.int32
+        assert res.parent.shape == (n,) and res.level.shape == (n,)
+        _, ref_level = bfs_csr(csr.offsets, csr.columns, root)
+        np.testing.assert_array_equal(res.level, ref_level, err_msg=f"root {root}")
+        check = validate(src, dst, res.parent, root, res.level)
+        assert check.valid, f"root {root}: {check.message}"
+        assert searcher.nedge() == check.nedge
+
+
+def random_edges(rng, n, m, dtype=np.uint32):
+    src = rng.integers(0, n, m).astype(dtype)
+    dst = rng.integers(0, n, m).astype(dtype)
+    if m >= 20:
+        src[:5], dst[:5] = src[5:10], dst[5:10]   # duplicates
+        dst[10:15] = src[10:15]                    # self-loops
+    return src, dst
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_levels_random_graphs(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 3000))
+    m = int(rng.integers(0, 4 * n + 1))
+    src, dst = random_edges(rng, n, m)
+    s = merrill(src, dst, n)
+    roots = rng.integers(0, n, 5)
+    check_against_cpu(s, src, dst, n, roots)
+
+
+def test_long_path_many_levels():
+    # a path of 5000 vertices: thousands of tiny levels (the single-CTA kernel's case)
+    n = 5000
+    perm = np.random.default_rng(3).permutation(n).astype(np.uint32)
+    src, dst = perm[:-1], perm[1:]
+    check_against_cpu(merrill(src, dst, n), src, dst, n, [perm[0], perm[n // 2]])
+
+
+def test_star_and_big_frontiers():
+    # a hub of degree 200000 (whole-CTA gathers, multi-block levels) plus a path hanging off it
+    n = 250_000
+    hub = np.zeros(200_000, np.uint32)
+    leaves = np.arange(1, 200_001, dtype=np.uint32)
+    path = np.arange(200_001, n, dtype=np.uint32)
+    src = np.concatenate([hub, path[:-1], [leaves[-1]]]).astype(np.uint32)
+    dst = np.concatenate([leaves, path[1:], [path[0]]]).astype(np.uint32)
+    check_against_cpu(merrill(src, dst, n), src, dst, n, [0, 5, n - 1])
+
+
+def test_isolated_root_and_empty_graph():
+    src = np.array([0, 1], np.uint32)
+    dst = np.array([1, 1], np.uint32)
+    s = merrill(src, dst, 4)
+    s.search(3)
+    res = s.gather(4)
+    np.testing.assert_array_equal(res.parent, [-1, -1, -1, 3])
+    np.testing.assert_array_equal(res.level, [-1, -1, -1, 0])
+    s = merrill(np.empty(0, np.uint32), np.empty(0, np.uint32), 1)
+    s.search(0)
+    np.testing.assert_array_equal(s.gather(1).level, [0])
+
+
+@pytest.mark.parametrize("scale", [10, 12, 14])
+def test_kronecker_levels(scale):
+    src, dst = generate_edges(scale, 16)
+    n = 2 ** scale
+    csr = build_csr(src, dst, n)
+    roots = graph500_roots(n, np.diff(csr.offsets) > 0, count=8)
+    check_against_cpu(merrill(src, dst, n), src, dst, n, roots)
+
+
+@pytest.mark.parametrize("name", ["email-Eu-core.txt", "p2p-Gnutella09.txt"])
+def test_snap_graphs(tmp_path, name):
+    from bfs.graphdir import read_edges, read_meta
+    from bfs.snap import convert_snap
+    out = tmp_path / "g"
+    convert_snap(SNAP_DIR / name, out)
+    src, dst = read_edges(out)
+    n = read_meta(out).n_vertices
+    csr = build_csr(src, dst, n)
+    roots = graph500_roots(n, np.diff(csr.offsets) > 0, count=8)
+    check_against_cpu(merrill(src, dst, n), src, dst, n, roots)
+
+
+def edge_hash(src, dst) -> str:
+    h = hashlib.sha256()
+    h.update(np.ascontiguousarray(src).tobytes())
+    h.update(np.ascontiguousarray(dst).tobytes())
+    return h.hexdigest()
+
+
+@pytest.mark.parametrize("scale", [10, 16, 20])
+def test_generator_matches_cpu(scale):
+    cpu = generate_edges(scale, 16)
+    g_src, g_dst = generate_edges_gpu(scale, 16)
+    assert g_src.dtype == cpu[0].dtype == np.uint32
+    assert edge_hash(g_src.get(), g_dst.get()) == edge_hash(*cpu)
+
+
+@pytest.mark.parametrize("start,stop", [(0, 1), (1, 2), (3, 1000), (4095, 4097), (12345, 54321),
+                                        (262143, 262144), (100003, 100003)])
+def test_generator_subranges(start, stop):
+    cpu = generate_edges(14, 16, (5, 7), "3.0", start, stop)
+    g = generate_edges_gpu(14, 16, (5, 7), "3.0", start, stop)
+    np.testing.assert_array_equal(g[0].get(), cpu[0])
+    np.testing.assert_array_equal(g[1].get(), cpu[1])
+
+
+def test_generator_version_2_1_4_and_edgefactor():
+    cpu = generate_edges(11, 5, (1, 2), "2.1.4", 77, 9999)
+    g = generate_edges_gpu(11, 5, (1, 2), "2.1.4", 77, 9999)
+    assert edge_hash(g[0].get(), g[1].get()) == edge_hash(*cpu)
+
+
+def test_generator_uint64_ids():
+    # scale 33: ids need 64 bits; a short sub-range only
+    cpu = generate_edges(33, 16, (2, 3), "3.0", 10**9, 10**9 + 300)
+    g = generate_edges_gpu(33, 16, (2, 3), "3.0", 10**9, 10**9 + 300)
+    assert g[0].dtype == cpu[0].dtype == np.uint64
+    np.testing.assert_array_equal(g[0].get(), cpu[0])
+    np.testing.assert_array_equal(g[1].get(), cpu[1])
+
+
+def sorted_rows(offsets, columns):
+    offsets = np.asarray(offsets)
+    columns = np.asarray(columns).astype(np.int64)
+    rows = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
+    order = np.lexsort((columns, rows))
+    return offsets, columns[order]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_kernel1_matches_cpu(seed):
+    rng = np.random.default_rng(100 + seed)
+    n = int(rng.integers(1, 5000))
+    src, dst = random_edges(rng, n, int(rng.integers(0, 20000)))
+    cpu = build_csr(src, dst, n)
+    off_d, col_d = gpu.build_csr_gpu(*gpu.to_device_edges(src, dst), n)
+    assert off_d.dtype == cp.int64 and col_d.dtype == cp.uint32
+    off, col = off_d.get(), col_d.get()
+    np.testing.assert_array_equal(off, cpu.offsets)
+    np.testing.assert_array_equal(sorted_rows(off, col)[1], sorted_rows(cpu.offsets,
+                                                                       cpu.columns)[1])
+    # rows come out sorted by column
+    for v in range(0, n, max(1, n // 50)):
+        row = col[off[v]:off[v + 1]]
+        assert np.all(row[:-1] <= row[1:])
+
+
+@pytest.mark.parametrize("limit", [1, 1000, 50_000])
+def test_kernel1_row_buckets(limit):
+    # small sort limits force many row buckets (scale 26 needs two at the default 2^30)
+    src, dst = generate_edges(12, 16)
+    n = 2 ** 12
+    cpu = build_csr(src, dst, n)
+    off, col = (a.get() for a in gpu.build_csr_gpu(*gpu.to_device_edges(src, dst), n,
+                                                   sort_limit=limit))
+    np.testing.assert_array_equal(off, cpu.offsets)
+    np.testing.assert_array_equal(sorted_rows(off, col)[1],
+                                  sorted_rows(cpu.offsets, cpu.columns)[1])
+
+
+def test_kernel1_kronecker():
+    src, dst = generate_edges(14, 16)
+    n = 2 ** 14
+    cpu = build_csr(src, dst, n)
+    off, col = (a.get() for a in gpu.build_csr_gpu(*gpu.to_device_edges(src, dst), n))
+    np.testing.assert_array_equal(off, cpu.offsets)
+    np.testing.assert_array_equal(sorted_rows(off, col)[1],
+                                  sorted_rows(cpu.offsets, cpu.columns)[1])
+
+
+def test_out_of_memory_message(monkeypatch):
+    monkeypatch.setattr(cp.cuda.runtime, "memGetInfo", lambda: (1 << 20, 80 << 30))
+    monkeypatch.setattr(cp, "get_default_memory_pool",
+                        lambda: type("P", (), {"free_bytes": lambda self: 0})())
+    src, dst = generate_edges(10, 16)
+    with pytest.raises(BfsError) as e:
+        gpu.to_device_edges(src, dst)
+    msg = str(e.value)
+    assert "GiB" in msg and str(1 << 20) in msg and str(8 * len(src)) in msg
+    with pytest.raises(BfsError, match="largest Kronecker scale that fits is"):
+        gpu.check_fits(gpu.kronecker_bytes(26), "bench at scale 26",
+                       lambda free: gpu.largest_kronecker_scale(free))
+
+
+def test_largest_scale_model():
+    assert gpu.largest_kronecker_scale(gpu.kronecker_bytes(20)) == 20
+    assert gpu.largest_kronecker_scale(gpu.kronecker_bytes(20) - 1) == 19
+
+
+def test_cli_run_and_generate(tmp_path):
+    g_cpu, g_gpu = tmp_path / "cpu", tmp_path / "gpu"
+    bfs_cli("generate", "kronecker", "--scale", "12", "--out", g_cpu)
+    bfs_cli("generate", "kronecker", "--scale", "12", "--backend", "gpu", "--out", g_gpu)
+    from bfs.graphdir import read_edges
+    a, b = read_edges(g_cpu), read_edges(g_gpu)
+    assert edge_hash(*a) == edge_hash(*b)
+    run = tmp_path / "run"
+    bfs_cli("run", g_gpu, "--algorithm", "merrill", "--backend", "gpu", "--roots", "4",
+            "--save-parents", "1", "--out", run)
+
+    rows = searches(run)
+    assert len(rows) == 4 and all(r["valid"] for r in rows)
+    bfs_cli("validate", run)
+
+
+def test_bench_small(tmp_path):
+    out = tmp_path / "bench.json"
+    proc = bfs_cli("bench", "--backend", "gpu", "--scales", "10", "12", "--algorithms", "merrill",
+                   "--roots", "4", "--out", out)
+    import json
+    rec = json.loads(out.read_text())
+    assert rec["valid"] and len(rec["records"]) == 2
+    assert "GTEPS" in proc.stdout
