@@ -23,6 +23,17 @@ from . import RunContext, SearchResult
 
 
 @numba.njit(cache=True)
+def _claim(v, u, level, seen, out_v, out_p, k):
+    """Keep v (reached from u) if unvisited and not yet claimed in this step; returns the count."""
+    if level[v] == -1 and not seen[v]:
+        seen[v] = True
+        out_v[k] = v
+        out_p[k] = u
+        k += 1
+    return k
+
+
+@numba.njit(cache=True)
 def _expand_owned(frontier, lo, hi, offsets, columns, level, seen):
     """Unvisited neighbours of the owned frontier vertices, each once: (vertices, parents)."""
     out_v = np.empty(len(columns), np.int64)
@@ -33,12 +44,7 @@ def _expand_owned(frontier, lo, hi, offsets, columns, level, seen):
         if u < lo or u >= hi:
             continue
         for e in range(offsets[u - lo], offsets[u - lo + 1]):
-            v = columns[e]
-            if level[v] == -1 and not seen[v]:
-                seen[v] = True
-                out_v[k] = v
-                out_p[k] = u
-                k += 1
+            k = _claim(columns[e], u, level, seen, out_v, out_p, k)
     for i in range(k):
         seen[out_v[i]] = False
     return out_v[:k].copy(), out_p[:k].copy()
@@ -77,12 +83,7 @@ def _expand_rows(heads, neighbours, level, seen):
     for h in range(len(heads) // 2):
         u = heads[2 * h]
         for e in range(c, c + heads[2 * h + 1]):
-            v = neighbours[e]
-            if level[v] == -1 and not seen[v]:
-                seen[v] = True
-                out_v[k] = v
-                out_p[k] = u
-                k += 1
+            k = _claim(neighbours[e], u, level, seen, out_v, out_p, k)
         c += heads[2 * h + 1]
     for i in range(k):
         seen[out_v[i]] = False

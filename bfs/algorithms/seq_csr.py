@@ -15,14 +15,20 @@ from . import EdgeList, RunContext, SearchResult
 
 
 @numba.njit(cache=True)
-def bfs_csr(offsets, columns, root):
-    n = len(offsets) - 1
+def start_search(n, root):
+    """parent, level (root at level 0, everything else -1) and a queue holding the root."""
     parent = np.full(n, -1, np.int64)
     level = np.full(n, -1, np.int32)
     queue = np.empty(n, np.int64)
     parent[root] = root
     level[root] = 0
     queue[0] = root
+    return parent, level, queue
+
+
+@numba.njit(cache=True)
+def bfs_csr(offsets, columns, root):
+    parent, level, queue = start_search(len(offsets) - 1, root)
     head = 0
     tail = 1
     while head < tail:

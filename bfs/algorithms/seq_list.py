@@ -12,6 +12,7 @@ import numba
 import numpy as np
 
 from . import EdgeList, RunContext, SearchResult
+from .seq_csr import start_search
 
 
 @numba.njit(cache=True)
@@ -32,13 +33,7 @@ def build_lists(src, dst, n_vertices):
 
 @numba.njit(cache=True)
 def bfs_list(head, nxt, src, dst, root):
-    n = len(head)
-    parent = np.full(n, -1, np.int64)
-    level = np.full(n, -1, np.int32)
-    queue = np.empty(n, np.int64)
-    parent[root] = root
-    level[root] = 0
-    queue[0] = root
+    parent, level, queue = start_search(len(head), root)
     qhead = 0
     qtail = 1
     while qhead < qtail:
