@@ -49,3 +49,20 @@ def bfs_cli(*args, ranks: int | None = None, env: dict | None = None, timeout: i
 
 def searches(run_dir: Path) -> list[dict]:
     return pq.read_table(Path(run_dir) / "searches.parquet").to_pylist()
+
+
+def build(graph, ctx):
+    """A deliberately wrong BFS (registered only by tests): seq-csr with one tree edge broken."""
+    from bfs.algorithms.seq_csr import build as build_seq_csr
+
+    class Broken:
+        def __init__(self):
+            self.inner = build_seq_csr(graph, ctx)
+
+        def search(self, root):
+            result = self.inner.search(root)
+            far = int(np.argmax(result.level))
+            result.parent[far] = far  # a vertex that is its own parent: rule 1
+            return result
+
+    return Broken()

@@ -1,0 +1,93 @@
+"""The CLI end to end on small graphs, in process: exit codes, files, messages."""
+import json
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+from bfs.algorithms import ALGORITHMS, AlgorithmSpec
+from bfs.cli import main
+from helpers import SNAP_DIR
+
+
+@pytest.fixture(scope="module")
+def kron10(tmp_path_factory):
+    out = tmp_path_factory.mktemp("g") / "kron10"
+    assert main(["generate", "kronecker", "--scale", "10", "--out", str(out)]) == 0
+    return out
+
+
+def test_graph500_scale10_vector_end_to_end(kron10, tmp_path, capsys):
+    run = tmp_path / "run"
+    assert main(["run", str(kron10), "--algorithm", "seq-csr", "--save-parents", "2",
+                 "--out", str(run)]) == 0
+    rows = pq.read_table(run / "searches.parquet").to_pylist()
+    # the reference's facts: 64 roots, each reaches 897 vertices with nedge 16239
+    assert len(rows) == 64 and rows[0]["root"] == 458
+    assert {r["reached"] for r in rows} == {897} and {r["nedge"] for r in rows} == {16239}
+    info = json.loads((run / "run.json").read_text())
+    assert info["valid"] and info["graph500"]["nedge"]["mean"] == 16239
+    assert info["parameters"]["roots"][:3] == [458, 214, 220]
+    assert info["environment"]["cpu_cores"] >= 1 and info["construction_time"] > 0
+    block = (run / "graph500.txt").read_text()
+    assert block in capsys.readouterr().out
+    assert "SCALE:                          10" in block and "NBFS:                           64" in block
+    assert sorted(p.name for p in (run / "parents").iterdir()) == ["root-214.parquet",
+                                                                   "root-458.parquet"]
+    assert main(["validate", str(run), "--report", str(tmp_path / "v.json")]) == 0
+    assert json.loads((tmp_path / "v.json").read_text())["valid"]
+
+
+def test_invalid_search_fails_the_run(kron10, tmp_path, monkeypatch):
+    monkeypatch.setitem(ALGORITHMS, "broken", AlgorithmSpec("broken", "helpers", "test only"))
+    run = tmp_path / "run"
+    assert main(["run", str(kron10), "--algorithm", "broken", "--roots", "3",
+                 "--save-parents", "1", "--out", str(run)]) == 1
+    info = json.loads((run / "run.json").read_text())
+    assert info["valid"] is False and info["graph500"] is None
+    assert not any(r["valid"] for r in pq.read_table(run / "searches.parquet").to_pylist())
+    assert main(["validate", str(run)]) == 1
+
+
+def test_tampered_parents_fail_revalidation(kron10, tmp_path):
+    run = tmp_path / "run"
+    assert main(["run", str(kron10), "--algorithm", "seq-list", "--root", "458",
+                 "--save-parents", "1", "--out", str(run)]) == 0
+    path = run / "parents" / "root-458.parquet"
+    table = pq.read_table(path).to_pandas()
+    child = int(np.flatnonzero(table["level"].to_numpy() == 2)[0])
+    table.loc[child, "parent"] = 458  # the root is two levels up: rule 2
+    table.to_parquet(path)
+    assert main(["validate", str(run)]) == 1
+
+
+@pytest.mark.parametrize("args,message", [
+    (["run", "{tmp}/nothing", "--algorithm", "seq-csr", "--out", "{tmp}/r"],
+     "not a graph directory"),
+    (["run", "{g}", "--algorithm", "bogus", "--out", "{tmp}/r"], "unknown algorithm 'bogus'"),
+    (["run", "{g}", "--algorithm", "seq-csr", "--root", "5000", "--out", "{tmp}/r"],
+     "5000"),
+    (["run", "{g}", "--algorithm", "2d", "--out", "{tmp}/r"], "partition"),
+])
+def test_bad_input_names_the_problem(kron10, tmp_path, capsys, args, message):
+    args = [a.format(tmp=tmp_path, g=kron10) for a in args]
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert "bfs: error:" in err and message in err
+    assert not (tmp_path / "r").exists()
+
+
+def test_malformed_snap_names_file_and_line(tmp_path, capsys):
+    bad = tmp_path / "bad.txt"
+    bad.write_text("# header\n1 2\n3 x\n")
+    assert main(["generate", "snap", str(bad), "--out", str(tmp_path / "g")]) == 1
+    assert "bad.txt:3:" in capsys.readouterr().err
+    assert not (tmp_path / "g").exists()
+
+
+def test_snap_graph_runs_and_validates(tmp_path):
+    g = tmp_path / "g"
+    assert main(["generate", "snap", str(SNAP_DIR / "p2p-Gnutella09.txt"), "--out", str(g)]) == 0
+    assert main(["run", str(g), "--algorithm", "seq-csr", "--roots", "4", "--save-parents", "4",
+                 "--out", str(tmp_path / "r")]) == 0
+    assert main(["validate", str(tmp_path / "r")]) == 0
