@@ -63,7 +63,8 @@ def git_commit() -> dict:
     return {"commit": commit, "dirty": bool(git("status", "--porcelain", "--untracked-files=no"))}
 
 
-SLURM_VARS = ["SLURM_JOB_ID", "SLURM_JOB_NODELIST", "SLURM_NTASKS", "SLURM_LOCALID",
+SLURM_VARS = ["SLURM_JOB_ID", "SLURM_JOB_NODELIST", "SLURM_JOB_NUM_NODES", "SLURM_NTASKS",
+              "SLURM_STEP_ID", "SLURM_LOCALID", "SLURM_JOB_GPUS", "SLURM_STEP_GPUS",
               "SLURM_PROCID", "SLURM_JOB_PARTITION", "CUDA_VISIBLE_DEVICES"]
 
 
