@@ -49,6 +49,10 @@ cleanup() {
         for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
         kill -9 "$pid" 2>/dev/null || true
     done
+    if [ "${OWN_ETC_CONF:-0}" = 1 ] && [ -L /etc/slurm/slurm.conf ] \
+       && [ "$(readlink /etc/slurm/slurm.conf)" = "$SLURM_CONF" ]; then
+        rm -f /etc/slurm/slurm.conf
+    fi
     if [ "${BFS_SLURM_TEST_KEEP:-0}" = 1 ]; then
         say "kept $TMP"
     else
@@ -103,6 +107,20 @@ GresTypes=gpu
 NodeName=$HOST NodeAddr=127.0.0.1 CPUs=8 Boards=1 SocketsPerBoard=1 CoresPerSocket=8 ThreadsPerCore=1 RealMemory=$MEM_MB Gres=gpu:4 State=UNKNOWN
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 EOF
+# Jobs must find the configuration without SLURM_CONF (the plugin's job step removes SLURM_*
+# variables before its inner srun), so /etc/slurm/slurm.conf points at it while the test runs:
+# only when there is none, or one a previous run of this script left; removed on exit.
+ETC_CONF=/etc/slurm/slurm.conf
+MARKER="# bfs tests/slurm/run_cluster_test.sh"
+if [ -L "$ETC_CONF" ] && [[ "$(readlink "$ETC_CONF")" == /tmp/bfs-slurm-test.* ]]; then
+    rm -f "$ETC_CONF"
+elif [ -e "$ETC_CONF" ]; then
+    die "$ETC_CONF exists (a real SLURM configuration?): not touching it"
+fi
+echo "$MARKER" >>"$SLURM_CONF"
+mkdir -p /etc/slurm
+ln -s "$SLURM_CONF" "$ETC_CONF"
+OWN_ETC_CONF=1
 # schedulable fake GPUs: gres files must be distinct character devices for SLURM to set
 # CUDA_VISIBLE_DEVICES
 cat >"$TMP/etc/gres.conf" <<EOF
@@ -146,3 +164,69 @@ say "srun -n 4 --gpus=4 --ntasks-per-gpu=1: $(echo $out)"
 [ "$(echo "$out" | cut -d: -f2 | sort -u | wc -l)" = 4 ] || die "tasks did not get distinct GPUs: $out"
 
 if [ "${1:-}" = setup-only ]; then exit 0; fi
+
+# --- 3. the tiny workflow through `snakemake --profile slurm` --------------------------------
+WORK="$TMP/slurm-run"
+LOCAL="$TMP/local-run"
+mkdir -p "$WORK" "$LOCAL"
+python3 "$REPO/tests/slurm/check_cluster_run.py" write-config "$WORK/config.yaml" "$REPO"
+cp "$WORK/config.yaml" "$LOCAL/config.yaml"
+RUN_TARGETS=$(python3 "$REPO/tests/slurm/check_cluster_run.py" run-targets "$WORK/config.yaml")
+# the cluster run: every run and its validation job (tables and figures are local work)
+VALIDATION_TARGETS=$(python3 "$REPO/tests/slurm/check_cluster_run.py" validation-targets "$WORK/config.yaml")
+
+# the reference: the same runs on this machine without SLURM, alongside the cluster run
+# shellcheck disable=SC2086
+(cd "$REPO" && env -u SLURM_CONF snakemake -c 1 -d "$LOCAL" --configfile "$LOCAL/config.yaml" \
+    -- $RUN_TARGETS >"$TMP/log/local.log" 2>&1) &
+LOCAL_PID=$!
+
+cd "$REPO"   # `--profile slurm` as typed: the profile is ./slurm/ in the repository root
+# shellcheck disable=SC2086
+say "snakemake --profile slurm (tiny config, BFS jobs of 1, 2 and 4 tasks with one GPU each)"
+# status checks start after 5 s (profile: 40 s; MinJobAge=600 covers both)
+if ! snakemake --profile slurm -d "$WORK" --configfile "$WORK/config.yaml" \
+        --slurm-init-seconds-before-status-checks 5 -- $VALIDATION_TARGETS \
+        >"$TMP/log/snakemake-slurm.log" 2>&1; then
+    tail -n 60 "$TMP/log/snakemake-slurm.log" >&2
+    find "$WORK/.snakemake/slurm_logs" -name '*.log' -exec tail -n 20 {} + >&2 2>/dev/null || true
+    die "snakemake --profile slurm failed"
+fi
+say "workflow finished on SLURM"
+scontrol show job -o >"$TMP/log/jobs.txt" 2>/dev/null || true
+wait "$LOCAL_PID" || { tail -n 40 "$TMP/log/local.log" >&2; die "the local reference run failed"; }
+python3 "$REPO/tests/slurm/check_cluster_run.py" check "$WORK" "$LOCAL" "$TMP/log/jobs.txt" \
+    "$TMP/log/snakemake-slurm.log" || die "checks of the SLURM run failed"
+say "SLURM run checked: sbatch jobs, ranks, GPUs, searches equal the local run"
+
+# --- 4. a job killed at its time limit leaves nothing; a rerun completes --------------------
+if [ "${BFS_SLURM_TEST_SKIP_SLOW:-0}" != 1 ]; then
+    SLOW="$TMP/slow-run"
+    mkdir -p "$SLOW"
+    python3 "$REPO/tests/slurm/check_cluster_run.py" write-slow-config "$SLOW/config.yaml"
+    SLOW_TARGET=results/runs/kron-s18/seq-list/cpu-serial-default
+    say "slow job (seq-list, scale 18, 48 roots) under --set-resources bfs_serial:runtime=1"
+    if snakemake --profile slurm -d "$SLOW" --configfile "$SLOW/config.yaml" \
+            --slurm-init-seconds-before-status-checks 5 \
+            --set-resources bfs_serial:runtime=1 -- "$SLOW_TARGET" >"$TMP/log/slow-1.log" 2>&1; then
+        die "the slow job finished within 1 minute: make it slower"
+    fi
+    scontrol show job -o >"$TMP/log/jobs-slow.txt" 2>/dev/null || true
+    grep -q "JobState=TIMEOUT" "$TMP/log/jobs-slow.txt" \
+        || { tail -n 30 "$TMP/log/slow-1.log" >&2; die "no job ended in TIMEOUT"; }
+    [ ! -e "$SLOW/$SLOW_TARGET" ] || die "the killed job left $SLOW_TARGET"
+    leftovers=$(find "$SLOW/results/runs" -name '.*tmp-*' 2>/dev/null | head -n 5)
+    [ -z "$leftovers" ] || die "the killed job left temporary directories: $leftovers"
+    say "killed at its limit (TIMEOUT), no output left; rerun with the profile's limits"
+    snakemake --profile slurm -d "$SLOW" --configfile "$SLOW/config.yaml" \
+        --slurm-init-seconds-before-status-checks 5 -- "$SLOW_TARGET" >"$TMP/log/slow-2.log" 2>&1 \
+        || { tail -n 40 "$TMP/log/slow-2.log" >&2; die "the rerun failed"; }
+    python3 - "$SLOW/$SLOW_TARGET" <<'PY' || die "the rerun's run directory is incomplete"
+import json, sys
+from pathlib import Path
+info = json.loads((Path(sys.argv[1]) / "run.json").read_text())
+assert info["valid"] and info["parameters"]["n_roots"] == 48, info["parameters"]
+assert info["environment"]["slurm_job_id"], "the rerun did not run under SLURM"
+PY
+    say "rerun completed: valid run under SLURM job $(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['environment']['slurm_job_id'])" "$SLOW/$SLOW_TARGET/run.json")"
+fi
