@@ -215,7 +215,7 @@ if [ "${BFS_SLURM_TEST_SKIP_SLOW:-0}" != 1 ]; then
     grep -q "JobState=TIMEOUT" "$TMP/log/jobs-slow.txt" \
         || { tail -n 30 "$TMP/log/slow-1.log" >&2; die "no job ended in TIMEOUT"; }
     [ ! -e "$SLOW/$SLOW_TARGET" ] || die "the killed job left $SLOW_TARGET"
-    leftovers=$(find "$SLOW/results/runs" -name '.*tmp-*' 2>/dev/null | head -n 5)
+    leftovers=$(find "$SLOW/results" -name '.*tmp-*' 2>/dev/null | head -n 5 || true)
     [ -z "$leftovers" ] || die "the killed job left temporary directories: $leftovers"
     say "killed at its limit (TIMEOUT), no output left; rerun with the profile's limits"
     snakemake --profile slurm -d "$SLOW" --configfile "$SLOW/config.yaml" \
