@@ -17,6 +17,7 @@ line naming what was wrong and exit 1; progress goes to stderr, results to stdou
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 import time
 from pathlib import Path
@@ -298,8 +299,15 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _terminated(signum, frame):
+    # a batch scheduler's kill (SLURM: SIGTERM at the time limit, SIGKILL KillWait later):
+    # unwind like an interrupt so atomic directories remove their temporary siblings
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    signal.signal(signal.SIGTERM, _terminated)
     try:
         return args.func(args)
     except BfsError as e:

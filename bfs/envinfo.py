@@ -63,7 +63,8 @@ def git_commit() -> dict:
     return {"commit": commit, "dirty": bool(git("status", "--porcelain", "--untracked-files=no"))}
 
 
-SLURM_VARS = ["SLURM_JOB_ID", "SLURM_JOB_NODELIST", "SLURM_NTASKS", "SLURM_LOCALID",
+SLURM_VARS = ["SLURM_JOB_ID", "SLURM_JOB_NODELIST", "SLURM_JOB_NUM_NODES", "SLURM_NTASKS",
+              "SLURM_STEP_ID", "SLURM_LOCALID", "SLURM_JOB_GPUS", "SLURM_STEP_GPUS",
               "SLURM_PROCID", "SLURM_JOB_PARTITION", "CUDA_VISIBLE_DEVICES"]
 
 
@@ -71,7 +72,39 @@ def slurm() -> dict:
     return {k: os.environ[k] for k in SLURM_VARS if k in os.environ}
 
 
-def environment(hostnames: list[str] | None = None, mpi_size: int = 1) -> dict:
+def visible_devices() -> list[str]:
+    """The entries of CUDA_VISIBLE_DEVICES ([] when unset or empty)."""
+    value = os.environ.get("CUDA_VISIBLE_DEVICES", "").strip()
+    return [d for d in value.split(",") if d.strip()] if value else []
+
+
+def local_rank(node_rank: int | None = None) -> int:
+    """This process's index among the ranks on its node: SLURM_LOCALID under srun, else the
+    launcher's own variable, else `node_rank` (the rank in a shared-memory split), else 0."""
+    for var in ("SLURM_LOCALID", "MPI_LOCALRANKID", "OMPI_COMM_WORLD_LOCAL_RANK",
+                "PMI_LOCAL_RANK"):
+        if os.environ.get(var, "").isdigit():
+            return int(os.environ[var])
+    return node_rank or 0
+
+
+def gpu_index(local: int, n_devices: int) -> int:
+    """The device a rank drives: SLURM may have bound each task to one GPU (then index 0 of
+    what it sees); otherwise ranks on a node take the visible devices in turn."""
+    return local % n_devices if n_devices > 0 else 0
+
+
+def rank_info(node_rank: int | None = None) -> dict:
+    """What one rank saw: small metadata gathered to rank 0 for run.json."""
+    return {"hostname": socket.gethostname(),
+            "slurm_procid": os.environ.get("SLURM_PROCID"),
+            "slurm_localid": os.environ.get("SLURM_LOCALID"),
+            "local_rank": local_rank(node_rank),
+            "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES")}
+
+
+def environment(hostnames: list[str] | None = None, mpi_size: int = 1,
+                ranks: list[dict] | None = None) -> dict:
     return {
         "cpu_model": cpu_model(),
         "cpu_cores": os.cpu_count(),
@@ -80,6 +113,9 @@ def environment(hostnames: list[str] | None = None, mpi_size: int = 1) -> dict:
         "hostnames": hostnames or [socket.gethostname()],
         "slurm": slurm(),
         "slurm_job_id": os.environ.get("SLURM_JOB_ID"),
+        # per rank: host, SLURM_PROCID/LOCALID, node-local rank, CUDA_VISIBLE_DEVICES and the
+        # device index it used (gpu runs)
+        "ranks": ranks or [rank_info()],
         "packages": package_versions(),
         "git": git_commit(),
     }

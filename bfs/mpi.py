@@ -104,6 +104,22 @@ def gatherv(comm, local: np.ndarray, root: int = 0) -> np.ndarray | None:
     return None
 
 
+def node_rank(comm) -> int:
+    """Rank among the processes sharing this node's memory."""
+    from mpi4py import MPI
+    node = comm.Split_type(MPI.COMM_TYPE_SHARED)
+    try:
+        return node.Get_rank()
+    finally:
+        node.Free()
+
+
+def rank_infos(comm, extra: dict | None = None) -> list[dict]:
+    # what each rank saw (host, SLURM ids, GPUs): metadata, a few hundred bytes per rank
+    from .envinfo import rank_info
+    return comm.allgather({**rank_info(node_rank(comm)), **(extra or {})})
+
+
 def hostnames(comm) -> list[str]:
     # host names are metadata, a few bytes per rank
     return comm.allgather(socket.gethostname())

@@ -48,6 +48,14 @@ def gpu_available() -> bool:
         return False
 
 
+def select_gpu(local: int) -> int:
+    """Make device gpu_index(local, visible devices) current for this process; its index."""
+    import cupy
+    index = envinfo.gpu_index(local, cupy.cuda.runtime.getDeviceCount())
+    cupy.cuda.Device(index).use()
+    return index
+
+
 def resolve_backend(requested: str, spec) -> str:
     if requested == "auto":
         if "gpu" in spec.backends and gpu_available():
@@ -162,6 +170,9 @@ class MpiSession:
             self.src, self.dst = read_block(part_dir, self.manifest, self.rank)
         self.meta = GraphMeta.from_json(self.manifest["graph"]["graph_json"])
         self.hostnames = mpi.hostnames(comm)
+        # each rank drives its own GPU: the one SLURM bound it to, or its node-local turn
+        gpu = select_gpu(envinfo.local_rank(mpi.node_rank(comm))) if backend == "gpu" else None
+        self.ranks = mpi.rank_infos(comm, {"gpu_index": gpu})
         if self.is_root:
             log(f"{self.size} ranks, {rows}x{cols} grid, {self.meta.n_vertices} vertices, "
                 f"{self.manifest['n_directed_edges']} directed edges")
@@ -345,7 +356,8 @@ def _write_run(session, out, opts, spec, backend, options, started, roots, const
             "edgefactor": edgefactor,
             "construction_time": construction_time,
             "graph500": stats,
-            "environment": envinfo.environment(session.hostnames, session.size),
+            "environment": envinfo.environment(session.hostnames, session.size,
+                                               getattr(session, "ranks", None)),
         })
     sys.stdout.write(block)
     if not valid:

@@ -1,6 +1,13 @@
 # BFS runs: one validated run directory per (graph, algorithm, backend, layout, variant).
 # Multi-rank runs start through `resources.mpi` so a profile can swap the launcher
 # (--set-resources bfs_mpi:mpi="srun --mpi=pmi2"); `tasks` is the rank count.
+# A distributed algorithm on one rank (layouts 1x1, p1) runs without a launcher (MPI singleton),
+# so batch schedulers see a plain one-task job (bfs_single_rank).
+# Every BFS job asks for one GPU per rank when it needs GPUs (`gpu`, `tasks_per_gpu: 1`); each
+# rank then picks its own device (SLURM_LOCALID / node-local rank) and run.json records which.
+
+
+ruleorder: bfs_single_rank > bfs_mpi
 
 
 rule bfs_serial:
@@ -14,12 +21,43 @@ rule bfs_serial:
     resources:
         tasks=1,
         gpu=gpus,
+        tasks_per_gpu=1,
+        mem_mb=bfs_mem_mb,
+        runtime=bfs_runtime,
     log:
         f"{RESULTS}/logs/bfs/{{graph}}/{{algorithm}}-{{backend}}-serial-default.log",
     conda:
         "../../envs/cpu.yaml"
     shell:
         "python3 -m bfs run {input} --algorithm {wildcards.algorithm} --backend {wildcards.backend}"
+        " --roots {params.roots} --save-parents {params.save} --out {output}"
+        " 2>&1 >>{log} | tee -a {log}"
+
+
+rule bfs_single_rank:
+    input:
+        f"{RESULTS}/partitions/{{graph}}/{{layout}}",
+    output:
+        directory(f"{RESULTS}/runs/{{graph}}/{{algorithm}}/{{backend}}-{{layout}}-{{variant}}"),
+    wildcard_constraints:
+        layout="1x1|p1",
+    params:
+        roots=config["roots"],
+        save=config["save_parents"],
+        options=run_options,
+    resources:
+        tasks=1,
+        gpu=gpus,
+        tasks_per_gpu=1,
+        mem_mb=bfs_mem_mb,
+        runtime=bfs_runtime,
+    log:
+        f"{RESULTS}/logs/bfs/{{graph}}/{{algorithm}}-{{backend}}-{{layout}}-{{variant}}.log",
+    conda:
+        "../../envs/cpu.yaml"
+    shell:
+        "python3 -m bfs run {input}"
+        " --algorithm {wildcards.algorithm} --backend {wildcards.backend} {params.options}"
         " --roots {params.roots} --save-parents {params.save} --out {output}"
         " 2>&1 >>{log} | tee -a {log}"
 
@@ -35,11 +73,16 @@ rule bfs_mpi:
         roots=config["roots"],
         save=config["save_parents"],
         options=run_options,
+    # locally the ranks occupy as many cores; under SLURM each rank is one task of one CPU
     threads: lambda wc: layout_ranks(wc.layout)
     resources:
         tasks=lambda wc: layout_ranks(wc.layout),
+        cpus_per_task=1,
         mpi=config["mpi"],
         gpu=gpus,
+        tasks_per_gpu=1,
+        mem_mb=bfs_mem_mb,
+        runtime=bfs_runtime,
     log:
         f"{RESULTS}/logs/bfs/{{graph}}/{{algorithm}}-{{backend}}-{{layout}}-{{variant}}.log",
     conda:

@@ -1,4 +1,6 @@
 # Shared helpers: config validation, the run-path convention, and what each experiment needs.
+import math
+import os
 import re
 import shlex
 
@@ -207,8 +209,58 @@ def run_options(wc):
     return ""
 
 
+def job_ranks(wc):
+    return layout_ranks(wc.get("layout", "serial"))
+
+
 def gpus(wc):
-    return layout_ranks(wc.layout) if wc.backend == "gpu" else 0
+    """GPUs a BFS job asks for: one per rank (each rank drives its own device)."""
+    if wc.backend in ("gpu", "auto") or config.get("request_gpus", "auto") == "always":
+        return job_ranks(wc)
+    return 0
+
+
+# --- job sizes for a batch scheduler (runtime in minutes, mem_mb per job) ----------------
+# Estimated from what the config says about a graph, before it exists: a Kronecker graph has
+# edgefactor * 2^scale edges, a local SNAP file about one edge per 16 bytes. Generous on
+# purpose: a job killed at its limit costs more than an idle reservation.
+
+
+def graph_size(graph):
+    """(vertices, undirected input edges) of a configured graph, estimated."""
+    if graph in KRONECKER:
+        p = KRONECKER[graph]
+        n = 2 ** p["scale"]
+        return n, n * p.get("edgefactor", 16)
+    path = SNAP.get(graph, {}).get("path")
+    try:
+        m = max(1, os.path.getsize(path) // 16) if path else 10**7
+    except OSError:
+        m = 10**7
+    return m, m
+
+
+def mem_mb_for(graph, ranks=1, per_edge=64, per_vertex=40, base=1500):
+    """A job's memory: per rank a fixed Python/Numba/Arrow base, its share of the edges and
+    the vertex-length arrays every rank holds (frontiers, parents, levels)."""
+    n, m = graph_size(graph)
+    per_rank = base + (per_edge * m / ranks + per_vertex * n) / 2**20
+    return int(math.ceil(ranks * per_rank / 100.0) * 100)
+
+
+def runtime_for(graph, work_per_edge=1.0, base=10):
+    """Minutes: a base plus a rate of 2 million edge-visits per second, with a wide margin."""
+    _, m = graph_size(graph)
+    return int(base + math.ceil(work_per_edge * m / 2e6 / 60 * 4))
+
+
+def bfs_mem_mb(wc):
+    return mem_mb_for(wc.graph, job_ranks(wc))
+
+
+def bfs_runtime(wc):
+    # every root is searched and validated, plus one warm-up search
+    return runtime_for(wc.graph, work_per_edge=3 * (config["roots"] + 1))
 
 
 def table_runs(wc):

@@ -8,6 +8,9 @@ rule kronecker:
         graph=names_regex(KRONECKER),
     params:
         args=kronecker_args,
+    resources:
+        mem_mb=lambda wc: mem_mb_for(wc.graph, per_edge=48),
+        runtime=lambda wc: runtime_for(wc.graph, work_per_edge=4),
     log:
         f"{RESULTS}/logs/graphs/{{graph}}.log",
     conda:
@@ -42,6 +45,9 @@ rule snap_convert:
         graph=names_regex(SNAP),
     params:
         sha256=lambda wc: SNAP[wc.graph]["sha256"],
+    resources:
+        mem_mb=lambda wc: mem_mb_for(wc.graph, per_edge=48),
+        runtime=lambda wc: runtime_for(wc.graph, work_per_edge=4),
     log:
         f"{RESULTS}/logs/graphs/{{graph}}.log",
     conda:

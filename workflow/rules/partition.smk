@@ -10,6 +10,9 @@ rule partition:
         layout="[0-9]+x[0-9]+|p[0-9]+",
     params:
         shape=partition_args,
+    resources:
+        mem_mb=lambda wc: mem_mb_for(wc.graph, per_edge=64),
+        runtime=lambda wc: runtime_for(wc.graph, work_per_edge=4),
     log:
         f"{RESULTS}/logs/partition/{{graph}}-{{layout}}.log",
     conda:

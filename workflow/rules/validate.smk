@@ -8,6 +8,9 @@ rule validate:
         graph=f"{RESULTS}/graphs/{{graph}}",
     output:
         f"{RESULTS}/validation/{{graph}}/{{algorithm}}/{{backend}}-{{layout}}-{{variant}}.json",
+    resources:
+        mem_mb=lambda wc: mem_mb_for(wc.graph),
+        runtime=lambda wc: runtime_for(wc.graph, work_per_edge=2 * config['save_parents'] + 2),
     log:
         f"{RESULTS}/logs/validate/{{graph}}/{{algorithm}}-{{backend}}-{{layout}}-{{variant}}.log",
     conda:

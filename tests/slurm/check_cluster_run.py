@@ -1,0 +1,188 @@
+"""Configs and checks for tests/slurm/run_cluster_test.sh.
+
+    check_cluster_run.py write-config CONFIG REPO      the tiny config (1-4 ranks, GPUs requested)
+    check_cluster_run.py run-targets CONFIG            its run directories, for a local reference
+    check_cluster_run.py write-slow-config CONFIG      one seq-list run that takes minutes
+    check_cluster_run.py check SLURM_DIR LOCAL_DIR JOBS_TXT SNAKEMAKE_LOG
+"""
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+
+
+def tiny_config(repo: Path) -> dict:
+    return {
+        "results": "results",
+        "roots": 4,
+        "save_parents": 1,
+        # every BFS job asks SLURM for one (fake) GPU per rank, though the backend is cpu
+        "request_gpus": "always",
+        "graphs": {
+            "kronecker": {"kron-s8": {"scale": 8, "edgefactor": 8},
+                          "kron-s9": {"scale": 9, "edgefactor": 8}},
+            "snap": {"email-Eu-core": {
+                "path": str(repo / "data" / "snap" / "email-Eu-core.txt"),
+                "sha256": "f1042d365764967ce66a70e1a697adbc53353c7f46283e8d1d8d1737c5e51213"}},
+        },
+        "experiments": {
+            "strong_scaling": {"graph": "kron-s9", "algorithm": "2d", "ranks": [1, 2, 4]},
+            "real_graphs": {"graphs": ["email-Eu-core"], "algorithms": ["seq-csr", "2d"],
+                            "ranks": 4},
+            "implementations": {"graphs": ["kron-s8"], "algorithms": ["seq-list", "1d"],
+                                "ranks": 2},
+        },
+    }
+
+
+def slow_config() -> dict:
+    return {
+        "results": "results",
+        "roots": 48,
+        "save_parents": 1,
+        "graphs": {"kronecker": {"kron-s18": {"scale": 18, "edgefactor": 16}}},
+        "experiments": {"implementations": {"graphs": ["kron-s18"], "algorithms": ["seq-list"]}},
+    }
+
+
+def expected_runs(config: dict) -> dict[str, int]:
+    """run directory (relative to the work dir) -> ranks."""
+    from bfs.algorithms import ALGORITHMS
+    from bfs.partition import squarest_grid
+    runs = {}
+
+    def add(graph, algorithm, ranks):
+        if not ALGORITHMS[algorithm].distributed:
+            name, ranks = f"{algorithm}/cpu-serial-default", 1
+        elif algorithm == "1d":
+            name = f"1d/cpu-p{ranks}-default"
+        else:
+            r, c = squarest_grid(ranks)
+            name = f"2d/cpu-{r}x{c}-scan"
+        runs[f"results/runs/{graph}/{name}"] = ranks
+
+    exp = config["experiments"]
+    for ranks in exp["strong_scaling"]["ranks"]:
+        add(exp["strong_scaling"]["graph"], exp["strong_scaling"]["algorithm"], ranks)
+    for key in ("real_graphs", "implementations"):
+        for graph in exp[key]["graphs"]:
+            for algorithm in exp[key]["algorithms"]:
+                add(graph, algorithm, exp[key].get("ranks", 1))
+    return runs
+
+
+def validation_file(run: str) -> str:
+    return run.replace("results/runs/", "results/validation/", 1) + ".json"
+
+
+def fail(msg: str) -> None:
+    print(f"check: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def scontrol_jobs(path: Path) -> dict[str, dict]:
+    jobs = {}
+    for line in path.read_text().splitlines():
+        fields = dict(re.findall(r"(\w+)=(\S*)", line))
+        if "JobId" in fields:
+            jobs[fields["JobId"]] = fields
+    return jobs
+
+
+def check(work: Path, local: Path, jobs_txt: Path, snakemake_log: Path) -> None:
+    config = yaml.safe_load((work / "config.yaml").read_text())
+    runs = expected_runs(config)
+    jobs = scontrol_jobs(jobs_txt)
+    log = snakemake_log.read_text()
+
+    # every job of the workflow went through sbatch: the plugin's submissions, SLURM's records
+    submitted = re.findall(r"Job \d+ has been submitted with SLURM jobid (\d+)", log)
+    n_jobs = re.search(r"^total\s+(\d+)", log, re.M)
+    if not submitted:
+        fail("no 'submitted with SLURM jobid' lines in the snakemake log")
+    if not n_jobs or len(submitted) != int(n_jobs.group(1)):
+        fail(f"{len(submitted)} sbatch submissions for {n_jobs.group(1)} jobs")
+    for jobid in submitted:
+        state = jobs.get(jobid, {}).get("JobState")
+        if state != "COMPLETED":
+            fail(f"SLURM job {jobid}: state {state} (scontrol show job)")
+    print(f"check: {len(submitted)} jobs submitted with sbatch, all COMPLETED in scontrol")
+
+    for run, ranks in runs.items():
+        info = json.loads((work / run / "run.json").read_text())
+        env, params = info["environment"], info["parameters"]
+        jobid = env["slurm_job_id"]
+        if not info["valid"]:
+            fail(f"{run}: run marked invalid")
+        if jobid not in submitted:
+            fail(f"{run}: SLURM job {jobid} is not one the workflow submitted")
+        job = jobs[jobid]
+        if params["mpi_size"] != ranks or env["mpi_size"] != ranks:
+            fail(f"{run}: mpi_size {params['mpi_size']}, expected {ranks}")
+        if int(job["NumTasks"]) != ranks:
+            fail(f"{run}: SLURM job {jobid} had NumTasks={job['NumTasks']}, expected {ranks}")
+        if job.get("TresPerJob") != f"gres:gpu:{ranks}":
+            fail(f"{run}: SLURM job {jobid} did not ask for {ranks} GPUs: {job.get('TresPerJob')}")
+        if not env["slurm"].get("SLURM_JOB_NODELIST"):
+            fail(f"{run}: no node list recorded")
+        ranks_seen = env["ranks"]
+        if len(ranks_seen) != ranks:
+            fail(f"{run}: {len(ranks_seen)} rank records")
+        if ranks > 1:
+            if sorted(int(r["slurm_procid"]) for r in ranks_seen) != list(range(ranks)):
+                fail(f"{run}: ranks were not one srun task each: {ranks_seen}")
+            # the device each rank drives: the one it sees, or its local turn among several
+            from bfs.envinfo import gpu_index
+            used = set()
+            for r in ranks_seen:
+                visible = (r["cuda_visible_devices"] or "").split(",")
+                if not visible[0]:
+                    fail(f"{run}: a rank saw no CUDA_VISIBLE_DEVICES: {r}")
+                used.add((r["hostname"], visible[gpu_index(r["local_rank"], len(visible))]))
+            if len(used) != ranks:
+                fail(f"{run}: ranks share GPUs: {ranks_seen}")
+        elif not env["slurm"].get("CUDA_VISIBLE_DEVICES"):
+            fail(f"{run}: the one-rank job saw no GPU")
+        mine = pq.read_table(work / run / "searches.parquet").to_pandas()
+        ref = pq.read_table(local / run / "searches.parquet").to_pandas()
+        cols = ["root", "depth", "nedge", "reached", "valid"]
+        a = mine[cols].sort_values("root").reset_index(drop=True)
+        b = ref[cols].sort_values("root").reset_index(drop=True)
+        if not a.equals(b):
+            fail(f"{run}: searches differ from the local run\n{a}\n{b}")
+        print(f"check: {run}: {ranks} rank(s) in SLURM job {jobid} "
+              f"({job['NodeList']}, {job.get('TresPerJob')}), GPUs "
+              f"{[r['cuda_visible_devices'] for r in ranks_seen]}, searches equal the local run")
+        verdict = json.loads((work / validation_file(run)).read_text())
+        if not verdict["valid"]:
+            fail(f"{run}: the validation job found it invalid")
+    print(f"check: {len(runs)} runs checked, each validated by its own SLURM job")
+
+
+def main(argv: list[str]) -> None:
+    cmd, *args = argv
+    if cmd == "write-config":
+        Path(args[0]).write_text(yaml.safe_dump(tiny_config(Path(args[1]))))
+    elif cmd == "write-slow-config":
+        Path(args[0]).write_text(yaml.safe_dump(slow_config()))
+    elif cmd == "run-targets":
+        print(" ".join(expected_runs(yaml.safe_load(Path(args[0]).read_text()))))
+    elif cmd == "validation-targets":
+        runs = expected_runs(yaml.safe_load(Path(args[0]).read_text()))
+        print(" ".join(validation_file(run) for run in runs))
+    elif cmd == "check":
+        check(*map(Path, args))
+    else:
+        raise SystemExit(__doc__)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

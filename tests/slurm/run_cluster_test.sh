@@ -1,0 +1,232 @@
+#!/usr/bin/env bash
+# End-to-end test of the `slurm` profile on a throw-away single-node SLURM cluster on this host.
+#
+#   sudo tests/slurm/run_cluster_test.sh          (root, Debian; a few minutes)
+#
+# 1. installs slurm-wlm and munge from Debian packages (skipped when present);
+# 2. writes a single-node slurm.conf + gres.conf into a temporary directory (no accounting
+#    database, cons_tres, 8 declared CPUs, 4 fake GPUs backed by distinct character devices,
+#    MinJobAge=600, free ports), starts munged (unless one runs), slurmctld and slurmd;
+# 3. runs a tiny config with `snakemake --profile slurm` from the repository root and checks that
+#    every job went through sbatch, that multi-rank runs had that many ranks and one GPU each,
+#    and that the searches equal a local run's;
+# 4. runs a deliberately slow job under a 1-minute limit: SLURM kills it, no output is left, and
+#    a rerun with the profile's limit completes;
+# 5. stops the daemons it started, by pid (trap on exit), and removes its temporary state.
+#
+# Environment: BFS_SLURM_TEST_KEEP=1 keeps the temporary directory; BFS_SLURM_TEST_SKIP_SLOW=1
+# leaves out step 4.
+set -euo pipefail
+
+REPO=$(cd "$(dirname "$0")/../.." && pwd)
+START=$(date +%s)
+say() { printf '[slurm-test %4ss] %s\n' "$(( $(date +%s) - START ))" "$*" >&2; }
+die() { say "FAIL: $*"; exit 1; }
+
+[ "$(id -u)" = 0 ] || die "must run as root (it installs packages and starts slurmctld/slurmd)"
+command -v apt-get >/dev/null || die "needs Debian's apt-get"
+
+# --- 1. packages -----------------------------------------------------------------------------
+if ! command -v slurmctld >/dev/null || ! command -v slurmd >/dev/null || ! command -v munged >/dev/null \
+   || ! command -v sbatch >/dev/null; then
+    say "installing slurm-wlm and munge"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq slurm-wlm munge >/dev/null
+fi
+python3 -c "import snakemake_executor_plugin_slurm" 2>/dev/null \
+    || die "snakemake-executor-plugin-slurm is missing: pip install -e '.[workflow]'"
+
+# --- 2. a single-node cluster in a temporary directory ---------------------------------------
+TMP=$(mktemp -d /tmp/bfs-slurm-test.XXXXXX)
+chmod 755 "$TMP"
+PIDS=()
+cleanup() {
+    local rc=$?
+    for pid in "${PIDS[@]}"; do
+        kill "$pid" 2>/dev/null || true
+    done
+    for pid in "${PIDS[@]}"; do
+        for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+        kill -9 "$pid" 2>/dev/null || true
+    done
+    if [ "${OWN_ETC_CONF:-0}" = 1 ] && [ -L /etc/slurm/slurm.conf ] \
+       && [ "$(readlink /etc/slurm/slurm.conf)" = "$SLURM_CONF" ]; then
+        rm -f /etc/slurm/slurm.conf
+    fi
+    if [ "${BFS_SLURM_TEST_KEEP:-0}" = 1 ]; then
+        say "kept $TMP"
+    else
+        rm -rf "$TMP"
+    fi
+    if [ $rc = 0 ]; then say "PASS"; else say "exit status $rc"; fi
+    exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+HOST=$(hostname -s)
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+CTLD_PORT=$(free_port)
+SLURMD_PORT=$(free_port)
+[ "$CTLD_PORT" != "$SLURMD_PORT" ] || SLURMD_PORT=$(free_port)
+MEM_MB=$(awk '/MemTotal/ {print int($2 / 1024 * 0.8)}' /proc/meminfo)
+mkdir -p "$TMP/etc" "$TMP/ctld" "$TMP/spool" "$TMP/log"
+export SLURM_CONF="$TMP/etc/slurm.conf"
+cat >"$SLURM_CONF" <<EOF
+ClusterName=bfstest
+SlurmctldHost=$HOST(127.0.0.1)
+SlurmctldPort=$CTLD_PORT
+SlurmdPort=$SLURMD_PORT
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+CredType=cred/munge
+StateSaveLocation=$TMP/ctld
+SlurmdSpoolDir=$TMP/spool
+SlurmctldPidFile=$TMP/slurmctld.pid
+SlurmdPidFile=$TMP/slurmd.pid
+SlurmctldLogFile=$TMP/log/slurmctld.log
+SlurmdLogFile=$TMP/log/slurmd.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core_Memory
+SchedulerType=sched/backfill
+AccountingStorageType=accounting_storage/none
+JobAcctGatherType=jobacct_gather/none
+JobCompType=jobcomp/none
+MpiDefault=none
+ReturnToService=2
+SlurmdParameters=config_overrides
+MinJobAge=600
+KillWait=5
+OverTimeLimit=0
+InactiveLimit=0
+SchedulerParameters=sched_interval=2
+GresTypes=gpu
+NodeName=$HOST NodeAddr=127.0.0.1 CPUs=8 Boards=1 SocketsPerBoard=1 CoresPerSocket=8 ThreadsPerCore=1 RealMemory=$MEM_MB Gres=gpu:4 State=UNKNOWN
+PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+EOF
+# Jobs must find the configuration without SLURM_CONF (the plugin's job step removes SLURM_*
+# variables before its inner srun), so /etc/slurm/slurm.conf points at it while the test runs:
+# only when there is none, or one a previous run of this script left; removed on exit.
+ETC_CONF=/etc/slurm/slurm.conf
+MARKER="# bfs tests/slurm/run_cluster_test.sh"
+if [ -L "$ETC_CONF" ] && [[ "$(readlink "$ETC_CONF")" == /tmp/bfs-slurm-test.* ]]; then
+    rm -f "$ETC_CONF"
+elif [ -e "$ETC_CONF" ]; then
+    die "$ETC_CONF exists (a real SLURM configuration?): not touching it"
+fi
+echo "$MARKER" >>"$SLURM_CONF"
+mkdir -p /etc/slurm
+ln -s "$SLURM_CONF" "$ETC_CONF"
+OWN_ETC_CONF=1
+# schedulable fake GPUs: gres files must be distinct character devices for SLURM to set
+# CUDA_VISIBLE_DEVICES
+cat >"$TMP/etc/gres.conf" <<EOF
+NodeName=$HOST Name=gpu File=/dev/null,/dev/zero,/dev/full,/dev/urandom
+EOF
+
+if munge -n </dev/null 2>/dev/null | unmunge >/dev/null 2>&1; then
+    say "munged already running: using it"
+else
+    [ -s /etc/munge/munge.key ] || { mungekey --create 2>/dev/null || /usr/sbin/create-munge-key -f; }
+    chown munge:munge /etc/munge/munge.key
+    chmod 400 /etc/munge/munge.key
+    mkdir -p /run/munge /var/log/munge /var/lib/munge
+    chown munge:munge /run/munge /var/log/munge /var/lib/munge
+    runuser -u munge -- /usr/sbin/munged --foreground >"$TMP/log/munged.out" 2>&1 &
+    PIDS+=($!)
+    for _ in $(seq 50); do munge -n </dev/null 2>/dev/null | unmunge >/dev/null 2>&1 && break; sleep 0.2; done
+    munge -n </dev/null | unmunge >/dev/null || die "munged did not start"
+fi
+/usr/sbin/slurmctld -D -f "$SLURM_CONF" >"$TMP/log/slurmctld.out" 2>&1 &
+PIDS+=($!)
+sleep 1
+/usr/sbin/slurmd -D -f "$SLURM_CONF" >"$TMP/log/slurmd.out" 2>&1 &
+PIDS+=($!)
+say "slurmctld port $CTLD_PORT, slurmd port $SLURMD_PORT, state in $TMP"
+state=
+for _ in $(seq 60); do
+    state=$(sinfo -h -n "$HOST" -o %T 2>/dev/null || true)
+    [ "$state" = idle ] && break
+    sleep 1
+done
+if [ "$state" != idle ]; then
+    tail -n 20 "$TMP"/log/*.log "$TMP"/log/*.out >&2 || true
+    die "node $HOST is '$state', not idle"
+fi
+say "node $HOST idle: $(sinfo -h -N -o '%N %c CPUs %m MB %G')"
+
+# smoke test: a 4-task job with one GPU per task gets four distinct CUDA_VISIBLE_DEVICES
+out=$(srun -t 1 -n 4 --gpus=4 --ntasks-per-gpu=1 --mem 100 bash -c 'echo "$SLURM_LOCALID:$CUDA_VISIBLE_DEVICES"' | sort)
+say "srun -n 4 --gpus=4 --ntasks-per-gpu=1: $(echo $out)"
+[ "$(echo "$out" | cut -d: -f2 | sort -u | wc -l)" = 4 ] || die "tasks did not get distinct GPUs: $out"
+
+if [ "${1:-}" = setup-only ]; then exit 0; fi
+
+# --- 3. the tiny workflow through `snakemake --profile slurm` --------------------------------
+WORK="$TMP/slurm-run"
+LOCAL="$TMP/local-run"
+mkdir -p "$WORK" "$LOCAL"
+python3 "$REPO/tests/slurm/check_cluster_run.py" write-config "$WORK/config.yaml" "$REPO"
+cp "$WORK/config.yaml" "$LOCAL/config.yaml"
+RUN_TARGETS=$(python3 "$REPO/tests/slurm/check_cluster_run.py" run-targets "$WORK/config.yaml")
+# the cluster run: every run and its validation job (tables and figures are local work)
+VALIDATION_TARGETS=$(python3 "$REPO/tests/slurm/check_cluster_run.py" validation-targets "$WORK/config.yaml")
+
+# the reference: the same runs on this machine without SLURM, alongside the cluster run
+# shellcheck disable=SC2086
+(cd "$REPO" && env -u SLURM_CONF snakemake -c 1 -d "$LOCAL" --configfile "$LOCAL/config.yaml" \
+    -- $RUN_TARGETS >"$TMP/log/local.log" 2>&1) &
+LOCAL_PID=$!
+
+cd "$REPO"   # `--profile slurm` as typed: the profile is ./slurm/ in the repository root
+# shellcheck disable=SC2086
+say "snakemake --profile slurm (tiny config, BFS jobs of 1, 2 and 4 tasks with one GPU each)"
+# status checks start after 5 s (profile: 40 s; MinJobAge=600 covers both)
+if ! snakemake --profile slurm -d "$WORK" --configfile "$WORK/config.yaml" \
+        --slurm-init-seconds-before-status-checks 5 -- $VALIDATION_TARGETS \
+        >"$TMP/log/snakemake-slurm.log" 2>&1; then
+    tail -n 60 "$TMP/log/snakemake-slurm.log" >&2
+    find "$WORK/.snakemake/slurm_logs" -name '*.log' -exec tail -n 20 {} + >&2 2>/dev/null || true
+    die "snakemake --profile slurm failed"
+fi
+say "workflow finished on SLURM"
+scontrol show job -o >"$TMP/log/jobs.txt" 2>/dev/null || true
+wait "$LOCAL_PID" || { tail -n 40 "$TMP/log/local.log" >&2; die "the local reference run failed"; }
+python3 "$REPO/tests/slurm/check_cluster_run.py" check "$WORK" "$LOCAL" "$TMP/log/jobs.txt" \
+    "$TMP/log/snakemake-slurm.log" || die "checks of the SLURM run failed"
+say "SLURM run checked: sbatch jobs, ranks, GPUs, searches equal the local run"
+
+# --- 4. a job killed at its time limit leaves nothing; a rerun completes --------------------
+if [ "${BFS_SLURM_TEST_SKIP_SLOW:-0}" != 1 ]; then
+    SLOW="$TMP/slow-run"
+    mkdir -p "$SLOW"
+    python3 "$REPO/tests/slurm/check_cluster_run.py" write-slow-config "$SLOW/config.yaml"
+    SLOW_TARGET=results/runs/kron-s18/seq-list/cpu-serial-default
+    say "slow job (seq-list, scale 18, 48 roots) under --set-resources bfs_serial:runtime=1"
+    if snakemake --profile slurm -d "$SLOW" --configfile "$SLOW/config.yaml" \
+            --slurm-init-seconds-before-status-checks 5 \
+            --set-resources bfs_serial:runtime=1 -- "$SLOW_TARGET" >"$TMP/log/slow-1.log" 2>&1; then
+        die "the slow job finished within 1 minute: make it slower"
+    fi
+    scontrol show job -o >"$TMP/log/jobs-slow.txt" 2>/dev/null || true
+    grep -q "JobState=TIMEOUT" "$TMP/log/jobs-slow.txt" \
+        || { tail -n 30 "$TMP/log/slow-1.log" >&2; die "no job ended in TIMEOUT"; }
+    [ ! -e "$SLOW/$SLOW_TARGET" ] || die "the killed job left $SLOW_TARGET"
+    leftovers=$(find "$SLOW/results" -name '.*tmp-*' 2>/dev/null | head -n 5 || true)
+    [ -z "$leftovers" ] || die "the killed job left temporary directories: $leftovers"
+    say "killed at its limit (TIMEOUT), no output left; rerun with the profile's limits"
+    snakemake --profile slurm -d "$SLOW" --configfile "$SLOW/config.yaml" \
+        --slurm-init-seconds-before-status-checks 5 -- "$SLOW_TARGET" >"$TMP/log/slow-2.log" 2>&1 \
+        || { tail -n 40 "$TMP/log/slow-2.log" >&2; die "the rerun failed"; }
+    python3 - "$SLOW/$SLOW_TARGET" <<'PY' || die "the rerun's run directory is incomplete"
+import json, sys
+from pathlib import Path
+info = json.loads((Path(sys.argv[1]) / "run.json").read_text())
+assert info["valid"] and info["parameters"]["n_roots"] == 48, info["parameters"]
+assert info["environment"]["slurm_job_id"], "the rerun did not run under SLURM"
+PY
+    say "rerun completed: valid run under SLURM job $(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['environment']['slurm_job_id'])" "$SLOW/$SLOW_TARGET/run.json")"
+fi
