@@ -52,8 +52,9 @@ BLOCK = 256
 ITEMS = 4
 TILE = BLOCK * ITEMS   # edges per CTA in expand_tiles
 SMALL_THREADS = 1024
-SMALL_Q = 1024       # the single-CTA kernel holds one frontier vertex per thread for its scan
-SMALL_E = 16384      # ... and walks at most this many edges per level (16 block-wide steps)
+SMALL_Q = 4096       # the single-CTA kernel scans 4 frontier vertices per thread
+SMALL_E = 32768      # ... and walks at most this many edges per level (32 block-wide steps);
+                     # a 2000 x 2000 grid's wavefront (<= ~4000 vertices) stays in one launch
 MAX_SMALL_LEVELS = 1 << 30
 
 SOURCE = r"""
@@ -65,7 +66,8 @@ typedef unsigned int u32;
 #define HASH_SLOTS 128
 #define BLOCK 256
 #define SMALL_THREADS 1024
-#define SMALL_Q 1024
+#define SMALL_Q 4096
+#define SMALL_PER_THREAD (SMALL_Q / SMALL_THREADS)
 #define ITEMS 4
 #define TILE (BLOCK * ITEMS)
 #define TILE_CAP (TILE + 2)
@@ -353,6 +355,8 @@ __device__ __forceinline__ i64 block_scan(i64 x, i64* s_warp) {
 }
 
 // Persistent single-CTA levels while the frontier is small (q <= SMALL_Q, edges <= max_edges).
+// Each level in one launch costs ~10 us of dependent loads instead of ~95 us for a multi-block
+// level (cumsum, partition, expand, a blocking counter copy), which is what grids pay per level.
 // Queue/degree buffers alternate each level; ctl[4..6] = (q, edges, levels run) at exit, and
 // ctl[0..3] (the multi-block counters) are zeroed.
 extern "C" __global__ void __launch_bounds__(SMALL_THREADS)
@@ -360,7 +364,7 @@ small_frontier(const i64* __restrict__ offsets, const u32* __restrict__ columns,
                u32* qa, u32* qb, i64* dega, i64* degb, i64 q, int level0, i64 max_edges,
                int max_levels, u64* ctl, i64* parent, int* level, u32* visited)
 {
-    __shared__ i64 scan_s[SMALL_Q];
+    __shared__ u32 scan_s[SMALL_Q];   // u32: at most max_edges (< 2^32) edges per level
     __shared__ i64 s_warp[32];
     __shared__ u32 hash[SMALL_THREADS / 32][HASH_SLOTS];
     __shared__ u64 s_counter[2];
@@ -371,9 +375,19 @@ small_frontier(const i64* __restrict__ offsets, const u32* __restrict__ columns,
     int lv = level0, done = 0;
     i64 E = 0;
     for (;;) {
-        const i64 x = (i64)threadIdx.x < q ? din[threadIdx.x] : 0;
-        const i64 s = block_scan(x, s_warp);
-        scan_s[threadIdx.x] = s;
+        // SMALL_PER_THREAD consecutive queue entries per thread: local scan, then block scan
+        u32 local[SMALL_PER_THREAD];
+        i64 x = 0;
+#pragma unroll
+        for (int k = 0; k < SMALL_PER_THREAD; ++k) {
+            const i64 i = (i64)threadIdx.x * SMALL_PER_THREAD + k;
+            x += i < q ? din[i] : 0;
+            local[k] = (u32)x;
+        }
+        const u32 excl = (u32)(block_scan(x, s_warp) - x);
+#pragma unroll
+        for (int k = 0; k < SMALL_PER_THREAD; ++k)
+            scan_s[threadIdx.x * SMALL_PER_THREAD + k] = excl + local[k];
         if (threadIdx.x == 0) { s_counter[0] = 0; s_counter[1] = 0; }
         __syncthreads();
         E = scan_s[q - 1];
@@ -382,7 +396,9 @@ small_frontier(const i64* __restrict__ offsets, const u32* __restrict__ columns,
             u32 w = 0, v = 0;
             bool keep = false;
             if (j < E) {
-                const i64 i = upper_bound(scan_s, 0, q, j);
+                i64 a = 0, b = q;                      // first i with scan_s[i] > j
+                while (a < b) { const i64 m = (a + b) >> 1; if ((i64)scan_s[m] > j) b = m; else a = m + 1; }
+                const i64 i = a;
                 const i64 first = i > 0 ? scan_s[i - 1] : 0;
                 v = qin[i];
                 w = columns[offsets[v] + (j - first)];

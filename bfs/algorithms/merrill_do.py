@@ -79,9 +79,25 @@ bottom_up(const i64* __restrict__ offsets, const u32* __restrict__ columns, i64 
         if (v < n && !((word >> lane) & 1u)) {
             const i64 b = offsets[v], e = offsets[v + 1];
             deg = e - b;
-            for (i64 k = b; k < e; ++k) {
+            // four neighbours per step: four independent column loads, then four independent
+            // bitmap loads, instead of a chain of two dependent loads per neighbour
+            i64 k = b;
+            for (; k + 4 <= e; k += 4) {
+                u32 u[4];
+                bool hit[4];
+#pragma unroll
+                for (int t = 0; t < 4; ++t) u[t] = columns[k + t];
+#pragma unroll
+                for (int t = 0; t < 4; ++t) hit[t] = (__ldg(frontier + (u[t] >> 5)) >> (u[t] & 31)) & 1u;
+                if (hit[0] | hit[1] | hit[2] | hit[3]) {
+                    p = hit[0] ? u[0] : hit[1] ? u[1] : hit[2] ? u[2] : u[3];
+                    found = true;
+                    break;
+                }
+            }
+            for (; !found && k < e; ++k) {
                 const u32 u = columns[k];
-                if ((frontier[u >> 5] >> (u & 31)) & 1u) { p = u; found = true; break; }
+                if ((frontier[u >> 5] >> (u & 31)) & 1u) { p = u; found = true; }
             }
         }
         const u32 mask = __ballot_sync(FULL, found);
@@ -138,6 +154,7 @@ class MerrillDoSearcher(MerrillSearcher):
         self.bu_blocks = gpu.sm_count() * 8
 
     def _start(self, root):
+        self.last_q = 0
         self.bottom_up = False
         self.front = 0
 
