@@ -9,30 +9,40 @@ Algorithm. Level-synchronous expand-contract over the undirected CSR held in dev
 1. The vertex frontier queue comes with each vertex's degree (written when the vertex was
    claimed). An inclusive prefix sum of the degrees (cupy.cumsum, a CUB scan) gives every
    frontier vertex its slice of the edge frontier: no global atomics allocate the edge frontier.
-2. One fused expand-contract kernel walks the edge frontier. Neighbour gathering is the
-   well-known load-balanced equivalent of Merrill's three-tier (CTA / warp / scan-based
-   fine-grained) gather: thread j of the edge frontier finds its frontier vertex by binary search
-   in the prefix sum. Each CTA first bounds the search to the vertex range its 256 edges cover,
-   so a vertex of degree >= the block size is gathered by whole CTAs (the search is trivial),
-   one of degree >= 32 by whole warps, and small ones by a fine-grained, scan-positioned share
-   of a warp; column reads are coalesced in every case.
-3. Contraction in the same kernel: a status lookup in a visited bitmask (1 bit per vertex,
-   small enough to stay in L2) drops most visited neighbours; warp-local duplicate culling
-   (Merrill's hash in shared memory: write id, read back, write lane, read back) drops a
-   neighbour that another lane of the warp holds too; the survivor claims the vertex with
-   atomicCAS on parent (from -1 to the frontier vertex), so each vertex is claimed exactly once
-   and its winner writes level and the visited bit. Winners are appended to the next vertex
-   queue with one atomicAdd per warp (warp-aggregated: ballot + popc), which also sums their
-   degrees for the next level's edge-frontier size. (Merrill compacts with a scan instead; the
-   aggregated atomic is one operation per 32 edges and keeps the level at one kernel.)
+2. Partition (Merrill's CTA work assignment): the edge frontier is cut into tiles of
+   TILE = 1024 edges and one small kernel finds, for every tile in parallel, the frontier vertex
+   owning its first edge (one binary search per tile, all in flight together).
+3. One fused expand-contract CTA per tile: the tile's frontier vertices (at most TILE + 1) are
+   staged in shared memory with their scan end and column base; each of the tile's edges finds
+   its vertex by a binary search in shared memory (so a vertex of degree >= TILE is gathered by
+   whole CTAs, one of degree >= 32 by whole warps, small ones by a scan-positioned share of a
+   warp: Merrill's three-tier gather, load-balanced); each thread issues its 4 column loads
+   together; column reads are coalesced in every case.
+4. Contraction in the same kernel: a status lookup in a visited bitmask (1 bit per vertex, small
+   enough to stay in L2) drops most visited neighbours; warp-local duplicate culling (Merrill's
+   hash in shared memory) drops a neighbour another lane holds too; the survivor claims the
+   vertex with atomicOr on its visited bit, so each vertex is claimed exactly once and only the
+   winner touches parent and level (plain stores). Winners are compacted in shared memory and
+   appended to the next queue with one global atomic per tile, which also sums their degrees
+   for the next level's edge-frontier size.
+
+Measured on an H100 at scale 25 (BENCHMARKS.md): the first version's per-256-edge global binary
+search ("v0", kept as expand="v0") took 52 ms a search; partitioned tiles 15.9 ms; the bitmask
+claim 14.7 ms. The middle level then reads 955M edges at ~87 G edges/s, far from the 1.3 ms
+its column bytes need: each edge still costs a random status lookup and most lead to visited
+vertices. merrill-do (bfs/algorithms/merrill_do.py) runs those levels bottom-up instead.
 
 Small frontiers. Road-like graphs have thousands of levels with tiny frontiers, where launch
-overhead and host round trips dominate. Per multi-block level there is one cumsum, one kernel
+overhead and host round trips dominate. Per multi-block level there is one cumsum, two kernels
 and one 64-byte device-to-host copy of the counters (queue size and edge-frontier size) that the
-host waits on. While a frontier has at most 1024 vertices and 16384 edges, a persistent
-single-CTA kernel ("small_frontier") runs level after level inside one launch (block-wide scan
-in shared memory, __syncthreads between levels, shared-memory counters) and returns to the
-multi-block path only when the frontier grows past those bounds or the search ends.
+host waits on (~95 us a level on the H100). While a frontier has at most 4096 vertices and 32768
+edges, a persistent single-CTA kernel ("small_frontier") runs level after level inside one
+launch (block-wide scan in shared memory, __syncthreads between levels, shared-memory counters;
+~25 us a level on a 2000 x 2000 grid) and returns to the multi-block path only when the frontier
+grows past those bounds or the search ends.
+
+Profiling. Setting searcher.profile_levels to a list makes search() record every level step
+(kind, frontier vertices and edges, CUDA-event milliseconds); `bfs bench --profile-levels`.
 
 Outputs. search(root) returns after the device is synchronized, with a SearchResult holding
 the device arrays (parent int64, level int32); gather(n) copies them to the host (outside the
