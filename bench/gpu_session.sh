@@ -14,8 +14,8 @@ nvidia-smi --query-gpu=name,memory.total,memory.used,driver_version --format=csv
 python3 -c 'import cupy, numpy, numba; print("cupy", cupy.__version__, "numpy", numpy.__version__, "numba", numba.__version__)' 2>&1 | tee -a "$OUT/gpu.txt"
 status=0
 python3 -m pytest -q -m gpu tests/test_gpu.py 2>&1 | tee "$OUT/gpu-tests.log" || status=1
-python3 -m bfs bench --backend gpu --scales 20 --algorithms merrill --roots 64 --validate every \
+python3 -m bfs bench --backend gpu --scales 20 --algorithms merrill merrill-do --roots 64 --validate every \
     --out "$OUT/bench-s20.json" 2>&1 | tee "$OUT/bench-s20.log" || status=1
-python3 -m bfs bench --backend gpu --scales $SCALES --algorithms merrill --roots 64 \
+python3 -m bfs bench --backend gpu --scales $SCALES --algorithms merrill merrill-do --roots 64 \
     --validate "$VALIDATE" --out "$OUT/bench.json" 2>&1 | tee "$OUT/bench.log" || status=1
 exit $status

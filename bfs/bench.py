@@ -181,7 +181,7 @@ def _timed_searches(searcher, roots, validate_mode, src_h, dst_h, name, first_on
 
 
 def bench_gpu_scale(scale, edgefactor, seeds, version, algorithms, n_roots, validate_mode,
-                    bandwidth) -> dict:
+                    bandwidth, profile_levels=False) -> dict:
     import cupy as cp
 
     from . import gpu
@@ -234,6 +234,31 @@ def bench_gpu_scale(scale, edgefactor, seeds, version, algorithms, n_roots, vali
 
     degree = cp.diff(offsets).get()
     roots = graph500_roots(n, degree > 0, count=n_roots, seeds=seeds)
+    return _bench_gpu_searches(rec, offsets, columns, roots, algorithms, validate_mode,
+                               src_h, dst_h, bandwidth, profile_levels)
+
+
+def parse_algorithm(name: str) -> tuple[str, dict]:
+    """'merrill@expand=v0,x=1' -> ('merrill', {'expand': 'v0', 'x': 1.0}): searcher options
+    for measuring variants side by side (numbers become floats, the rest stay strings)."""
+    base, _, opts = name.partition("@")
+    options = {}
+    for item in filter(None, opts.split(",")):
+        key, eq, value = item.partition("=")
+        if not eq:
+            raise BfsError(f"algorithm option {item!r} in {name!r} is not KEY=VALUE")
+        try:
+            options[key] = float(value)
+        except ValueError:
+            options[key] = value
+    return base, options
+
+
+def _bench_gpu_searches(rec, offsets, columns, roots, algorithms, validate_mode, src_h, dst_h,
+                        bandwidth, profile_levels) -> dict:
+    """Baseline and every algorithm over one device CSR; fills and returns rec."""
+    import cupy as cp
+    scale = rec.get("scale", rec.get("graph"))
     rec["roots"] = [int(r) for r in roots]
     floor_s = 4.0 * rec["directed_edges"] / bandwidth
     rec["floor_time_s"] = floor_s
@@ -249,13 +274,14 @@ def bench_gpu_scale(scale, edgefactor, seeds, version, algorithms, n_roots, vali
     rec["algorithms"] = {}
     for name in algorithms:
         from .algorithms import get_algorithm
-        spec = get_algorithm(name)
+        base, options = parse_algorithm(name)
+        spec = get_algorithm(base)
         if "gpu" not in spec.backends:
-            raise BfsError(f"algorithm {name!r} has no gpu backend")
+            raise BfsError(f"algorithm {base!r} has no gpu backend")
         module = spec.load()
         if not hasattr(module, "from_csr"):
-            raise BfsError(f"algorithm {name!r} cannot start from a device CSR (no from_csr)")
-        searcher = module.from_csr(offsets, columns)
+            raise BfsError(f"algorithm {base!r} cannot start from a device CSR (no from_csr)")
+        searcher = module.from_csr(offsets, columns, **options)
         rows = _timed_searches(searcher, roots, validate_mode, src_h, dst_h, f"s{scale} {name}")
         summ = summarize([r["time_s"] for r in rows], [r["nedge"] for r in rows])
         summ["floor_fraction"] = floor_s / summ["median_time_s"]
@@ -265,10 +291,71 @@ def bench_gpu_scale(scale, edgefactor, seeds, version, algorithms, n_roots, vali
                                      if rec["baseline"]["hmean_teps"] else math.nan)
         if hasattr(searcher, "launches"):
             summ["launches"] = dict(searcher.launches)
+        if profile_levels and hasattr(searcher, "profile_levels"):
+            summ["level_profile"] = profile_search(searcher, int(roots[0]), f"s{scale} {name}")
         rec["algorithms"][name] = {"searches": rows, **summ}
         del searcher
         cp.get_default_memory_pool().free_all_blocks()
     return rec
+
+
+def profile_search(searcher, root: int, name: str) -> dict:
+    """One more search from root with CUDA events around every level step (each step also
+    waits for its counters, as a timed search does, so the steps add up to the search)."""
+    import cupy as cp
+    levels = []
+    searcher.profile_levels = levels
+    start, end = cp.cuda.Event(), cp.cuda.Event()
+    start.record()
+    searcher.search(root)
+    end.record()
+    end.synchronize()
+    searcher.profile_levels = None
+    total_ms = cp.cuda.get_elapsed_time(start, end)
+    log(f"{name} level profile, root {root}: {total_ms:.3f} ms, {len(levels)} steps")
+    for lv in levels[:40]:
+        log(f"  depth {lv['depth']:>4} {lv['kind']:<9} x{lv['levels']:<4} "
+            f"q={lv['frontier_vertices']:>10} edges={lv['frontier_edges']:>11} "
+            f"next={lv['next_vertices']:>10} {lv['ms']:>8.3f} ms")
+    by_kind = {}
+    for lv in levels:
+        k = by_kind.setdefault(lv["kind"], {"steps": 0, "levels": 0, "ms": 0.0})
+        k["steps"] += 1
+        k["levels"] += lv["levels"]
+        k["ms"] += lv["ms"]
+    return {"root": root, "total_ms": total_ms, "steps_ms": sum(lv["ms"] for lv in levels),
+            "by_kind": by_kind, "levels": levels if len(levels) <= 200 else levels[:100]
+            + levels[-100:], "n_steps": len(levels)}
+
+
+def bench_gpu_grid(rows_cols, diagonal_prob, algorithms, n_roots, validate_mode, bandwidth,
+                   profile_levels, seeds=(2, 3)) -> dict:
+    """A road-like R x C grid (bfs.grid) built on the host, Kernel 1 and searches on the GPU."""
+    import cupy as cp
+
+    from . import gpu
+    from .grid import grid_edges
+    from .roots import graph500_roots
+    r, c = rows_cols
+    src_h, dst_h, n = grid_edges(r, c, diagonal_prob)
+    rec = {"graph": f"grid-{r}x{c}", "rows": r, "cols": c, "diagonal_prob": diagonal_prob,
+           "n_vertices": n, "n_edges": int(src_h.size)}
+    src_d, dst_d = gpu.to_device_edges(src_h, dst_h)
+    gpu.build_csr_gpu(src_d[:1024], dst_d[:1024], n)
+    start, end = cp.cuda.Event(), cp.cuda.Event()
+    start.record()
+    offsets, columns = gpu.build_csr_gpu(src_d, dst_d, n)
+    end.record()
+    end.synchronize()
+    rec["kernel1_s"] = cp.cuda.get_elapsed_time(start, end) / 1e3
+    del src_d, dst_d
+    rec["directed_edges"] = int(columns.size)
+    degree = cp.diff(offsets).get()
+    roots = graph500_roots(n, degree > 0, count=n_roots, seeds=seeds)
+    if validate_mode == "none":
+        src_h = dst_h = None
+    return _bench_gpu_searches(rec, offsets, columns, roots, algorithms, validate_mode,
+                               src_h, dst_h, bandwidth, profile_levels)
 
 
 def bench_cpu_scale(scale, edgefactor, seeds, version, algorithms, n_roots, validate_mode):
@@ -310,7 +397,7 @@ def bench_cpu_scale(scale, edgefactor, seeds, version, algorithms, n_roots, vali
 
 
 def table(records, backend) -> str:
-    head = (f"{'scale':>5} {'algorithm':<10} {'GTEPS(hm)':>10} {'median ms':>10} "
+    head = (f"{'graph':>13} {'algorithm':<22} {'GTEPS(hm)':>10} {'median ms':>10} "
             f"{'base GTEPS':>10} {'ratio':>7} {'floor frac':>10} {'K1 s':>8} "
             f"{'gen Ge/s':>8} {'valid':>6}")
     lines = [head, "-" * len(head)]
@@ -318,20 +405,24 @@ def table(records, backend) -> str:
         base = rec.get("baseline", {}).get("hmean_teps", math.nan)
         for name, a in rec["algorithms"].items():
             lines.append(
-                f"{rec['scale']:>5} {name:<10} {a['hmean_teps'] / 1e9:>10.3f} "
+                f"{str(rec.get('scale', rec.get('graph'))):>13} {name:<22} "
+                f"{a['hmean_teps'] / 1e9:>10.3f} "
                 f"{a['median_time_s'] * 1e3:>10.3f} {base / 1e9:>10.3f} "
                 f"{a.get('ratio_to_baseline', math.nan):>7.2f} "
                 f"{a.get('floor_fraction', math.nan):>10.3f} {rec.get('kernel1_s', math.nan):>8.3f} "
-                f"{rec['generation_edges_per_s'] / 1e9:>8.3f} {str(a['valid']):>6}")
+                f"{rec.get('generation_edges_per_s', math.nan) / 1e9:>8.3f} "
+                f"{str(a['valid']):>6}")
     return "\n".join(lines)
 
 
 def run_bench(backend: str, scales, algorithms, n_roots: int, out: Path | None,
               validate_mode: str = "every", edgefactor: int = 16, seeds=(2, 3),
-              version: str = "3.0") -> int:
+              version: str = "3.0", profile_levels: bool = False, grids=(),
+              diagonal_prob: float = 0.0) -> int:
     from . import envinfo
     seeds = tuple(int(s) for s in seeds)
-    result = {"backend": backend, "scales": list(scales), "algorithms": list(algorithms),
+    result = {"backend": backend, "scales": list(scales),
+              "grids": [f"{r}x{c}" for r, c in grids], "algorithms": list(algorithms),
               "n_roots": n_roots, "validate": validate_mode, "edgefactor": edgefactor,
               "seeds": list(seeds), "graph500_version": version, "command": sys.argv,
               "host": platform.node(), "records": []}
@@ -352,12 +443,20 @@ def run_bench(backend: str, scales, algorithms, n_roots: int, out: Path | None,
     for scale in scales:
         if backend == "gpu":
             rec = bench_gpu_scale(scale, edgefactor, seeds, version, algorithms, n_roots,
-                                  validate_mode, result["copy_bandwidth_Bps"])
+                                  validate_mode, result["copy_bandwidth_Bps"], profile_levels)
         else:
             rec = bench_cpu_scale(scale, edgefactor, seeds, version, algorithms, n_roots,
                                   validate_mode)
         result["records"].append(rec)
         if out is not None:  # partial results survive a later scale's failure
+            Path(out).write_text(json.dumps(result, indent=1) + "\n")
+    for rows_cols in grids:
+        if backend != "gpu":
+            raise BfsError("bench --grid runs on the gpu backend")
+        rec = bench_gpu_grid(rows_cols, diagonal_prob, algorithms, n_roots, validate_mode,
+                             result["copy_bandwidth_Bps"], profile_levels, seeds)
+        result["records"].append(rec)
+        if out is not None:
             Path(out).write_text(json.dumps(result, indent=1) + "\n")
     valid = all(a["valid"] for rec in result["records"] for a in rec["algorithms"].values())
     result["valid"] = valid

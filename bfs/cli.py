@@ -75,6 +75,16 @@ def cmd_generate_snap(args) -> int:
     return 0
 
 
+def cmd_generate_grid(args) -> int:
+    from .grid import write_grid
+    t = time.perf_counter()
+    meta = write_grid(args.out, args.rows, args.cols, args.diagonal_prob, args.seed,
+                      args.ordered, name=args.name, force=args.force)
+    _record_generation_time(Path(args.out), time.perf_counter() - t)
+    print(f"{args.out}: {meta.n_vertices} vertices, {meta.n_edges} edges")
+    return 0
+
+
 def cmd_run(args) -> int:
     from .runner import RunOptions, run
     opts = RunOptions(algorithm=args.algorithm, backend=args.backend, n_roots=args.roots,
@@ -92,9 +102,13 @@ def cmd_bench(args) -> int:
     # "merrill,2d" and "merrill 2d" both name two algorithms
     algorithms = [a for arg in args.algorithms or [] for a in arg.split(",") if a] \
         or (["merrill"] if args.backend == "gpu" else ["seq-csr"])
-    return run_bench(args.backend, args.scales, algorithms, args.roots,
+    if not args.scales and not args.grid:
+        raise BfsError("bench needs --scales and/or --grid")
+    return run_bench(args.backend, args.scales or [], algorithms, args.roots,
                      Path(args.out) if args.out else None, args.validate, args.edgefactor,
-                     tuple(args.seeds), args.graph500_version)
+                     tuple(args.seeds), args.graph500_version,
+                     profile_levels=args.profile_levels, grids=args.grid or [],
+                     diagonal_prob=args.diagonal_prob)
 
 
 def grid(text: str) -> tuple[int, int]:
@@ -215,6 +229,19 @@ def build_parser() -> argparse.ArgumentParser:
     k.add_argument("--force", action="store_true", help="replace an existing --out")
     k.set_defaults(func=cmd_generate_kronecker)
 
+    gg = gen.add_parser("grid", help="R x C grid (road-like, high diameter), optional diagonals")
+    gg.add_argument("--rows", type=positive_int, required=True)
+    gg.add_argument("--cols", type=positive_int, required=True)
+    gg.add_argument("--diagonal-prob", type=float, default=0.0,
+                    help="probability of each cell's down-right diagonal edge")
+    gg.add_argument("--seed", type=nonnegative_int, default=1, help="diagonals and labels")
+    gg.add_argument("--ordered", action="store_true",
+                    help="row-major vertex ids (default: a seeded random relabelling)")
+    gg.add_argument("--name", help="graph name in graph.json (default grid-RxC)")
+    gg.add_argument("--out", required=True, help="graph directory to write")
+    gg.add_argument("--force", action="store_true", help="replace an existing --out")
+    gg.set_defaults(func=cmd_generate_grid)
+
     s = gen.add_parser("snap", help="convert a SNAP edge-list text file (.txt or .gz)")
     s.add_argument("input", help="SNAP edge list")
     s.add_argument("--name", help="graph name in graph.json (default: the file's stem)")
@@ -282,7 +309,13 @@ def build_parser() -> argparse.ArgumentParser:
     b = sub.add_parser("bench", help="in-memory benchmark: generate, Kernel 1, timed and "
                                      "validated searches, a baseline, a table (no files)")
     b.add_argument("--backend", choices=["cpu", "gpu"], default="gpu")
-    b.add_argument("--scales", type=positive_int, nargs="+", required=True, metavar="S")
+    b.add_argument("--scales", type=positive_int, nargs="+", metavar="S")
+    b.add_argument("--grid", type=grid, nargs="+", metavar="RxC",
+                   help="(gpu) also bench R x C grid graphs built in memory (bfs.grid)")
+    b.add_argument("--diagonal-prob", type=float, default=0.0, help="for --grid")
+    b.add_argument("--profile-levels", action="store_true",
+                   help="(gpu) one extra search per algorithm from the first root with CUDA "
+                        "events around every level: frontier sizes and milliseconds in the JSON")
     b.add_argument("--algorithms", nargs="+", metavar="NAME",
                    help="default: merrill on gpu, seq-csr on cpu")
     b.add_argument("--roots", type=positive_int, default=64, help="Graph500 roots per scale")

@@ -35,8 +35,19 @@ from bfs.validate import validate  # noqa: E402
 from helpers import SNAP_DIR, bfs_cli, searches  # noqa: E402
 
 
-def merrill(src, dst, n):
-    return get_algorithm("merrill").load().build(EdgeList(src, dst, n), RunContext("gpu"))
+def merrill(src, dst, n, name="merrill", **options):
+    return get_algorithm(name).load().build(EdgeList(src, dst, n),
+                                            RunContext("gpu", {name: options}))
+
+
+# merrill-do switching settings: Beamer's defaults; bottom-up from the first level and never
+# back (alpha = inf makes every frontier "large", beta = inf keeps it); bottom-up whenever the
+# frontier grows and top-down when it shrinks (beta tiny: every shrinking frontier is "small")
+DO_SETTINGS = {"beamer": {}, "all-bottom-up": {"alpha": float("inf"), "beta": float("inf")},
+               "alternate": {"alpha": float("inf"), "beta": 1e-9}}
+VARIANTS = [("merrill", {"expand": "tiles"}), ("merrill", {"expand": "tiles-cas"}),
+            ("merrill", {"expand": "v0"})] + [("merrill-do", o) for o in DO_SETTINGS.values()]
+VARIANT_IDS = ["tiles", "tiles-cas", "v0"] + [f"do-{k}" for k in DO_SETTINGS]
 
 
 def check_against_cpu(searcher, src, dst, n, roots):
@@ -72,6 +83,72 @@ def test_levels_random_graphs(seed):
     s = merrill(src, dst, n)
     roots = rng.integers(0, n, 5)
     check_against_cpu(s, src, dst, n, roots)
+
+
+@pytest.mark.parametrize("variant", range(len(VARIANTS)), ids=VARIANT_IDS)
+@pytest.mark.parametrize("seed", range(4))
+def test_variants_random_graphs(variant, seed):
+    # dense enough (up to 40 edges per vertex) that multi-block tiles and bottom-up levels run
+    name, options = VARIANTS[variant]
+    rng = np.random.default_rng(1000 + seed)
+    n = int(rng.integers(2000, 60_000))
+    src, dst = random_edges(rng, n, int(rng.integers(n, 20 * n)))
+    s = merrill(src, dst, n, name, **options)
+    check_against_cpu(s, src, dst, n, rng.integers(0, n, 3))
+    if name == "merrill-do" and options:
+        assert s.launches["bottom_up"] > 0
+
+
+@pytest.mark.parametrize("variant", range(len(VARIANTS)), ids=VARIANT_IDS)
+def test_variants_kronecker(variant):
+    name, options = VARIANTS[variant]
+    src, dst = generate_edges(15, 16)
+    n = 2 ** 15
+    csr = build_csr(src, dst, n)
+    roots = graph500_roots(n, np.diff(csr.offsets) > 0, count=4)
+    s = merrill(src, dst, n, name, **options)
+    check_against_cpu(s, src, dst, n, roots)
+    if name == "merrill-do":
+        assert s.launches["bottom_up"] > 0   # Beamer's switch fires on a Kronecker graph too
+
+
+@pytest.mark.parametrize("variant", range(len(VARIANTS)), ids=VARIANT_IDS)
+def test_variants_grid(variant):
+    # high diameter: ~1000 levels whose frontiers (up to ~1400 vertices) need the single-CTA
+    # kernel's 4-per-thread scan (past 1024 vertices), plus a root in the middle
+    from bfs.grid import grid_edges
+    name, options = VARIANTS[variant]
+    src, dst, n = grid_edges(700, 700, diagonal_prob=0.3, seed=5)
+    s = merrill(src, dst, n, name, **options)
+    check_against_cpu(s, src, dst, n, [0, n // 2])
+
+
+@pytest.mark.parametrize("variant", range(len(VARIANTS)), ids=VARIANT_IDS)
+def test_variants_path_and_star(variant):
+    name, options = VARIANTS[variant]
+    n = 3000
+    perm = np.random.default_rng(4).permutation(n).astype(np.uint32)
+    check_against_cpu(merrill(perm[:-1], perm[1:], n, name, **options), perm[:-1], perm[1:], n,
+                      [perm[0], perm[n // 2]])
+    n = 60_000   # hub of degree 50000 plus a path: whole-tile vertices, then a long tail
+    src = np.concatenate([np.zeros(50_000, np.uint32), np.arange(50_001, n - 1, dtype=np.uint32),
+                          [50_000]]).astype(np.uint32)
+    dst = np.concatenate([np.arange(1, 50_001, dtype=np.uint32),
+                          np.arange(50_002, n, dtype=np.uint32), [50_001]]).astype(np.uint32)
+    check_against_cpu(merrill(src, dst, n, name, **options), src, dst, n, [0, 7, n - 1])
+
+
+def test_level_profile_adds_up():
+    src, dst = generate_edges(14, 16)
+    n = 2 ** 14
+    for name in ("merrill", "merrill-do"):
+        s = merrill(src, dst, n, name)
+        s.profile_levels = prof = []
+        res = s.search(1)
+        levels = res.level.get()
+        assert sum(p["levels"] for p in prof) == s.levels_run
+        assert s.levels_run in (levels.max(), levels.max() + 1)  # last step may find nothing
+        assert prof[0]["frontier_vertices"] == 1 and all(p["ms"] >= 0 for p in prof)
 
 
 def test_long_path_many_levels():
@@ -217,14 +294,15 @@ def test_kernel1_kronecker():
 
 
 def test_out_of_memory_message(monkeypatch):
-    monkeypatch.setattr(cp.cuda.runtime, "memGetInfo", lambda: (1 << 20, 80 << 30))
+    # 4 KiB free: below the scale-10 edge list (131072 bytes), so check_fits must refuse it
+    monkeypatch.setattr(cp.cuda.runtime, "memGetInfo", lambda: (4096, 80 << 30))
     monkeypatch.setattr(cp, "get_default_memory_pool",
                         lambda: type("P", (), {"free_bytes": lambda self: 0})())
     src, dst = generate_edges(10, 16)
     with pytest.raises(BfsError) as e:
         gpu.to_device_edges(src, dst)
     msg = str(e.value)
-    assert "GiB" in msg and str(1 << 20) in msg and str(8 * len(src)) in msg
+    assert "GiB" in msg and "(4096 bytes)" in msg and f"({8 * len(src)} bytes)" in msg
     with pytest.raises(BfsError, match="largest Kronecker scale that fits is"):
         gpu.check_fits(gpu.kronecker_bytes(26), "bench at scale 26",
                        lambda free: gpu.largest_kronecker_scale(free))
@@ -259,3 +337,19 @@ def test_bench_small(tmp_path):
     rec = json.loads(out.read_text())
     assert rec["valid"] and len(rec["records"]) == 2
     assert "GTEPS" in proc.stdout
+
+
+def test_bench_profile_grid_and_variants(tmp_path):
+    out = tmp_path / "bench.json"
+    bfs_cli("bench", "--backend", "gpu", "--scales", "12", "--grid", "40x300",
+            "--algorithms", "merrill", "merrill-do", "merrill@expand=v0", "--roots", "3",
+            "--profile-levels", "--out", out)
+    import json
+    rec = json.loads(out.read_text())
+    assert rec["valid"] and len(rec["records"]) == 2
+    grid_rec = rec["records"][1]
+    assert grid_rec["graph"] == "grid-40x300"
+    for r in rec["records"]:
+        for name in ("merrill", "merrill-do", "merrill@expand=v0"):
+            prof = r["algorithms"][name]["level_profile"]
+            assert prof["n_steps"] >= 1 and prof["total_ms"] > 0

@@ -72,6 +72,10 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
                       "Merrill-Garland-Grimshaw GPU BFS: scan-allocated expand-contract, "
                       "bitmask + warp culling, single-CTA small frontiers",
                       backends=("gpu",)),
+        AlgorithmSpec("merrill-do", "bfs.algorithms.merrill_do",
+                      "direction-optimizing merrill (Beamer et al. 2012): bottom-up levels "
+                      "over a frontier bitmap when the frontier holds many edges",
+                      backends=("gpu",)),
     ]
 }
 

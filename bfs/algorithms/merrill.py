@@ -9,30 +9,40 @@ Algorithm. Level-synchronous expand-contract over the undirected CSR held in dev
 1. The vertex frontier queue comes with each vertex's degree (written when the vertex was
    claimed). An inclusive prefix sum of the degrees (cupy.cumsum, a CUB scan) gives every
    frontier vertex its slice of the edge frontier: no global atomics allocate the edge frontier.
-2. One fused expand-contract kernel walks the edge frontier. Neighbour gathering is the
-   well-known load-balanced equivalent of Merrill's three-tier (CTA / warp / scan-based
-   fine-grained) gather: thread j of the edge frontier finds its frontier vertex by binary search
-   in the prefix sum. Each CTA first bounds the search to the vertex range its 256 edges cover,
-   so a vertex of degree >= the block size is gathered by whole CTAs (the search is trivial),
-   one of degree >= 32 by whole warps, and small ones by a fine-grained, scan-positioned share
-   of a warp; column reads are coalesced in every case.
-3. Contraction in the same kernel: a status lookup in a visited bitmask (1 bit per vertex,
-   small enough to stay in L2) drops most visited neighbours; warp-local duplicate culling
-   (Merrill's hash in shared memory: write id, read back, write lane, read back) drops a
-   neighbour that another lane of the warp holds too; the survivor claims the vertex with
-   atomicCAS on parent (from -1 to the frontier vertex), so each vertex is claimed exactly once
-   and its winner writes level and the visited bit. Winners are appended to the next vertex
-   queue with one atomicAdd per warp (warp-aggregated: ballot + popc), which also sums their
-   degrees for the next level's edge-frontier size. (Merrill compacts with a scan instead; the
-   aggregated atomic is one operation per 32 edges and keeps the level at one kernel.)
+2. Partition (Merrill's CTA work assignment): the edge frontier is cut into tiles of
+   TILE = 1024 edges and one small kernel finds, for every tile in parallel, the frontier vertex
+   owning its first edge (one binary search per tile, all in flight together).
+3. One fused expand-contract CTA per tile: the tile's frontier vertices (at most TILE + 1) are
+   staged in shared memory with their scan end and column base; each of the tile's edges finds
+   its vertex by a binary search in shared memory (so a vertex of degree >= TILE is gathered by
+   whole CTAs, one of degree >= 32 by whole warps, small ones by a scan-positioned share of a
+   warp: Merrill's three-tier gather, load-balanced); each thread issues its 4 column loads
+   together; column reads are coalesced in every case.
+4. Contraction in the same kernel: a status lookup in a visited bitmask (1 bit per vertex, small
+   enough to stay in L2) drops most visited neighbours; warp-local duplicate culling (Merrill's
+   hash in shared memory) drops a neighbour another lane holds too; the survivor claims the
+   vertex with atomicOr on its visited bit, so each vertex is claimed exactly once and only the
+   winner touches parent and level (plain stores). Winners are compacted in shared memory and
+   appended to the next queue with one global atomic per tile, which also sums their degrees
+   for the next level's edge-frontier size.
+
+Measured on an H100 at scale 25 (BENCHMARKS.md): the first version's per-256-edge global binary
+search ("v0", kept as expand="v0") took 52 ms a search; partitioned tiles 15.9 ms; the bitmask
+claim 14.7 ms. The middle level then reads 955M edges at ~87 G edges/s, far from the 1.3 ms
+its column bytes need: each edge still costs a random status lookup and most lead to visited
+vertices. merrill-do (bfs/algorithms/merrill_do.py) runs those levels bottom-up instead.
 
 Small frontiers. Road-like graphs have thousands of levels with tiny frontiers, where launch
-overhead and host round trips dominate. Per multi-block level there is one cumsum, one kernel
+overhead and host round trips dominate. Per multi-block level there is one cumsum, two kernels
 and one 64-byte device-to-host copy of the counters (queue size and edge-frontier size) that the
-host waits on. While a frontier has at most 1024 vertices and 16384 edges, a persistent
-single-CTA kernel ("small_frontier") runs level after level inside one launch (block-wide scan
-in shared memory, __syncthreads between levels, shared-memory counters) and returns to the
-multi-block path only when the frontier grows past those bounds or the search ends.
+host waits on (~95 us a level on the H100). While a frontier has at most 4096 vertices and 32768
+edges, a persistent single-CTA kernel ("small_frontier") runs level after level inside one
+launch (block-wide scan in shared memory, __syncthreads between levels, shared-memory counters;
+~25 us a level on a 2000 x 2000 grid) and returns to the multi-block path only when the frontier
+grows past those bounds or the search ends.
+
+Profiling. Setting searcher.profile_levels to a list makes search() record every level step
+(kind, frontier vertices and edges, CUDA-event milliseconds); `bfs bench --profile-levels`.
 
 Outputs. search(root) returns after the device is synchronized, with a SearchResult holding
 the device arrays (parent int64, level int32); gather(n) copies them to the host (outside the
@@ -49,9 +59,12 @@ from ..graphdir import BfsError
 from . import EdgeList, RunContext, SearchResult
 
 BLOCK = 256
+ITEMS = 4
+TILE = BLOCK * ITEMS   # edges per CTA in expand_tiles
 SMALL_THREADS = 1024
-SMALL_Q = 1024       # the single-CTA kernel holds one frontier vertex per thread for its scan
-SMALL_E = 16384      # ... and walks at most this many edges per level (16 block-wide steps)
+SMALL_Q = 4096       # the single-CTA kernel scans 4 frontier vertices per thread
+SMALL_E = 32768      # ... and walks at most this many edges per level (32 block-wide steps);
+                     # a 2000 x 2000 grid's wavefront (<= ~4000 vertices) stays in one launch
 MAX_SMALL_LEVELS = 1 << 30
 
 SOURCE = r"""
@@ -63,7 +76,11 @@ typedef unsigned int u32;
 #define HASH_SLOTS 128
 #define BLOCK 256
 #define SMALL_THREADS 1024
-#define SMALL_Q 1024
+#define SMALL_Q 4096
+#define SMALL_PER_THREAD (SMALL_Q / SMALL_THREADS)
+#define ITEMS 4
+#define TILE (BLOCK * ITEMS)
+#define TILE_CAP (TILE + 2)
 
 // First index in [lo, hi) with scan[idx] > x (scan: inclusive, non-decreasing); hi if none.
 __device__ __forceinline__ i64 upper_bound(const i64* scan, i64 lo, i64 hi, i64 x) {
@@ -95,13 +112,25 @@ __device__ __forceinline__ bool warp_cull(u32 w, bool keep, volatile u32* tbl, u
     return keep;
 }
 
-// Claim w for parent v; true for exactly one caller per vertex and search.
-__device__ __forceinline__ bool claim(u32 w, u32 v, i64* parent, int* level, u32* visited,
-                                      int next_level) {
+// Claim w for parent v by CAS on the 64-bit parent (the original arbiter, kept as a measured
+// variant): every surviving edge does a random 8-byte atomic in the DRAM-resident parent array.
+__device__ __forceinline__ bool claim_cas(u32 w, u32 v, i64* parent, int* level, u32* visited,
+                                          int next_level) {
     u64 old = atomicCAS((u64*)(parent + w), ~0ULL, (u64)v);
     if (old != ~0ULL) return false;
     level[w] = next_level;
     atomicOr(visited + (w >> 5), 1u << (w & 31));
+    return true;
+}
+
+// Claim w by atomicOr on its visited bit: the bitmask (n/8 bytes) stays in L2, so losers never
+// touch parent; the one caller that flips the bit writes parent and level with plain stores.
+__device__ __forceinline__ bool claim(u32 w, u32 v, i64* parent, int* level, u32* visited,
+                                     int next_level) {
+    const u32 bit = 1u << (w & 31);
+    if (atomicOr(visited + (w >> 5), bit) & bit) return false;
+    parent[w] = (i64)v;
+    level[w] = next_level;
     return true;
 }
 
@@ -148,7 +177,9 @@ extern "C" __global__ void reset_search(i64 n, i64 n_words, u32 root, i64* paren
     }
 }
 
-// One multi-block level: edge frontier [0, scan[q-1]) of queue qin -> next queue qout.
+// Version 0 of a multi-block level (kept as a measured variant, see NOTES in the module
+// docstring): per 256 edges two threads binary-search the whole global scan for the block's
+// vertex range, a chain of ~log2(q) dependent loads that the other 254 threads wait on.
 extern "C" __global__ void __launch_bounds__(BLOCK)
 expand_contract(const i64* __restrict__ offsets, const u32* __restrict__ columns,
                 const u32* __restrict__ qin, const i64* __restrict__ scan, i64 q,
@@ -183,8 +214,128 @@ expand_contract(const i64* __restrict__ offsets, const u32* __restrict__ columns
         }
         __syncthreads();                                   // s_lo, s_hi rewritten next round
         keep = warp_cull(w, keep, hash[warp], lane);
-        const bool won = keep && claim(w, v, parent, level, visited, next_level);
+        const bool won = keep && claim_cas(w, v, parent, level, visited, next_level);
         append(won, w, offsets, qout, degout, counter, lane);
+    }
+}
+
+// Tile partition (Merrill's CTA-level work assignment, done once per level for all tiles in
+// parallel): tile_first[t] = the frontier index owning edge t*TILE, for t in [0, tiles]; the last
+// entry is q. One independent binary search per tile, so their load latencies overlap instead
+// of serializing inside each tile as in expand_contract.
+extern "C" __global__ void partition_tiles(const i64* __restrict__ scan, i64 q, i64 tiles,
+                                           i64* __restrict__ tile_first)
+{
+    const i64 E = scan[q - 1];
+    for (i64 t = (i64)blockIdx.x * blockDim.x + threadIdx.x; t <= tiles;
+         t += (i64)gridDim.x * blockDim.x) {
+        const i64 e = t * TILE;
+        tile_first[t] = e >= E ? q : upper_bound(scan, 0, q, e);
+    }
+}
+
+// One multi-block level, one CTA per tile of TILE consecutive edge-frontier entries.
+// The tile's frontier vertices (at most TILE + 1: every queued vertex has degree >= 1) are staged
+// in shared memory with their scan end and column base, so each edge finds its vertex by a
+// binary search in shared memory; the ITEMS column loads of a thread are issued together.
+// Winners are compacted in shared memory and appended with one global atomic per tile (a
+// per-warp atomic on one counter serialized ~n operations at the L2 slice that owns it).
+// CAS_CLAIM selects the claim: true = CAS on parent (version 1), false = atomicOr on the bit.
+template <bool CAS_CLAIM>
+__global__ void __launch_bounds__(BLOCK)
+expand_tiles(const i64* __restrict__ offsets, const u32* __restrict__ columns,
+             const u32* __restrict__ qin, const i64* __restrict__ scan, i64 q,
+             const i64* __restrict__ tile_first,
+             u32* __restrict__ qout, i64* __restrict__ degout,
+             u64* counter, u64* other_counter,
+             i64* parent, int* level, u32* visited, int next_level)
+{
+    __shared__ i64 s_end[TILE_CAP];       // inclusive scan of the tile's vertices
+    __shared__ i64 s_base[TILE_CAP];      // offsets[v] - exclusive scan: column index = base + j
+    __shared__ u32 s_v[TILE_CAP];
+    __shared__ u32 hash[BLOCK / 32][HASH_SLOTS];
+    __shared__ u32 s_out[TILE];
+    __shared__ u32 s_outdeg[TILE];
+    __shared__ u32 s_count;
+    __shared__ u64 s_degsum, s_gbase;
+    const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    for (int k = lane; k < HASH_SLOTS; k += 32) hash[warp][k] = FULL;
+    if (threadIdx.x == 0) { s_count = 0; s_degsum = 0; }
+    if (blockIdx.x == 0 && threadIdx.x == 0) { other_counter[0] = 0; other_counter[1] = 0; }
+    const i64 E = scan[q - 1];
+    const i64 tile_base = (i64)blockIdx.x * TILE;
+    const i64 lo = tile_first[blockIdx.x];
+    const i64 hi = min(tile_first[blockIdx.x + 1] + 1, q);
+    const i64 cnt = hi - lo;
+    const bool staged = cnt <= TILE_CAP;  // block-uniform; false only for degree-0 queue entries
+    if (staged) {
+        for (i64 k = threadIdx.x; k < cnt; k += BLOCK) {
+            const i64 i = lo + k;
+            const u32 v = qin[i];
+            const i64 excl = i > 0 ? scan[i - 1] : 0;
+            s_end[k] = scan[i];
+            s_base[k] = offsets[v] - excl;
+            s_v[k] = v;
+        }
+    }
+    __syncthreads();
+    u32 w[ITEMS], v[ITEMS];
+    bool keep[ITEMS];
+#pragma unroll
+    for (int it = 0; it < ITEMS; ++it) {
+        const i64 j = tile_base + it * BLOCK + threadIdx.x;
+        keep[it] = j < E;
+        w[it] = 0; v[it] = 0;
+        if (keep[it]) {
+            i64 col;
+            if (staged) {
+                i64 a = 0, b = cnt;                    // first k with s_end[k] > j
+                while (a < b) { const i64 m = (a + b) >> 1; if (s_end[m] > j) b = m; else a = m + 1; }
+                v[it] = s_v[a];
+                col = s_base[a] + j;
+            } else {
+                const i64 i = upper_bound(scan, lo, q, j);
+                v[it] = qin[i];
+                col = offsets[v[it]] + (j - (i > 0 ? scan[i - 1] : 0));
+            }
+            w[it] = columns[col];
+        }
+    }
+#pragma unroll
+    for (int it = 0; it < ITEMS; ++it) {
+        bool k = keep[it] && !is_visited(visited, w[it]);
+        k = warp_cull(w[it], k, hash[warp], lane);
+        bool won = false;
+        if (k) won = CAS_CLAIM ? claim_cas(w[it], v[it], parent, level, visited, next_level)
+                               : claim(w[it], v[it], parent, level, visited, next_level);
+        const u32 mask = __ballot_sync(FULL, won);
+        if (mask) {
+            const u32 deg = won ? (u32)(offsets[(u64)w[it] + 1] - offsets[w[it]]) : 0u;
+            u64 sum = deg;
+#pragma unroll
+            for (int o = 16; o > 0; o >>= 1) sum += __shfl_down_sync(FULL, sum, o);
+            u32 b = 0;
+            if (lane == 0) { b = atomicAdd(&s_count, (u32)__popc(mask)); atomicAdd(&s_degsum, sum); }
+            b = __shfl_sync(FULL, b, 0);
+            if (won) {
+                const u32 pos = b + __popc(mask & ((1u << lane) - 1u));
+                s_out[pos] = w[it];
+                s_outdeg[pos] = deg;
+            }
+        }
+    }
+    __syncthreads();
+    const u32 found = s_count;
+    if (found == 0) return;                                  // block-uniform
+    if (threadIdx.x == 0) {
+        s_gbase = atomicAdd(counter, (u64)found);
+        atomicAdd(counter + 1, s_degsum);
+    }
+    __syncthreads();
+    const u64 gbase = s_gbase;
+    for (u32 k = threadIdx.x; k < found; k += BLOCK) {
+        qout[gbase + k] = s_out[k];
+        degout[gbase + k] = s_outdeg[k];
     }
 }
 
@@ -214,6 +365,8 @@ __device__ __forceinline__ i64 block_scan(i64 x, i64* s_warp) {
 }
 
 // Persistent single-CTA levels while the frontier is small (q <= SMALL_Q, edges <= max_edges).
+// Each level in one launch costs ~10 us of dependent loads instead of ~95 us for a multi-block
+// level (cumsum, partition, expand, a blocking counter copy), which is what grids pay per level.
 // Queue/degree buffers alternate each level; ctl[4..6] = (q, edges, levels run) at exit, and
 // ctl[0..3] (the multi-block counters) are zeroed.
 extern "C" __global__ void __launch_bounds__(SMALL_THREADS)
@@ -221,7 +374,7 @@ small_frontier(const i64* __restrict__ offsets, const u32* __restrict__ columns,
                u32* qa, u32* qb, i64* dega, i64* degb, i64 q, int level0, i64 max_edges,
                int max_levels, u64* ctl, i64* parent, int* level, u32* visited)
 {
-    __shared__ i64 scan_s[SMALL_Q];
+    __shared__ u32 scan_s[SMALL_Q];   // u32: at most max_edges (< 2^32) edges per level
     __shared__ i64 s_warp[32];
     __shared__ u32 hash[SMALL_THREADS / 32][HASH_SLOTS];
     __shared__ u64 s_counter[2];
@@ -232,9 +385,19 @@ small_frontier(const i64* __restrict__ offsets, const u32* __restrict__ columns,
     int lv = level0, done = 0;
     i64 E = 0;
     for (;;) {
-        const i64 x = (i64)threadIdx.x < q ? din[threadIdx.x] : 0;
-        const i64 s = block_scan(x, s_warp);
-        scan_s[threadIdx.x] = s;
+        // SMALL_PER_THREAD consecutive queue entries per thread: local scan, then block scan
+        u32 local[SMALL_PER_THREAD];
+        i64 x = 0;
+#pragma unroll
+        for (int k = 0; k < SMALL_PER_THREAD; ++k) {
+            const i64 i = (i64)threadIdx.x * SMALL_PER_THREAD + k;
+            x += i < q ? din[i] : 0;
+            local[k] = (u32)x;
+        }
+        const u32 excl = (u32)(block_scan(x, s_warp) - x);
+#pragma unroll
+        for (int k = 0; k < SMALL_PER_THREAD; ++k)
+            scan_s[threadIdx.x * SMALL_PER_THREAD + k] = excl + local[k];
         if (threadIdx.x == 0) { s_counter[0] = 0; s_counter[1] = 0; }
         __syncthreads();
         E = scan_s[q - 1];
@@ -243,7 +406,9 @@ small_frontier(const i64* __restrict__ offsets, const u32* __restrict__ columns,
             u32 w = 0, v = 0;
             bool keep = false;
             if (j < E) {
-                const i64 i = upper_bound(scan_s, 0, q, j);
+                i64 a = 0, b = q;                      // first i with scan_s[i] > j
+                while (a < b) { const i64 m = (a + b) >> 1; if ((i64)scan_s[m] > j) b = m; else a = m + 1; }
+                const i64 i = a;
                 const i64 first = i > 0 ? scan_s[i - 1] : 0;
                 v = qin[i];
                 w = columns[offsets[v] + (j - first)];
@@ -288,21 +453,33 @@ small_frontier(const i64* __restrict__ offsets, const u32* __restrict__ columns,
 }
 """
 
+EXPAND_VARIANTS = {
+    "tiles": "expand_tiles<false>",      # partitioned tiles, bitmask claim (the default)
+    "tiles-cas": "expand_tiles<true>",   # partitioned tiles, CAS on parent
+    "v0": "expand_contract",             # per-block global binary search, CAS, per-warp atomics
+}
+
 
 @functools.lru_cache(maxsize=None)
 def _module():
     cp = gpu.require_gpu()
-    return cp.RawModule(code=SOURCE, options=("-std=c++17",))
+    return cp.RawModule(code=SOURCE, options=("-std=c++17",),
+                        name_expressions=[v for v in EXPAND_VARIANTS.values() if "<" in v])
 
 
-def search_state_bytes(n: int) -> int:
-    return gpu.SEARCH_BYTES_PER_VERTEX * n + 64
+def search_state_bytes(n: int, nnz: int = 0) -> int:
+    return gpu.SEARCH_BYTES_PER_VERTEX * n + 8 * (nnz // TILE + 2) + 64
 
 
 class MerrillSearcher:
-    """Searches over a device CSR (offsets int64[n+1], columns uint32)."""
+    """Searches over a device CSR (offsets int64[n+1], columns uint32).
 
-    def __init__(self, offsets, columns):
+    expand: which multi-block level kernel runs (EXPAND_VARIANTS; "tiles" unless measuring).
+    profile_levels: when set to a list, each search() replaces its content with one dict per
+    level step (kind, depth, frontier vertices and edges, GPU milliseconds by CUDA events).
+    """
+
+    def __init__(self, offsets, columns, expand: str = "tiles"):
         cp = gpu.require_gpu()
         self.cp = cp
         n = int(offsets.size) - 1
@@ -313,9 +490,13 @@ class MerrillSearcher:
         if offsets.dtype != cp.int64 or columns.dtype != cp.uint32:
             raise BfsError(f"device CSR must be int64 offsets and uint32 columns, got "
                            f"{offsets.dtype} and {columns.dtype}")
-        gpu.check_fits(search_state_bytes(n), f"merrill search state ({n} vertices)",
+        if expand not in EXPAND_VARIANTS:
+            raise BfsError(f"unknown merrill expand variant {expand!r}")
+        self.nnz = int(columns.size)
+        gpu.check_fits(search_state_bytes(n, self.nnz), f"merrill search state ({n} vertices)",
                        lambda free: gpu.largest_kronecker_scale(free, stage="search"))
         self.n = n
+        self.expand = expand
         self.offsets, self.columns = offsets, columns
         self.n_words = (n + 31) // 32
         self.parent = cp.empty(n, dtype=cp.int64)
@@ -324,6 +505,7 @@ class MerrillSearcher:
         self.queues = (cp.empty(n, dtype=cp.uint32), cp.empty(n, dtype=cp.uint32))
         self.degs = (cp.empty(n, dtype=cp.int64), cp.empty(n, dtype=cp.int64))
         self.scan = cp.empty(n, dtype=cp.int64)
+        self.tile_first = cp.empty(self.nnz // TILE + 2, dtype=cp.int64)
         self.ctl = cp.zeros(8, dtype=cp.uint64)
         self.ctl_slots = (self.ctl[0:2], self.ctl[2:4])  # multi-block counters, by level parity
         import cupyx
@@ -331,16 +513,68 @@ class MerrillSearcher:
         self.degree = cp.diff(offsets).get()  # host copy: the root's degree without a sync
         mod = _module()
         self.k_reset = mod.get_function("reset_search")
-        self.k_expand = mod.get_function("expand_contract")
+        self.k_expand = mod.get_function(EXPAND_VARIANTS[expand])
+        self.k_partition = mod.get_function("partition_tiles")
         self.k_small = mod.get_function("small_frontier")
         self.max_blocks = gpu.sm_count() * 16
         self.levels_run = 0
         self.launches = {"small": 0, "expand": 0}
+        self.profile_levels: list | None = None
         cp.cuda.get_current_stream().synchronize()
 
     def _read_ctl(self):
         self.ctl.get(out=self.host_ctl)  # blocking: waits for the stream
         return self.host_ctl
+
+    # -- one level step each; every step leaves (q, edges) of the next frontier ----------------
+    def _small_levels(self, q, depth):
+        self.k_small((1,), (SMALL_THREADS,),
+                     (self.offsets, self.columns, self.queues[self.cur],
+                      self.queues[1 - self.cur], self.degs[self.cur], self.degs[1 - self.cur],
+                      np.int64(q), np.int32(depth), np.int64(SMALL_E),
+                      np.int32(MAX_SMALL_LEVELS), self.ctl, self.parent, self.level,
+                      self.visited))
+        self.launches["small"] += 1
+        ctl = self._read_ctl()
+        q, edges, done = int(ctl[4]), int(ctl[5]), int(ctl[6])
+        self.cur ^= done & 1
+        return q, edges, done
+
+    def _top_down_level(self, q, edges, depth):
+        cp = self.cp
+        cur, slot = self.cur, self.slot
+        cp.cumsum(self.degs[cur][:q], out=self.scan[:q])
+        counter, other = self.ctl_slots[slot], self.ctl_slots[1 - slot]
+        if self.expand == "v0":
+            blocks = max(1, min(self.max_blocks, -(-edges // BLOCK)))
+            self.k_expand((blocks,), (BLOCK,),
+                          (self.offsets, self.columns, self.queues[cur], self.scan,
+                           np.int64(q), self.queues[1 - cur], self.degs[1 - cur],
+                           counter, other, self.parent, self.level, self.visited,
+                           np.int32(depth + 1)))
+        else:
+            tiles = -(-edges // TILE)
+            self.k_partition((gpu.grid_for(tiles + 1),), (BLOCK,),
+                             (self.scan, np.int64(q), np.int64(tiles), self.tile_first))
+            self.k_expand((tiles,), (BLOCK,),
+                          (self.offsets, self.columns, self.queues[cur], self.scan,
+                           np.int64(q), self.tile_first, self.queues[1 - cur],
+                           self.degs[1 - cur], counter, other, self.parent, self.level,
+                           self.visited, np.int32(depth + 1)))
+        self.launches["expand"] += 1
+        ctl = self._read_ctl()
+        self.slot ^= 1
+        self.cur ^= 1
+        return int(ctl[2 * slot]), int(ctl[2 * slot + 1]), 1
+
+    def _step(self, q, edges, depth):
+        """Run one level step; returns (kind, q, edges, levels done)."""
+        if q <= SMALL_Q and edges <= SMALL_E:
+            return ("small",) + self._small_levels(q, depth)
+        return ("top-down",) + self._top_down_level(q, edges, depth)
+
+    def _start(self, root: int) -> None:
+        """Hook for subclasses: per-search state beyond the queues."""
 
     def search(self, root: int) -> SearchResult:
         cp = self.cp
@@ -352,34 +586,29 @@ class MerrillSearcher:
                      (np.int64(n), np.int64(self.n_words), np.uint32(root), self.parent,
                       self.level, self.visited, self.queues[0], self.degs[0], self.offsets,
                       self.ctl))
-        q, edges, depth, cur, slot = 1, int(self.degree[root]), 0, 0, 0
+        q, edges, depth = 1, int(self.degree[root]), 0
+        self.cur, self.slot = 0, 0
+        self._start(root)
+        self.visited_edges = edges   # summed degree of every vertex reached so far
+        prof = self.profile_levels
+        if prof is not None:
+            prof.clear()
+            ev = cp.cuda.Event
         while q > 0 and edges > 0:
-            if q <= SMALL_Q and edges <= SMALL_E:
-                self.k_small((1,), (SMALL_THREADS,),
-                             (self.offsets, self.columns, self.queues[cur], self.queues[1 - cur],
-                              self.degs[cur], self.degs[1 - cur], np.int64(q), np.int32(depth),
-                              np.int64(SMALL_E), np.int32(MAX_SMALL_LEVELS), self.ctl,
-                              self.parent, self.level, self.visited))
-                self.launches["small"] += 1
-                ctl = self._read_ctl()
-                q, edges, done = int(ctl[4]), int(ctl[5]), int(ctl[6])
-                depth += done
-                cur ^= done & 1
-            else:
-                cp.cumsum(self.degs[cur][:q], out=self.scan[:q])
-                counter, other = self.ctl_slots[slot], self.ctl_slots[1 - slot]
-                blocks = max(1, min(self.max_blocks, -(-edges // BLOCK)))
-                self.k_expand((blocks,), (BLOCK,),
-                              (self.offsets, self.columns, self.queues[cur], self.scan,
-                               np.int64(q), self.queues[1 - cur], self.degs[1 - cur],
-                               counter, other, self.parent, self.level, self.visited,
-                               np.int32(depth + 1)))
-                self.launches["expand"] += 1
-                ctl = self._read_ctl()
-                q, edges = int(ctl[2 * slot]), int(ctl[2 * slot + 1])
-                slot ^= 1
-                cur ^= 1
-                depth += 1
+            if prof is not None:
+                t0 = ev()
+                t0.record()
+            q_in, e_in = q, edges
+            kind, q, edges, done = self._step(q, edges, depth)
+            self.visited_edges += edges
+            if prof is not None:
+                t1 = ev()
+                t1.record()
+                t1.synchronize()
+                prof.append({"depth": depth, "kind": kind, "levels": done,
+                             "frontier_vertices": q_in, "frontier_edges": e_in,
+                             "next_vertices": q, "ms": cp.cuda.get_elapsed_time(t0, t1)})
+            depth += done
         cp.cuda.get_current_stream().synchronize()
         self.levels_run = depth
         return SearchResult(self.parent, self.level)
@@ -405,9 +634,9 @@ def build(graph: EdgeList, ctx: RunContext) -> MerrillSearcher:
     src, dst = gpu.to_device_edges(graph.src, graph.dst)
     offsets, columns = gpu.build_csr_gpu(src, dst, graph.n_vertices)
     del src, dst
-    return MerrillSearcher(offsets, columns)
+    return MerrillSearcher(offsets, columns, **ctx.options.get("merrill", {}))
 
 
-def from_csr(offsets, columns) -> MerrillSearcher:
+def from_csr(offsets, columns, **options) -> MerrillSearcher:
     """A searcher over a CSR already in device memory (bfs bench)."""
-    return MerrillSearcher(offsets, columns)
+    return MerrillSearcher(offsets, columns, **options)

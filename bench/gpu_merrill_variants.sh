@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# One device call: merrill variants side by side (scale 20 validated every search, scale 25
+# first search per variant, level profiles), a road-like grid, then the GPU tests.
+#   OUT=dir bash bench/gpu_merrill_variants.sh
+set -o pipefail
+OUT=${OUT:-gpu-variants-out}
+ROOTS=${ROOTS:-16}
+SCALES=${SCALES:-25}
+VARIANTS=${VARIANTS:-"merrill@expand=v0 merrill@expand=tiles-cas merrill merrill-do"}
+GRID=${GRID:-2000x2000}
+mkdir -p "$OUT"
+export PYTHONPATH=.${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
+status=0
+nvidia-smi --query-gpu=name,memory.total,memory.used,clocks.sm,driver_version --format=csv > "$OUT/gpu.txt" 2>&1
+python3 -m bfs bench --backend gpu --scales 20 --algorithms $VARIANTS --roots 8 \
+    --validate every --out "$OUT/bench-s20.json" > "$OUT/bench-s20.log" 2>&1 || status=1
+tail -8 "$OUT/bench-s20.log"
+python3 -m bfs bench --backend gpu --scales $SCALES --algorithms $VARIANTS --roots $ROOTS \
+    --validate first --profile-levels --out "$OUT/bench.json" > "$OUT/bench.log" 2>&1 || status=1
+grep -E "level profile|depth" "$OUT/bench.log" | head -60
+tail -8 "$OUT/bench.log"
+if [ -n "$GRID" ]; then
+python3 -m bfs bench --backend gpu --grid $GRID --algorithms merrill merrill-do --roots 4 \
+    --validate first --profile-levels --out "$OUT/bench-grid.json" > "$OUT/bench-grid.log" 2>&1 || status=1
+grep -E "level profile" "$OUT/bench-grid.log"
+tail -5 "$OUT/bench-grid.log"
+fi
+exit $status

@@ -1,0 +1,55 @@
+"""bfs.grid (road-like grid graphs) and `bfs generate grid`, on the CPU."""
+import numpy as np
+import pytest
+
+from bfs.algorithms.seq_csr import bfs_csr
+from bfs.graphdir import BfsError, read_edges, read_meta
+from bfs.grid import grid_edges
+from bfs.kernel1 import build_csr
+
+from helpers import bfs_cli
+
+
+def test_grid_counts_and_levels():
+    rows, cols = 7, 11
+    src, dst, n = grid_edges(rows, cols, ordered=True)
+    assert n == rows * cols and src.dtype == np.uint32
+    assert len(src) == rows * (cols - 1) + (rows - 1) * cols
+    csr = build_csr(src, dst, n)
+    _, level = bfs_csr(csr.offsets, csr.columns, 0)
+    r, c = np.divmod(np.arange(n), cols)
+    np.testing.assert_array_equal(level, r + c)   # Manhattan distance from the corner
+
+
+def test_grid_diagonals_and_relabelling():
+    rows, cols = 30, 40
+    src, dst, n = grid_edges(rows, cols, diagonal_prob=1.0, seed=3)
+    assert len(src) == rows * (cols - 1) + (rows - 1) * cols + (rows - 1) * (cols - 1)
+    a = grid_edges(rows, cols, diagonal_prob=0.5, seed=3)
+    b = grid_edges(rows, cols, diagonal_prob=0.5, seed=3)
+    np.testing.assert_array_equal(a[0], b[0])
+    csr = build_csr(src, dst, n)
+    _, level = bfs_csr(csr.offsets, csr.columns, int(src[0]))
+    assert (level >= 0).all()                     # connected under any labelling
+    _, level_o = bfs_csr(*(lambda c: (c.offsets, c.columns))(build_csr(
+        *grid_edges(rows, cols, 1.0, ordered=True)[:2], n)), 0)
+    assert level_o.max() == max(rows, cols) - 1   # diagonals make it Chebyshev distance
+
+
+def test_grid_rejects_bad_arguments():
+    with pytest.raises(BfsError):
+        grid_edges(0, 5)
+    with pytest.raises(BfsError):
+        grid_edges(3, 5, diagonal_prob=1.5)
+
+
+def test_cli_generate_grid(tmp_path):
+    out = tmp_path / "g"
+    bfs_cli("generate", "grid", "--rows", "5", "--cols", "9", "--diagonal-prob", "0.5",
+            "--out", out)
+    meta = read_meta(out)
+    src, dst = read_edges(out)
+    assert meta.n_vertices == 45 and meta.n_edges == len(src) and meta.source == "grid"
+    ref = grid_edges(5, 9, 0.5, 1)
+    np.testing.assert_array_equal(src, ref[0])
+    np.testing.assert_array_equal(dst, ref[1])
