@@ -18,7 +18,8 @@ module replaces the local work:
   Contract    assigned |= out & ~prefix and union = out | prefix in one elementwise kernel.
   Levels      one kernel: visited |= union and level_col = t + 1 for union's bits.
   Pred        after the traversal (Fig. 7): one thread per column vertex claimed by this rank
-              scans its CSC for an in-neighbour one level up.
+              scans the first 32 entries of its CSC for an in-neighbour one level up (level-1
+              vertices take the root directly); the few left over (hubs) get a warp each.
 
 MPI: only the bitmaps move, staged through host numpy (out for the scan, union for the column
 broadcast, the own piece for the row allgather); counts through one Allreduce a level as on
@@ -226,27 +227,66 @@ extern "C" __global__ void finish(const u64* __restrict__ uni, i64 nw, u64* visi
     }
 }
 
-// Predecessors (Fig. 7): for each column vertex this rank assigned, the first in-neighbour in
-// its CSC one level up; pred = -1 elsewhere. One warp per 32 vertices, a thread per vertex.
+// Predecessors (Fig. 7): for each column vertex this rank assigned, an in-neighbour in its
+// CSC one level up; pred = -1 elsewhere. A thread per vertex: level 1 -> the root (the only
+// level-0 vertex, and In held nothing else when this rank found it); otherwise the first
+// PRED_K in-neighbours are scanned, and a vertex not resolved there (a hub whose parents sit
+// far into its list) goes to `hard` for predecessors_hard, so no thread walks a long list.
+#define PRED_K 32
 extern "C" __global__ void predecessors(const u64* __restrict__ assigned, i64 n_bits,
                                         const i64* __restrict__ csc_off,
                                         const u32* __restrict__ csc_rows,
                                         const int* __restrict__ level_row,
                                         const int* __restrict__ level_col,
-                                        const i64* __restrict__ row_global, i64* pred)
+                                        const i64* __restrict__ row_global, i64* pred,
+                                        i64 root, u32* hard, u64* ctl)
 {
     for (i64 v = (i64)blockIdx.x * blockDim.x + threadIdx.x; v < n_bits;
          v += (i64)gridDim.x * blockDim.x) {
         i64 p = -1;
         if ((assigned[v >> 6] >> (v & 63)) & 1ULL) {
             const int want = level_col[v] - 1;
-            const i64 end = csc_off[v + 1];
-            for (i64 e = csc_off[v]; e < end; ++e) {
-                const u32 u = csc_rows[e];
-                if (level_row[u] == want) { p = row_global[u]; break; }
+            if (want == 0) {
+                p = root;
+            } else {
+                const i64 start = csc_off[v], end = csc_off[v + 1];
+                const i64 stop = end < start + PRED_K ? end : start + PRED_K;
+                for (i64 e = start; e < stop; ++e) {
+                    const u32 u = csc_rows[e];
+                    if (level_row[u] == want) { p = row_global[u]; break; }
+                }
+                if (p < 0 && stop < end) hard[atomicAdd(ctl + 3, 1ULL)] = (u32)v;
             }
         }
         pred[v] = p;
+    }
+}
+
+// The unresolved vertices, a warp each: 32 in-neighbours a step, the first match wins.
+extern "C" __global__ void predecessors_hard(const u32* __restrict__ hard, const u64* ctl,
+                                             const i64* __restrict__ csc_off,
+                                             const u32* __restrict__ csc_rows,
+                                             const int* __restrict__ level_row,
+                                             const int* __restrict__ level_col,
+                                             const i64* __restrict__ row_global, i64* pred)
+{
+    const u32 lane = threadIdx.x & 31;
+    const i64 count = (i64)ctl[3];
+    const i64 warps = ((i64)gridDim.x * blockDim.x) >> 5;
+    for (i64 h = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5; h < count; h += warps) {
+        const u32 v = hard[h];
+        const int want = level_col[v] - 1;
+        const i64 end = csc_off[(u64)v + 1];
+        for (i64 e = csc_off[v] + PRED_K; e < end; e += 32) {
+            const i64 x = e + lane;
+            u32 u = 0;
+            const bool hit = x < end && level_row[u = csc_rows[x]] == want;
+            const u32 mask = __ballot_sync(FULL, hit);
+            if (mask) {
+                if (lane == (u32)(__ffs(mask) - 1)) pred[v] = row_global[u];
+                break;
+            }
+        }
     }
 }
 
@@ -371,7 +411,7 @@ class Fu2DGpu(Fu2D):
         n_row_bits, n_col_bits = rows.n_words * WORD, cols.n_words * WORD
         self.nnz = int(self.csr_cols.size)
         need = (4 * n_row_bits + 4 * n_col_bits + 8 * n_col_bits + 8 * n_row_bits  # levels, pred,
-                + 4 * n_row_bits + 16 * n_row_bits  # row_global; queue, degrees, scan
+                + 4 * n_col_bits + 20 * n_row_bits  # hard queue; queue, degrees, scan
                 + 8 * (self.nnz // TILE + 2) + 5 * 8 * max(rows.n_words, cols.n_words))
         gpu.check_fits(need, f"2d search state ({n_row_bits} x {n_col_bits} local vertices)")
         self.level_row = cp.empty(n_row_bits, cp.int32)
@@ -386,13 +426,15 @@ class Fu2DGpu(Fu2D):
         self.qdeg = cp.empty(max(n_row_bits, 1), cp.int64)
         self.scan = cp.empty(max(n_row_bits, 1), cp.int64)
         self.tile_first = cp.empty(self.nnz // TILE + 2, cp.int64)
+        self.hard = cp.empty(max(n_col_bits, 1), cp.uint32)
         self.ctl = cp.zeros(4, cp.uint64)
+        self.profile_levels: list | None = None   # bench --profile-levels sets a list
         import cupyx
         self.host_ctl = cupyx.empty_pinned((4,), dtype=np.uint64)
         mod = _module()
         self.k = {name: mod.get_function(name) for name in
                   ("reset", "compact", "partition_tiles", "expand_tiles", "finish",
-                   "predecessors", "reached_degrees")}
+                   "predecessors", "predecessors_hard", "reached_degrees")}
         self.contract, self.popcount = _elementwise()
         self.launches = {"expand": 0, "levels": 0}
         # the single rank of a 1x1 grid (from_csr, or a world of one) needs no MPI in the loop
@@ -447,10 +489,24 @@ class Fu2DGpu(Fu2D):
             self._search_single()
         else:
             self._search_mpi(c_local)
+        if self.profile_levels is not None:
+            t0 = cp.cuda.Event()
+            t0.record()
         self.k["predecessors"]((gpu.grid_for(cols.n_words * WORD),), (BLOCK,),
                                (self.assigned, np.int64(cols.n_words * WORD), self.csc_offsets,
                                 self.csc_rows, self.level_row, self.level_col, self.row_global,
-                                self.pred))
+                                self.pred, np.int64(root), self.hard, self.ctl))
+        self.k["predecessors_hard"]((gpu.sm_count() * 8,), (BLOCK,),
+                                    (self.hard, self.ctl, self.csc_offsets, self.csc_rows,
+                                     self.level_row, self.level_col, self.row_global, self.pred))
+        if self.profile_levels is not None:
+            t1 = cp.cuda.Event()
+            t1.record()
+            t1.synchronize()
+            self.profile_levels.append({"depth": self.levels_run, "kind": "predecessors",
+                                        "levels": 0, "frontier_vertices": int(self.ctl[3].get()),
+                                        "frontier_edges": 0, "next_vertices": 0,
+                                        "ms": cp.cuda.get_elapsed_time(t0, t1)})
         cp.cuda.get_current_stream().synchronize()
 
     def _search_single(self) -> None:
@@ -458,7 +514,13 @@ class Fu2DGpu(Fu2D):
         timer = Timer()
         profile = []
         level = 0
+        prof = self.profile_levels
+        if prof is not None:
+            prof.clear()
         while True:
+            if prof is not None:
+                t0 = self.cp.cuda.Event()
+                t0.record()
             with timer("expand"):
                 q, edges = self._expand(level)
             if q == 0:
@@ -467,6 +529,14 @@ class Fu2DGpu(Fu2D):
                 if edges:
                     self._finish(self.out, level + 1, self.out)
                 self.in_words, self.out = self.out, self.in_words
+            if prof is not None:
+                t1 = self.cp.cuda.Event()
+                t1.record()
+                t1.synchronize()
+                prof.append({"depth": level, "kind": "top-down", "levels": 1,
+                             "frontier_vertices": q, "frontier_edges": edges,
+                             "next_vertices": -1,
+                             "ms": self.cp.cuda.get_elapsed_time(t0, t1)})
             profile.append((level, q, timer.pop("expand"), 0.0, 0))
             level += 1
         self.levels_run = level
