@@ -12,7 +12,7 @@ for step in "$@"; do
              --roots 8 --validate first --profile-levels --out $OUT/quick.json 2>&1 | tee $OUT/quick.log | tail -6 ;;
     s28) timeout 230 python3 -m bfs bench --backend gpu --scales 28 --algorithms merrill-do \
              --roots 8 --validate none --out $OUT/s28.json 2>&1 | tee $OUT/s28.log | tail -8 ;;
-    full) timeout 560 python3 -m bfs bench --backend gpu --scales 25 26 --algorithms merrill,2d \
+    full) timeout 450 python3 -m bfs bench --backend gpu --scales 25 26 --algorithms merrill,2d \
              --roots 64 --validate first --out $OUT/full.json 2>&1 | tee $OUT/full.log | tail -8 ;;
   esac
   echo "== step $step rc=$? $(( $(date +%s) - t0 )) s" | tee -a $OUT/steps.log
