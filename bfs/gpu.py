@@ -280,3 +280,71 @@ def build_csr_gpu(src_dev, dst_dev, n: int, sort_limit: int = SORT_LIMIT):
         del keys
     cp.cuda.get_current_stream().synchronize()
     return offsets, columns
+
+
+def streamed_kernel1_bytes(m: int, n: int, chunk: int, sort_limit: int = SORT_LIMIT) -> int:
+    """Peak device bytes of build_csr_streamed: degrees and offsets (16 n), the columns (8 m:
+    2m uint32), one chunk of edges (8 chunk), one bucket of keys and the sort's buffer
+    (16 sort_limit). No edge list is kept."""
+    return 16 * (n + 1) + 8 * m + 8 * chunk + 16 * min(sort_limit, 2 * m)
+
+
+def build_csr_streamed(generate, m: int, n: int, chunk: int, sort_limit: int = SORT_LIMIT):
+    """GPU Kernel 1 without the edge list in memory: generate(lo, hi, (src, dst)) fills device
+    uint32 arrays with edges [lo, hi) (deterministically: it is called again per bucket).
+    Pass 1 counts degrees chunk by chunk; then per bucket of rows every chunk is regenerated
+    and its keys appended, the bucket sorted and written. Same output as build_csr_gpu; the
+    peak is streamed_kernel1_bytes (scale 28: ~51 GiB instead of the ~196 GiB model of an edge
+    list plus build_csr_gpu)."""
+    cp = require_gpu()
+    n, m = int(n), int(m)
+    if n < 1 or n > 2**32:
+        raise BfsError(f"GPU Kernel 1 takes 1..2^32 vertices, got {n}")
+    check_fits(streamed_kernel1_bytes(m, n, chunk, sort_limit),
+               f"streamed GPU Kernel 1 ({m} edges, {n} vertices)")
+    mod = _kernel1_module()
+    src = cp.empty(min(chunk, max(m, 1)), cp.uint32)
+    dst = cp.empty_like(src)
+    spans = [(lo, min(lo + chunk, m)) for lo in range(0, m, chunk)]
+    deg = cp.zeros(n, dtype=cp.uint64)
+    for lo, hi in spans:
+        k = hi - lo
+        generate(lo, hi, (src[:k], dst[:k]))
+        mod.get_function("count_degrees")((grid_for(k),), (BLOCK,),
+                                          (src, dst, np.int64(k), deg))
+    offsets = cp.zeros(n + 1, dtype=cp.int64)
+    cp.cumsum(deg.view(cp.int64), out=offsets[1:])
+    del deg
+    offsets_h = offsets.get()
+    nnz = int(offsets_h[-1])
+    columns = cp.empty(nnz, dtype=cp.uint32)
+    if nnz:
+        buckets = row_buckets(offsets_h, sort_limit)
+        biggest = max(int(offsets_h[r1] - offsets_h[r0]) for r0, r1 in buckets)
+        keys = cp.empty(biggest, dtype=cp.uint64)
+        count = cp.zeros(1, dtype=cp.uint64)
+        for r0, r1 in buckets:
+            want = int(offsets_h[r1] - offsets_h[r0])
+            if want == 0:
+                continue
+            count.fill(0)
+            for lo, hi in spans:
+                k = hi - lo
+                generate(lo, hi, (src[:k], dst[:k]))
+                mod.get_function("bucket_keys")((grid_for(k),), (BLOCK,),
+                                                (src, dst, np.int64(k), np.uint64(r0),
+                                                 np.uint64(r1), keys, count))
+            got = int(count.get()[0])
+            if got != want:
+                raise BfsError(f"streamed GPU Kernel 1: rows [{r0}, {r1}) produced {got} "
+                               f"entries, their degrees say {want}")
+            part = keys[:want]
+            part.sort()
+            base = int(offsets_h[r0])
+            mod.get_function("low_words")((grid_for(want),), (BLOCK,),
+                                          (part, np.int64(want), columns[base:base + want]))
+            del part
+        del keys
+    del src, dst
+    cp.cuda.get_current_stream().synchronize()
+    return offsets, columns

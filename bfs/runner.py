@@ -58,7 +58,9 @@ def select_gpu(local: int) -> int:
 
 def resolve_backend(requested: str, spec) -> str:
     if requested == "auto":
-        if "gpu" in spec.backends and gpu_available():
+        # the first listed backend is the algorithm's default: 2d ("cpu", "gpu") stays on the
+        # CPU unless --backend gpu asks for it
+        if spec.backends[0] == "gpu" and gpu_available():
             return "gpu"
         if "cpu" in spec.backends:
             return "cpu"

@@ -353,3 +353,84 @@ def test_bench_profile_grid_and_variants(tmp_path):
         for name in ("merrill", "merrill-do", "merrill@expand=v0"):
             prof = r["algorithms"][name]["level_profile"]
             assert prof["n_steps"] >= 1 and prof["total_ms"] > 0
+
+
+# --- 2d --backend gpu (bfs.algorithms.fu_2d_gpu) ----------------------------------------------
+
+def symmetric_block(src, dst):
+    """Both directions of every non-self-loop edge: what a 1x1 partition's block holds."""
+    src, dst = np.asarray(src, np.int64), np.asarray(dst, np.int64)
+    keep = src != dst
+    return np.concatenate([src[keep], dst[keep]]), np.concatenate([dst[keep], src[keep]])
+
+
+def check_2d_gpu(src, dst, n, roots):
+    """2d --backend gpu on a 1x1 grid, both ways it is built: from a block with a communicator
+    of one rank (bfs run's path) and from a device CSR with no MPI (bfs bench's path)."""
+    from mpi4py import MPI
+
+    from bfs.algorithms import fu_2d
+    from bfs.algorithms.fu_2d_gpu import Fu2DGpu
+    from bfs.runner import Block
+    bsrc, bdst = symmetric_block(src, dst)
+    block = Block(MPI.COMM_SELF, {"grid": [1, 1], "bounds": [0, n]}, bsrc, bdst)
+    from_block = fu_2d.build(block, RunContext("gpu"))
+    assert isinstance(from_block, Fu2DGpu)
+    d_src, d_dst = gpu.to_device_edges(src, dst)
+    offsets, columns = gpu.build_csr_gpu(d_src, d_dst, n)
+    from_csr = fu_2d.from_csr(offsets, columns)
+    csr = build_csr(src, dst, n)
+    for root in roots:
+        root = int(root)
+        _, ref_level = bfs_csr(csr.offsets, csr.columns, root)
+        for name, s in (("block", from_block), ("csr", from_csr)):
+            s.search(root)
+            res = s.gather(n)
+            assert res.parent.shape == (n,) and res.level.shape == (n,)
+            np.testing.assert_array_equal(res.level, ref_level, err_msg=f"{name} root {root}")
+            check = validate(src, dst, res.parent, root, res.level)
+            assert check.valid, f"{name} root {root}: {check.message}"
+            if name == "csr":
+                assert s.nedge() == check.nedge
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_2d_gpu_random_graphs(seed):
+    rng = np.random.default_rng(500 + seed)
+    n = int(rng.integers(2, 40_000))   # n not a multiple of 64 most of the time: padded words
+    src, dst = random_edges(rng, n, int(rng.integers(n, 12 * n)))
+    check_2d_gpu(src, dst, n, rng.integers(0, n, 3))
+
+
+def test_2d_gpu_kronecker():
+    src, dst = generate_edges(15, 16)
+    n = 2 ** 15
+    roots = graph500_roots(n, np.diff(build_csr(src, dst, n).offsets) > 0, count=4)
+    check_2d_gpu(src, dst, n, roots)
+
+
+def test_2d_gpu_path_and_isolated_root():
+    n = 3000
+    perm = np.random.default_rng(4).permutation(n).astype(np.uint32)
+    check_2d_gpu(perm[:-2], perm[1:-1], n, [perm[0], perm[n // 2], perm[-1]])  # last: isolated
+
+
+@pytest.mark.skipif(__import__("shutil").which("mpiexec") is None, reason="no mpiexec on PATH")
+@pytest.mark.parametrize("grid", ["1x1", "1x2", "2x1"])
+def test_2d_gpu_mpirun_equals_seq_csr(tmp_path, grid):
+    """bfs run --algorithm 2d --backend gpu under mpiexec (ranks share the one GPU)."""
+    from helpers import random_graph
+    g = tmp_path / "graph"
+    bfs_cli("generate", "kronecker", "--scale", 12, "--edgefactor", 8, "--out", g)
+    comparable = lambda rows: [(r["root"], r["depth"], r["reached"], r["nedge"], r["valid"])
+                               for r in rows]
+    for graph in (g, random_graph(tmp_path / "random")):
+        ref = graph.parent / f"{graph.name}-ref"
+        bfs_cli("run", graph, "--algorithm", "seq-csr", "--roots", 4, "--out", ref)
+        part = graph.parent / f"{graph.name}-part"
+        bfs_cli("partition", graph, "--grid", grid, "--out", part)
+        r, c = map(int, grid.split("x"))
+        out = graph.parent / f"{graph.name}-run"
+        bfs_cli("run", part, "--algorithm", "2d", "--backend", "gpu", "--roots", 4,
+                "--save-parents", 1, "--out", out, ranks=r * c)
+        assert comparable(searches(out)) == comparable(searches(ref))

@@ -64,7 +64,7 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
                       "level-synchronous queue BFS over the undirected CSR"),
         AlgorithmSpec("2d", "bfs.algorithms.fu_2d",
                       "Fu et al. 2D bitmap BFS over an RxC grid (--exchange scan|wave)",
-                      distributed=True),
+                      backends=("cpu", "gpu"), distributed=True),
         AlgorithmSpec("1d", "bfs.algorithms.racherla_1d",
                       "Racherla 1D BFS: Allgatherv frontiers, small frontiers on rank 0",
                       distributed=True),

@@ -22,8 +22,10 @@ One BFS level (Fu's Figs. 3-6), on every rank:
 Predecessors (Fig. 7) come after the traversal with no communication: each rank resolves the
 vertices it Assigned through its CSC to an in-neighbour one level up.
 
-CPU backend: the local kernels are Numba loops over the bitmaps; a GPU backend replaces these
-kernels behind the same class.
+CPU backend: the local kernels are Numba loops over the bitmaps. GPU backend (--backend gpu,
+bfs.algorithms.fu_2d_gpu, imported only then): the same class's layout and exchange with CUDA
+kernels for expand, contract, levels and predecessors; the bitmaps are staged through host
+numpy for MPI.
 """
 from __future__ import annotations
 
@@ -133,6 +135,11 @@ class PaddedRange:
 
 class Fu2D:
     def __init__(self, block, ctx: RunContext):
+        self._layout(block, ctx)
+        self._build_local(block)
+
+    def _layout(self, block, ctx: RunContext) -> None:
+        """Grid coordinates, padded ranges and the row/column communicators."""
         from mpi4py import MPI
         self.MPI = MPI
         self.comm = block.comm
@@ -149,7 +156,15 @@ class Fu2D:
         # grid row i talks along j (allgather); grid column j along i (scan, broadcast)
         self.row_comm = self.comm.Split(color=self.i, key=self.j)
         self.col_comm = self.comm.Split(color=self.j, key=self.i)
+        self.bounds = bounds
+        # the piece this rank owns is the i-th piece of its column
+        self.own = slice(int(self.cols.word_offset[self.i]), int(self.cols.word_offset[self.i + 1]))
+        self.row_counts = np.diff(self.rows.word_offset)
+        self.row_displs = self.rows.word_offset[:-1]
 
+    def _build_local(self, block) -> None:
+        """The block's CSR (row -> column) and CSC (column -> row) in padded local indices."""
+        bounds, C = self.bounds, self.C
         src = np.asarray(block.src, np.int64)
         dst = np.asarray(block.dst, np.int64)
         src_piece = np.searchsorted(bounds, src, side="right") - 1
@@ -160,10 +175,6 @@ class Fu2D:
                                                     self.rows.n_words * WORD)
         self.csc_offsets, self.csc_rows = _compress(col_local, row_local,
                                                     self.cols.n_words * WORD)
-        # the piece this rank owns is the i-th piece of its column
-        self.own = slice(int(self.cols.word_offset[self.i]), int(self.cols.word_offset[self.i + 1]))
-        self.row_counts = np.diff(self.rows.word_offset)
-        self.row_displs = self.rows.word_offset[:-1]
 
     # --- the exclusive OR-scan down the grid column -------------------------------------
     def _scan(self, out: np.ndarray) -> tuple[np.ndarray, int]:
@@ -261,10 +272,11 @@ class Fu2D:
         cols = self.cols
         own = slice(self.own.start * WORD, self.own.start * WORD + int(cols.size[self.i]))
         # pieces are numbered in rank order, so the own-piece slices concatenate to 0..n-1
-        level = gatherv(self.comm, self.level_col[own])
-        claimed = np.flatnonzero(self.pred >= 0)
+        level_col, pred = self._results()
+        level = gatherv(self.comm, level_col[own])
+        claimed = np.flatnonzero(pred >= 0)
         ids = gatherv(self.comm, cols.global_id[claimed])
-        preds = gatherv(self.comm, self.pred[claimed])
+        preds = gatherv(self.comm, pred[claimed])
         if self.comm.Get_rank() != 0:
             return None
         parent = np.full(n_vertices, -1, np.int64)
@@ -273,5 +285,20 @@ class Fu2D:
         return SearchResult(parent, level)
 
 
-def build(block, ctx: RunContext) -> Fu2D:
+    def _results(self) -> tuple[np.ndarray, np.ndarray]:
+        """(level_col, pred) of the last search as host arrays (the GPU backend copies)."""
+        return self.level_col, self.pred
+
+
+def build(block, ctx: RunContext):
+    if ctx.backend == "gpu":
+        from .fu_2d_gpu import Fu2DGpu
+        return Fu2DGpu(block, ctx)
     return Fu2D(block, ctx)
+
+
+def from_csr(offsets, columns, **options):
+    """A 1x1-grid GPU searcher over a symmetric CSR already in device memory (bfs bench): no
+    MPI, the CSC is the CSR itself."""
+    from .fu_2d_gpu import Fu2DGpu
+    return Fu2DGpu.from_csr(offsets, columns, **options)
