@@ -262,7 +262,10 @@ extern "C" __global__ void predecessors(const u64* __restrict__ assigned, i64 n_
     }
 }
 
-// The unresolved vertices, a warp each: 32 in-neighbours a step, the first match wins.
+// The unresolved vertices (hubs whose parents sit deep in a long in-list), a block each:
+// blockDim in-neighbours a step, so a long list takes 8x fewer dependent steps than a warp
+// would; the block stops at the first step with a match. Several matching threads may write
+// pred[v]: every one of them is a valid parent, so any write may win.
 extern "C" __global__ void predecessors_hard(const u32* __restrict__ hard, const u64* ctl,
                                              const i64* __restrict__ csc_off,
                                              const u32* __restrict__ csc_rows,
@@ -270,22 +273,22 @@ extern "C" __global__ void predecessors_hard(const u32* __restrict__ hard, const
                                              const int* __restrict__ level_col,
                                              const i64* __restrict__ row_global, i64* pred)
 {
-    const u32 lane = threadIdx.x & 31;
     const i64 count = (i64)ctl[3];
-    const i64 warps = ((i64)gridDim.x * blockDim.x) >> 5;
-    for (i64 h = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5; h < count; h += warps) {
+    for (i64 h = blockIdx.x; h < count; h += gridDim.x) {
         const u32 v = hard[h];
         const int want = level_col[v] - 1;
         const i64 end = csc_off[(u64)v + 1];
-        for (i64 e = csc_off[v] + PRED_K; e < end; e += 32) {
-            const i64 x = e + lane;
-            u32 u = 0;
-            const bool hit = x < end && level_row[u = csc_rows[x]] == want;
-            const u32 mask = __ballot_sync(FULL, hit);
-            if (mask) {
-                if (lane == (u32)(__ffs(mask) - 1)) pred[v] = row_global[u];
-                break;
+        for (i64 e = csc_off[v] + PRED_K; e < end; e += blockDim.x) {
+            const i64 x = e + threadIdx.x;
+            bool hit = false;
+            if (x < end) {
+                const u32 u = csc_rows[x];
+                if (level_row[u] == want) {
+                    hit = true;
+                    pred[v] = row_global[u];
+                }
             }
+            if (__syncthreads_or(hit)) break;
         }
     }
 }
