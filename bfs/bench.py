@@ -7,10 +7,13 @@ GPU backend, per scale:
   * Graph500 roots (bfs.roots.graph500_roots, has_edge from the CSR degrees);
   * per algorithm: one untimed warm-up search, then one search per root timed with CUDA events
     around searcher.search(root) (which includes its host round trips); nedge from the device
-    (half the reached vertices' degree sum), checked against bfs.validate's nedge whenever a
-    search is validated on the CPU (--validate every|first|none);
+    (half the reached vertices' degree sum), checked against the validator's nedge;
+  * validation (--validate, SearchCheck): every search (default) or the first per algorithm on
+    the GPU by bfs.validate_gpu against the generated edge list (kept on the device; regenerated
+    chunk by chunk where it does not fit beside the CSR), untimed; "cpu" = bfs.validate on the
+    host for every search (slow at scale 25+);
   * a baseline in the same run: a plain level-synchronous CuPy BFS (searchsorted expansion,
-    gather, unique) over the same CSR and roots, timed the same way, its first search validated;
+    gather, unique) over the same CSR and roots, timed and validated the same way;
   * the bandwidth floor: floor_time = 4 bytes * directed edges / B, with B the device-to-device
     copy bandwidth measured here (bytes read + written per second, a 1 GiB cupy copy timed by
     events); floor_fraction = floor_time / median search time.
@@ -117,6 +120,10 @@ class CupyBaseline:
         from .algorithms import SearchResult
         return SearchResult(self.parent.get(), self.level.get())
 
+    def device_result(self):
+        from .algorithms import SearchResult
+        return SearchResult(self.parent, self.level)
+
     def nedge(self) -> int:
         return int(self.cp.sum(self.deg[self.level >= 0])) // 2
 
@@ -142,8 +149,35 @@ def copy_bandwidth(nbytes: int = 1 << 30, reps: int = 10) -> float:
     return 2.0 * nbytes * reps / seconds
 
 
-def _timed_searches(searcher, roots, validate_mode, src_h, dst_h, name, first_only=False):
-    """Warm-up, then per root: event-timed search, device nedge, optional CPU validation."""
+class SearchCheck:
+    """Which searches are validated, and how (--validate).
+
+    every / first: on the GPU (bfs.validate_gpu) against the generated edge list, every search
+    or the first per algorithm; edge_chunks() yields the list as device (src, dst) chunks.
+    cpu: every search by the CPU validator (bfs.validate) from copied parents; host_edges needed.
+    none: nothing is validated (the table then says valid=None).
+    """
+    MODES = ("every", "first", "cpu", "none")
+
+    def __init__(self, mode: str, edge_chunks=None, host_edges=None):
+        if mode not in self.MODES:
+            raise BfsError(f"--validate {mode!r}: choose one of {', '.join(self.MODES)}")
+        self.mode, self.edge_chunks, self.host_edges = mode, edge_chunks, host_edges
+
+    def wanted(self, index: int) -> bool:
+        return self.mode in ("every", "cpu") or (self.mode == "first" and index == 0)
+
+    def __call__(self, searcher, root: int):
+        if self.mode == "cpu":
+            res = searcher.gather(None)
+            return validate(*self.host_edges, res.parent, root, res.level)
+        from .validate_gpu import validate_device
+        res = searcher.device_result()
+        return validate_device(self.edge_chunks, res.parent, res.level, root)
+
+
+def _timed_searches(searcher, roots, check: SearchCheck, name):
+    """Warm-up, then per root: event-timed search, device nedge, validation as check says."""
     import cupy as cp
     searcher.search(int(roots[0]))  # warm-up (JIT, module load, first touch)
     rows = []
@@ -158,19 +192,15 @@ def _timed_searches(searcher, roots, validate_mode, src_h, dst_h, name, first_on
         nedge = searcher.nedge()
         row = {"root": root, "time_s": t, "nedge": nedge, "teps": nedge / t if t > 0 else 0.0,
                "validated": False, "valid": None}
-        check_now = validate_mode == "every" or (validate_mode == "first" and i == 0)
-        if first_only:
-            check_now = validate_mode != "none" and i == 0
-        if check_now:
-            res = searcher.gather(None)
+        if check.wanted(i):
             tv = time.perf_counter()
-            check = validate(src_h, dst_h, res.parent, root, res.level)
-            row.update(validated=True, valid=bool(check.valid and check.nedge == nedge),
-                       depth=check.depth, reached=check.reached,
-                       validate_s=time.perf_counter() - tv,
-                       message=check.message if check.valid else check.message)
-            if check.valid and check.nedge != nedge:
-                row["message"] = f"valid tree but device nedge {nedge} != validator {check.nedge}"
+            verdict = check(searcher, root)
+            row.update(validated=True, valid=bool(verdict.valid and verdict.nedge == nedge),
+                       depth=verdict.depth, reached=verdict.reached,
+                       validate_s=time.perf_counter() - tv, message=verdict.message)
+            if verdict.valid and verdict.nedge != nedge:
+                row["message"] = (f"valid tree but device nedge {nedge} != validator "
+                                  f"{verdict.nedge}")
             if not row["valid"]:
                 log(f"{name} root {root}: INVALID: {row['message']}")
         rows.append(row)
@@ -194,7 +224,8 @@ def bench_gpu_scale(scale, edgefactor, seeds, version, algorithms, n_roots, vali
         raise BfsError(f"bench --backend gpu takes scales up to 32, got {scale}")
     rec = {"scale": scale, "edgefactor": edgefactor, "n_vertices": n, "n_edges": m}
     start, end = cp.cuda.Event(), cp.cuda.Event()
-    if gpu.kronecker_bytes(scale, edgefactor, "bench") > gpu.free_memory()[0]:
+    stage = "bench-validated" if validate_mode in ("every", "first") else "bench"
+    if gpu.kronecker_bytes(scale, edgefactor, stage) > gpu.free_memory()[0]:
         # no room for the edge list next to Kernel 1: regenerate chunks per sort bucket
         return _bench_gpu_streamed(rec, scale, edgefactor, seeds, version, algorithms, n_roots,
                                    validate_mode, bandwidth, profile_levels)
@@ -215,10 +246,10 @@ def bench_gpu_scale(scale, edgefactor, seeds, version, algorithms, n_roots, vali
     log(f"scale {scale}: generated {m} edges on the GPU in {rec['generation_s']:.3f} s "
         f"({rec['generation_edges_per_s'] / 1e9:.3f} G edges/s)")
 
-    need_host = validate_mode != "none"
-    src_h = dst_h = None
-    if need_host:
-        src_h, dst_h = src_d.get(), dst_d.get()
+    # the edge list stays on the device for the GPU validator (CPU mode copies it out)
+    keep_edges = validate_mode in ("every", "first")
+    check = SearchCheck(validate_mode, lambda: [(src_d, dst_d)],
+                        (src_d.get(), dst_d.get()) if validate_mode == "cpu" else None)
 
     gpu.build_csr_gpu(src_d[:1024], dst_d[:1024], n)  # compile + warm the sort: untimed
     cp.get_default_memory_pool().free_all_blocks()
@@ -227,16 +258,17 @@ def bench_gpu_scale(scale, edgefactor, seeds, version, algorithms, n_roots, vali
     end.record()
     end.synchronize()
     rec["kernel1_s"] = cp.cuda.get_elapsed_time(start, end) / 1e3
-    del src_d, dst_d
-    cp.get_default_memory_pool().free_all_blocks()
+    if not keep_edges:
+        del src_d, dst_d
+        cp.get_default_memory_pool().free_all_blocks()
     rec["directed_edges"] = int(columns.size)
     log(f"scale {scale}: GPU Kernel 1 {rec['kernel1_s']:.3f} s, "
         f"{rec['directed_edges']} directed edges")
 
     degree = cp.diff(offsets).get()
     roots = graph500_roots(n, degree > 0, count=n_roots, seeds=seeds)
-    return _bench_gpu_searches(rec, offsets, columns, roots, algorithms, validate_mode,
-                               src_h, dst_h, bandwidth, profile_levels)
+    return _bench_gpu_searches(rec, offsets, columns, roots, algorithms, check, bandwidth,
+                               profile_levels)
 
 
 def _bench_gpu_streamed(rec, scale, edgefactor, seeds, version, algorithms, n_roots,
@@ -249,13 +281,25 @@ def _bench_gpu_streamed(rec, scale, edgefactor, seeds, version, algorithms, n_ro
     from . import gpu
     from .kronecker_gpu import generate_edges_gpu
     from .roots import graph500_roots
-    if validate_mode != "none":
-        raise BfsError(f"scale {scale} does not fit with its edge list on this GPU; the streamed "
-                       "Kernel 1 keeps no edge list to validate against: use --validate none")
+    if validate_mode == "cpu":
+        raise BfsError(f"scale {scale} does not fit with its edge list on this GPU, so the "
+                       "edge list is never whole anywhere: use --validate every|first (on the "
+                       "GPU, regenerating the edges chunk by chunk) or none")
     n, m = rec["n_vertices"], rec["n_edges"]
 
     def generate(lo, hi, out):
         generate_edges_gpu(scale, edgefactor, seeds, version, lo, hi, out=out)
+
+    def regenerated_chunks():
+        """The edge list again, GEN_CHUNK edges at a time, into one reused pair of buffers
+        (stream order keeps a chunk alive until the kernel reading it has run)."""
+        size = min(GEN_CHUNK, m)
+        buf = (cp.empty(size, dtype=cp.uint32), cp.empty(size, dtype=cp.uint32))
+        for lo in range(0, m, size):
+            hi = min(lo + size, m)
+            out = (buf[0][:hi - lo], buf[1][:hi - lo])
+            generate(lo, hi, out)
+            yield out
 
     log(f"scale {scale}: edge list + Kernel 1 ({gpu.kronecker_bytes(scale, edgefactor) / 2**30:.1f}"
         f" GiB) do not fit; streamed Kernel 1 needs "
@@ -276,8 +320,9 @@ def _bench_gpu_streamed(rec, scale, edgefactor, seeds, version, algorithms, n_ro
         f"{rec['directed_edges']} directed edges")
     degree = cp.diff(offsets).get()
     roots = graph500_roots(n, degree > 0, count=n_roots, seeds=seeds)
-    return _bench_gpu_searches(rec, offsets, columns, roots, algorithms, validate_mode,
-                               None, None, bandwidth, profile_levels)
+    return _bench_gpu_searches(rec, offsets, columns, roots, algorithms,
+                               SearchCheck(validate_mode, regenerated_chunks), bandwidth,
+                               profile_levels)
 
 
 def parse_algorithm(name: str) -> tuple[str, dict]:
@@ -296,7 +341,7 @@ def parse_algorithm(name: str) -> tuple[str, dict]:
     return base, options
 
 
-def _bench_gpu_searches(rec, offsets, columns, roots, algorithms, validate_mode, src_h, dst_h,
+def _bench_gpu_searches(rec, offsets, columns, roots, algorithms, check: SearchCheck,
                         bandwidth, profile_levels) -> dict:
     """Baseline and every algorithm over one device CSR; fills and returns rec."""
     import cupy as cp
@@ -306,8 +351,7 @@ def _bench_gpu_searches(rec, offsets, columns, roots, algorithms, validate_mode,
     rec["floor_time_s"] = floor_s
 
     baseline = CupyBaseline(offsets, columns)
-    rows = _timed_searches(baseline, roots, validate_mode, src_h, dst_h,
-                           f"s{scale} cupy-baseline", first_only=True)
+    rows = _timed_searches(baseline, roots, check, f"s{scale} cupy-baseline")
     rec["baseline"] = {"searches": rows, **summarize([r["time_s"] for r in rows],
                                                      [r["nedge"] for r in rows])}
     del baseline
@@ -324,7 +368,7 @@ def _bench_gpu_searches(rec, offsets, columns, roots, algorithms, validate_mode,
         if not hasattr(module, "from_csr"):
             raise BfsError(f"algorithm {base!r} cannot start from a device CSR (no from_csr)")
         searcher = module.from_csr(offsets, columns, **options)
-        rows = _timed_searches(searcher, roots, validate_mode, src_h, dst_h, f"s{scale} {name}")
+        rows = _timed_searches(searcher, roots, check, f"s{scale} {name}")
         summ = summarize([r["time_s"] for r in rows], [r["nedge"] for r in rows])
         summ["floor_fraction"] = floor_s / summ["median_time_s"]
         summ["valid"] = all(r["valid"] is not False for r in rows)
@@ -390,14 +434,12 @@ def bench_gpu_grid(rows_cols, diagonal_prob, algorithms, n_roots, validate_mode,
     end.record()
     end.synchronize()
     rec["kernel1_s"] = cp.cuda.get_elapsed_time(start, end) / 1e3
-    del src_d, dst_d
     rec["directed_edges"] = int(columns.size)
     degree = cp.diff(offsets).get()
     roots = graph500_roots(n, degree > 0, count=n_roots, seeds=seeds)
-    if validate_mode == "none":
-        src_h = dst_h = None
-    return _bench_gpu_searches(rec, offsets, columns, roots, algorithms, validate_mode,
-                               src_h, dst_h, bandwidth, profile_levels)
+    check = SearchCheck(validate_mode, lambda: [(src_d, dst_d)], (src_h, dst_h))
+    return _bench_gpu_searches(rec, offsets, columns, roots, algorithms, check, bandwidth,
+                               profile_levels)
 
 
 def bench_cpu_scale(scale, edgefactor, seeds, version, algorithms, n_roots, validate_mode):

@@ -319,8 +319,9 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--algorithms", nargs="+", metavar="NAME",
                    help="default: merrill on gpu, seq-csr on cpu")
     b.add_argument("--roots", type=positive_int, default=64, help="Graph500 roots per scale")
-    b.add_argument("--validate", choices=["every", "first", "none"], default="every",
-                   help="validate every search on the CPU, the first per algorithm, or none")
+    b.add_argument("--validate", choices=["every", "first", "cpu", "none"], default="every",
+                   help="(gpu) every search or the first per algorithm, on the GPU; cpu: every "
+                        "search on the CPU from copied parents; none (cpu backend: always every)")
     b.add_argument("--edgefactor", type=positive_int, default=16)
     b.add_argument("--seeds", type=nonnegative_int, nargs=2, default=[2, 3], metavar=("U1", "U2"))
     b.add_argument("--graph500-version", choices=["3.0", "2.1.4"], default="3.0")

@@ -80,13 +80,16 @@ def kronecker_bytes(scale: int, edgefactor: int = 16, stage: str = "bench") -> i
     """Peak device bytes of a stage for a Kronecker graph (the module docstring's model).
 
     stage "kernel1": edge list + Kernel 1; "search": CSR + search state;
-    "bench": the larger of the two (bench frees the edge list before searching).
+    "bench": the larger of the two (the edge list freed before searching);
+    "bench-validated": Kernel 1, or the search with the edge list kept for bfs.validate_gpu.
     """
     n = 2 ** scale
     m = edgefactor * n
     k1 = (EDGE_LIST_BYTES_PER_EDGE + KERNEL1_BYTES_PER_EDGE) * m + KERNEL1_BYTES_PER_VERTEX * n
     search = CSR_BYTES_PER_EDGE * m + (CSR_BYTES_PER_VERTEX + SEARCH_BYTES_PER_VERTEX) * n
-    return {"kernel1": k1, "search": search, "bench": max(k1, search)}[stage]
+    validated = search + EDGE_LIST_BYTES_PER_EDGE * m + n   # + bfs.validate_gpu's n marks
+    return {"kernel1": k1, "search": search, "bench": max(k1, search),
+            "bench-validated": max(k1, validated)}[stage]
 
 
 def largest_kronecker_scale(free_bytes: int, edgefactor: int = 16, stage: str = "bench") -> int:

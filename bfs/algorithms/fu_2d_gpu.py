@@ -606,6 +606,15 @@ class Fu2DGpu(Fu2D):
         parent[self.root] = self.root
         return SearchResult(parent, level[:n].astype(np.int32, copy=False))
 
+    def device_result(self) -> SearchResult:
+        """The last search's parent (int64) and level (int32) arrays as device arrays (from_csr:
+        vertex ids are the CSR's), for bfs.validate_gpu."""
+        if self.comm is not None:
+            raise BfsError("device_result() needs the whole graph on this GPU (from_csr)")
+        parent = self.pred[:self.n].copy()
+        parent[self.root] = self.root
+        return SearchResult(parent, self.level_col[:self.n])
+
     def nedge(self) -> int:
         """Graph500 nedge of the last search (from_csr: the CSR is the whole symmetric graph)."""
         if self.comm is not None:

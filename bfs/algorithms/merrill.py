@@ -620,6 +620,10 @@ class MerrillSearcher:
         return SearchResult(self.parent.get().astype(np.int64, copy=False),
                             self.level.get().astype(np.int32, copy=False))
 
+    def device_result(self) -> SearchResult:
+        """The last search's parent and level arrays, still on the device."""
+        return SearchResult(self.parent, self.level)
+
     def nedge(self) -> int:
         """Graph500 nedge of the last search: input edges (self-loops excluded, duplicates
         counted) with both ends reached = half the summed degree of the reached vertices."""
