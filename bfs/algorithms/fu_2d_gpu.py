@@ -19,7 +19,9 @@ module replaces the local work:
   Levels      one kernel: visited |= union and level_col = t + 1 for union's bits.
   Pred        after the traversal (Fig. 7): one thread per column vertex claimed by this rank
               scans the first 32 entries of its CSC for an in-neighbour one level up (level-1
-              vertices take the root directly); the few left over (hubs) get a warp each.
+              vertices take the root directly); the few left over (hubs) get a block each.
+              With one rank the expand records the parent instead (the edge whose atomicOr
+              flips a bit owns that vertex), which removed this pass's ~6 ms at scale 25.
 
 MPI: only the bitmaps move, staged through host numpy (out for the scan, union for the column
 broadcast, the own piece for the row allgather); counts through one Allreduce a level as on
@@ -36,37 +38,17 @@ import numpy as np
 from .. import gpu
 from ..graphdir import BfsError
 from ..mpi import Timer
-from . import RunContext, SearchResult
+from . import RunContext, SearchResult, tiles
 from .fu_2d import WORD, Fu2D, PaddedRange
 
-BLOCK = 256
-ITEMS = 4
-TILE = BLOCK * ITEMS
+BLOCK, TILE = tiles.BLOCK, tiles.TILE
 
-SOURCE = r"""
-typedef unsigned long long u64;
-typedef long long i64;
-typedef unsigned int u32;
-
-#define FULL 0xFFFFFFFFu
-#define BLOCK 256
-#define ITEMS 4
-#define TILE (BLOCK * ITEMS)
-#define TILE_CAP (TILE + 2)
-
-__device__ __forceinline__ i64 upper_bound(const i64* scan, i64 lo, i64 hi, i64 x) {
-    while (lo < hi) {
-        i64 mid = lo + ((hi - lo) >> 1);
-        if (scan[mid] > x) hi = mid; else lo = mid + 1;
-    }
-    return lo;
-}
-
+SOURCE = tiles.CUDA + r"""
 // New search: levels -1 (the root's 0), bitmaps cleared, the root's bits set (r_root / c_root
 // are padded local indices, -1 where the root is not in this rank's row / column range).
 extern "C" __global__ void reset(i64 n_row_bits, i64 n_col_bits, int* level_row, int* level_col,
                                  u64* in_words, u64* visited, u64* assigned, i64 r_root,
-                                 i64 c_root)
+                                 i64 c_root, i64* pred)
 {
     const i64 n = n_row_bits > n_col_bits ? n_row_bits : n_col_bits;
     for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < n;
@@ -79,6 +61,7 @@ extern "C" __global__ void reset(i64 n_row_bits, i64 n_col_bits, int* level_row,
         }
         if (i < n_col_bits) {
             level_col[i] = i == c_root ? 0 : -1;
+            if (pred) pred[i] = -1;
             if ((i & 63) == 0) {
                 visited[i >> 6] = (c_root >= 0 && (c_root >> 6) == (i >> 6))
                                   ? (1ULL << (c_root & 63)) : 0ULL;
@@ -130,67 +113,24 @@ extern "C" __global__ void compact(const u64* __restrict__ words, i64 nw,
     }
 }
 
-// tile_first[t] = the frontier index owning edge t*TILE, t in [0, tiles]; the last is q.
-extern "C" __global__ void partition_tiles(const i64* __restrict__ scan, i64 q, i64 tiles,
-                                           i64* __restrict__ tile_first)
-{
-    const i64 E = scan[q - 1];
-    for (i64 t = (i64)blockIdx.x * blockDim.x + threadIdx.x; t <= tiles;
-         t += (i64)gridDim.x * blockDim.x) {
-        const i64 e = t * TILE;
-        tile_first[t] = e >= E ? q : upper_bound(scan, 0, q, e);
-    }
-}
-
 // Expand: one CTA per TILE edges of the edge frontier (merrill's staging); a neighbour c not
 // visited and not yet in out is atomicOr'd into out; ctl[2] += bits this launch flipped.
+// pred (one rank only, else null): the edge that flips c's bit records its row vertex as c's
+// parent, so no predecessor pass runs (with one rank the discoverer owns c).
 extern "C" __global__ void __launch_bounds__(BLOCK)
 expand_tiles(const i64* __restrict__ offsets, const u32* __restrict__ columns,
              const u32* __restrict__ qin, const i64* __restrict__ scan, i64 q,
              const i64* __restrict__ tile_first, const u64* __restrict__ visited,
-             u64* out, u64* ctl)
+             u64* out, u64* ctl, i64* pred, const i64* __restrict__ row_global)
 {
-    __shared__ i64 s_end[TILE_CAP];
-    __shared__ i64 s_base[TILE_CAP];
+    __shared__ Tile tile;
     __shared__ u32 s_count;
     const u32 lane = threadIdx.x & 31;
     if (threadIdx.x == 0) s_count = 0;
-    const i64 E = scan[q - 1];
-    const i64 tile_base = (i64)blockIdx.x * TILE;
-    const i64 lo = tile_first[blockIdx.x];
-    const i64 hi = min(tile_first[blockIdx.x + 1] + 1, q);
-    const i64 cnt = hi - lo;
-    const bool staged = cnt <= TILE_CAP;  // block-uniform; false only with degree-0 entries
-    if (staged) {
-        for (i64 k = threadIdx.x; k < cnt; k += BLOCK) {
-            const i64 i = lo + k;
-            const u32 v = qin[i];
-            const i64 excl = i > 0 ? scan[i - 1] : 0;
-            s_end[k] = scan[i];
-            s_base[k] = offsets[v] - excl;
-        }
-    }
-    __syncthreads();
-    u32 c[ITEMS];
+    stage_tile(tile, offsets, qin, scan, q, tile_first);
+    u32 v[ITEMS], c[ITEMS];
     bool keep[ITEMS];
-#pragma unroll
-    for (int it = 0; it < ITEMS; ++it) {
-        const i64 j = tile_base + it * BLOCK + threadIdx.x;
-        keep[it] = j < E;
-        c[it] = 0;
-        if (keep[it]) {
-            i64 col;
-            if (staged) {
-                i64 a = 0, b = cnt;
-                while (a < b) { const i64 m = (a + b) >> 1; if (s_end[m] > j) b = m; else a = m + 1; }
-                col = s_base[a] + j;
-            } else {
-                const i64 i = upper_bound(scan, lo, q, j);
-                col = offsets[qin[i]] + (j - (i > 0 ? scan[i - 1] : 0));
-            }
-            c[it] = columns[col];
-        }
-    }
+    gather_tile(tile, offsets, columns, qin, scan, q, v, c, keep);
     u32 won = 0;
 #pragma unroll
     for (int it = 0; it < ITEMS; ++it) {
@@ -198,7 +138,10 @@ expand_tiles(const i64* __restrict__ offsets, const u32* __restrict__ columns,
         const u64 bit = 1ULL << (c[it] & 63);
         const u64 w = c[it] >> 6;
         if ((__ldg(visited + w) & bit) || (__ldcg(out + w) & bit)) continue;
-        if (!(atomicOr(out + w, bit) & bit)) ++won;
+        if (!(atomicOr(out + w, bit) & bit)) {
+            ++won;
+            if (pred) pred[c[it]] = row_global[v[it]];
+        }
     }
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) won += __shfl_down_sync(FULL, won, o);
@@ -466,7 +409,8 @@ class Fu2DGpu(Fu2D):
                                  (self.scan, np.int64(q), np.int64(tiles), self.tile_first))
             k["expand_tiles"]((tiles,), (BLOCK,),
                               (self.csr_offsets, self.csr_cols, self.queue, self.scan,
-                               np.int64(q), self.tile_first, self.visited, self.out, self.ctl))
+                               np.int64(q), self.tile_first, self.visited, self.out, self.ctl,
+                               self.pred if self.single else np.uint64(0), self.row_global))
             self.launches["expand"] += 1
         return q, edges
 
@@ -487,11 +431,13 @@ class Fu2DGpu(Fu2D):
         self.k["reset"]((gpu.grid_for(n),), (BLOCK,),
                         (np.int64(rows.n_words * WORD), np.int64(cols.n_words * WORD),
                          self.level_row, self.level_col, self.in_words, self.visited,
-                         self.assigned, np.int64(r_local), np.int64(c_local)))
-        if self.single:
+                         self.assigned, np.int64(r_local), np.int64(c_local),
+                         self.pred if self.single else np.uint64(0)))
+        if self.single:   # parents recorded by the expand itself
             self._search_single()
-        else:
-            self._search_mpi(c_local)
+            cp.cuda.get_current_stream().synchronize()
+            return
+        self._search_mpi(c_local)
         if self.profile_levels is not None:
             t0 = cp.cuda.Event()
             t0.record()
@@ -530,7 +476,7 @@ class Fu2DGpu(Fu2D):
                 break
             with timer("expand"):
                 if edges:
-                    self._finish(self.out, level + 1, self.out)
+                    self._finish(self.out, level + 1)
                 self.in_words, self.out = self.out, self.in_words
             if prof is not None:
                 t1 = self.cp.cuda.Event()

@@ -56,40 +56,20 @@ import numpy as np
 
 from .. import gpu
 from ..graphdir import BfsError
-from . import EdgeList, RunContext, SearchResult
+from . import EdgeList, RunContext, SearchResult, tiles
 
-BLOCK = 256
-ITEMS = 4
-TILE = BLOCK * ITEMS   # edges per CTA in expand_tiles
+BLOCK, TILE = tiles.BLOCK, tiles.TILE   # threads and edges per CTA in expand_tiles
 SMALL_THREADS = 1024
 SMALL_Q = 4096       # the single-CTA kernel scans 4 frontier vertices per thread
 SMALL_E = 32768      # ... and walks at most this many edges per level (32 block-wide steps);
                      # a 2000 x 2000 grid's wavefront (<= ~4000 vertices) stays in one launch
 MAX_SMALL_LEVELS = 1 << 30
 
-SOURCE = r"""
-typedef unsigned long long u64;
-typedef long long i64;
-typedef unsigned int u32;
-
-#define FULL 0xFFFFFFFFu
+SOURCE = tiles.CUDA + r"""
 #define HASH_SLOTS 128
-#define BLOCK 256
 #define SMALL_THREADS 1024
 #define SMALL_Q 4096
 #define SMALL_PER_THREAD (SMALL_Q / SMALL_THREADS)
-#define ITEMS 4
-#define TILE (BLOCK * ITEMS)
-#define TILE_CAP (TILE + 2)
-
-// First index in [lo, hi) with scan[idx] > x (scan: inclusive, non-decreasing); hi if none.
-__device__ __forceinline__ i64 upper_bound(const i64* scan, i64 lo, i64 hi, i64 x) {
-    while (lo < hi) {
-        i64 mid = lo + ((hi - lo) >> 1);
-        if (scan[mid] > x) hi = mid; else lo = mid + 1;
-    }
-    return lo;
-}
 
 // Status lookup: the visited bit, read through L2 (another SM may have set it this level).
 // A stale 0 only costs a failed atomicCAS below; the CAS on parent is the arbiter.
@@ -219,26 +199,8 @@ expand_contract(const i64* __restrict__ offsets, const u32* __restrict__ columns
     }
 }
 
-// Tile partition (Merrill's CTA-level work assignment, done once per level for all tiles in
-// parallel): tile_first[t] = the frontier index owning edge t*TILE, for t in [0, tiles]; the last
-// entry is q. One independent binary search per tile, so their load latencies overlap instead
-// of serializing inside each tile as in expand_contract.
-extern "C" __global__ void partition_tiles(const i64* __restrict__ scan, i64 q, i64 tiles,
-                                           i64* __restrict__ tile_first)
-{
-    const i64 E = scan[q - 1];
-    for (i64 t = (i64)blockIdx.x * blockDim.x + threadIdx.x; t <= tiles;
-         t += (i64)gridDim.x * blockDim.x) {
-        const i64 e = t * TILE;
-        tile_first[t] = e >= E ? q : upper_bound(scan, 0, q, e);
-    }
-}
-
-// One multi-block level, one CTA per tile of TILE consecutive edge-frontier entries.
-// The tile's frontier vertices (at most TILE + 1: every queued vertex has degree >= 1) are staged
-// in shared memory with their scan end and column base, so each edge finds its vertex by a
-// binary search in shared memory; the ITEMS column loads of a thread are issued together.
-// Winners are compacted in shared memory and appended with one global atomic per tile (a
+// One multi-block level, one CTA per tile of TILE consecutive edge-frontier entries, staged and
+// gathered by tiles.CUDA (stage_tile, gather_tile). Winners are compacted in shared memory and appended with one global atomic per tile (a
 // per-warp atomic on one counter serialized ~n operations at the L2 slice that owns it).
 // CAS_CLAIM selects the claim: true = CAS on parent (version 1), false = atomicOr on the bit.
 template <bool CAS_CLAIM>
@@ -250,9 +212,7 @@ expand_tiles(const i64* __restrict__ offsets, const u32* __restrict__ columns,
              u64* counter, u64* other_counter,
              i64* parent, int* level, u32* visited, int next_level)
 {
-    __shared__ i64 s_end[TILE_CAP];       // inclusive scan of the tile's vertices
-    __shared__ i64 s_base[TILE_CAP];      // offsets[v] - exclusive scan: column index = base + j
-    __shared__ u32 s_v[TILE_CAP];
+    __shared__ Tile tile;
     __shared__ u32 hash[BLOCK / 32][HASH_SLOTS];
     __shared__ u32 s_out[TILE];
     __shared__ u32 s_outdeg[TILE];
@@ -262,45 +222,10 @@ expand_tiles(const i64* __restrict__ offsets, const u32* __restrict__ columns,
     for (int k = lane; k < HASH_SLOTS; k += 32) hash[warp][k] = FULL;
     if (threadIdx.x == 0) { s_count = 0; s_degsum = 0; }
     if (blockIdx.x == 0 && threadIdx.x == 0) { other_counter[0] = 0; other_counter[1] = 0; }
-    const i64 E = scan[q - 1];
-    const i64 tile_base = (i64)blockIdx.x * TILE;
-    const i64 lo = tile_first[blockIdx.x];
-    const i64 hi = min(tile_first[blockIdx.x + 1] + 1, q);
-    const i64 cnt = hi - lo;
-    const bool staged = cnt <= TILE_CAP;  // block-uniform; false only for degree-0 queue entries
-    if (staged) {
-        for (i64 k = threadIdx.x; k < cnt; k += BLOCK) {
-            const i64 i = lo + k;
-            const u32 v = qin[i];
-            const i64 excl = i > 0 ? scan[i - 1] : 0;
-            s_end[k] = scan[i];
-            s_base[k] = offsets[v] - excl;
-            s_v[k] = v;
-        }
-    }
-    __syncthreads();
+    stage_tile(tile, offsets, qin, scan, q, tile_first);
     u32 w[ITEMS], v[ITEMS];
     bool keep[ITEMS];
-#pragma unroll
-    for (int it = 0; it < ITEMS; ++it) {
-        const i64 j = tile_base + it * BLOCK + threadIdx.x;
-        keep[it] = j < E;
-        w[it] = 0; v[it] = 0;
-        if (keep[it]) {
-            i64 col;
-            if (staged) {
-                i64 a = 0, b = cnt;                    // first k with s_end[k] > j
-                while (a < b) { const i64 m = (a + b) >> 1; if (s_end[m] > j) b = m; else a = m + 1; }
-                v[it] = s_v[a];
-                col = s_base[a] + j;
-            } else {
-                const i64 i = upper_bound(scan, lo, q, j);
-                v[it] = qin[i];
-                col = offsets[v[it]] + (j - (i > 0 ? scan[i - 1] : 0));
-            }
-            w[it] = columns[col];
-        }
-    }
+    gather_tile(tile, offsets, columns, qin, scan, q, v, w, keep);
 #pragma unroll
     for (int it = 0; it < ITEMS; ++it) {
         bool k = keep[it] && !is_visited(visited, w[it]);
