@@ -102,13 +102,13 @@ def cmd_bench(args) -> int:
     # "merrill,2d" and "merrill 2d" both name two algorithms
     algorithms = [a for arg in args.algorithms or [] for a in arg.split(",") if a] \
         or (["merrill"] if args.backend == "gpu" else ["seq-csr"])
-    if not args.scales and not args.grid:
-        raise BfsError("bench needs --scales and/or --grid")
+    if not args.scales and not args.grid and not args.graphs:
+        raise BfsError("bench needs --scales, --grid or --graphs")
     return run_bench(args.backend, args.scales or [], algorithms, args.roots,
                      Path(args.out) if args.out else None, args.validate, args.edgefactor,
                      tuple(args.seeds), args.graph500_version,
                      profile_levels=args.profile_levels, grids=args.grid or [],
-                     diagonal_prob=args.diagonal_prob)
+                     diagonal_prob=args.diagonal_prob, graph_dirs=args.graphs)
 
 
 def grid(text: str) -> tuple[int, int]:
@@ -313,6 +313,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--grid", type=grid, nargs="+", metavar="RxC",
                    help="(gpu) also bench R x C grid graphs built in memory (bfs.grid)")
     b.add_argument("--diagonal-prob", type=float, default=0.0, help="for --grid")
+    b.add_argument("--graphs", nargs="+", metavar="GRAPH_DIR", default=[],
+                   help="(gpu) also bench graph directories (e.g. from `bfs generate snap`)")
     b.add_argument("--profile-levels", action="store_true",
                    help="(gpu) one extra search per algorithm from the first root with CUDA "
                         "events around every level: frontier sizes and milliseconds in the JSON")

@@ -543,8 +543,15 @@ def test_validate_gpu_bad_edge_ids_and_directed_halves():
 def test_bench_validates_every_search_on_gpu(tmp_path):
     import json
     from bfs.bench import run_bench
+    from bfs.snap import convert_snap
+    snap = tmp_path / "email"
+    convert_snap(SNAP_DIR / "email-Eu-core.txt", snap)
     out = tmp_path / "b.json"
-    assert run_bench("gpu", [10], ["merrill", "2d"], 4, out) == 0
-    rec = json.loads(out.read_text())["records"][0]
-    for a in list(rec["algorithms"].values()) + [rec["baseline"]]:
-        assert all(r["validated"] and r["valid"] for r in a["searches"])
+    assert run_bench("gpu", [10], ["merrill", "2d"], 4, out, grids=[(30, 40)],
+                     graph_dirs=[snap]) == 0
+    records = json.loads(out.read_text())["records"]
+    assert [r.get("graph", r.get("scale")) for r in records] == [10, "grid-30x40", "email-Eu-core"]
+    for rec in records:
+        for a in list(rec["algorithms"].values()) + [rec["baseline"]]:
+            assert len(a["searches"]) == 4
+            assert all(r["validated"] and r["valid"] for r in a["searches"])

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The GPU table of BENCHMARKS.md in two device calls (each under 10 minutes):
+#   OUT=dir bash bench/gpu_issue6.sh kronecker   # GPU tests, then scales 25 and 26
+#   OUT=dir bash bench/gpu_issue6.sh others      # grid, SNAP graphs, scale 28
+# Every search is validated on the GPU (bench's default --validate every).
+set -o pipefail
+OUT=${OUT:-gpu-out}
+mkdir -p "$OUT"
+export PYTHONPATH=.${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1   # the device runs as root
+status=0
+nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,driver_version --format=csv > "$OUT/gpu.txt" 2>&1
+case "${1:-kronecker}" in
+kronecker)
+    python3 -m pytest -q -m gpu tests/test_gpu.py -p no:cacheprovider > "$OUT/gpu-tests.log" 2>&1 || status=1
+    grep -E "passed|failed|error" "$OUT/gpu-tests.log" | tail -5
+    python3 -m bfs bench --backend gpu --scales 25 26 --algorithms merrill,2d,merrill-do --roots 64 \
+        --profile-levels --out "$OUT/kronecker.json" > "$OUT/kronecker.log" 2>&1 || status=1
+    tail -9 "$OUT/kronecker.log"
+    ;;
+others)
+    for f in email-Eu-core p2p-Gnutella09; do
+        python3 -m bfs generate snap "data/snap/$f.txt" --out "/tmp/$f" --force > /dev/null 2>&1 || status=1
+    done
+    python3 -m bfs bench --backend gpu --grid 2000x2000 --graphs /tmp/email-Eu-core /tmp/p2p-Gnutella09 \
+        --algorithms merrill,2d,merrill-do --roots 8 --profile-levels --out "$OUT/others.json" \
+        > "$OUT/others.log" 2>&1 || status=1
+    tail -11 "$OUT/others.log"
+    python3 -m bfs bench --backend gpu --scales 28 --algorithms merrill,merrill-do --roots 8 \
+        --out "$OUT/scale28.json" > "$OUT/scale28.log" 2>&1 || status=1
+    tail -5 "$OUT/scale28.log"
+    ;;
+esac
+exit $status
