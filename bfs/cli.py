@@ -111,6 +111,13 @@ def cmd_bench(args) -> int:
                      diagonal_prob=args.diagonal_prob, graph_dirs=args.graphs)
 
 
+def add_graph_output(parser, default_name: str) -> None:
+    """--name, --out and --force of every `bfs generate` kind (they all write a graph dir)."""
+    parser.add_argument("--name", help=f"graph name in graph.json (default: {default_name})")
+    parser.add_argument("--out", required=True, help="graph directory to write")
+    parser.add_argument("--force", action="store_true", help="replace an existing --out")
+
+
 def grid(text: str) -> tuple[int, int]:
     try:
         rows, cols = (int(x) for x in text.lower().split("x"))
@@ -224,9 +231,7 @@ def build_parser() -> argparse.ArgumentParser:
     k.add_argument("--graph500-version", choices=["3.0", "2.1.4"], default="3.0")
     k.add_argument("--backend", choices=["cpu", "gpu"], default="cpu",
                    help="generate on the CPU (Numba) or the GPU (CuPy); the edges are identical")
-    k.add_argument("--name", help="graph name in graph.json (default kron-sS-eE)")
-    k.add_argument("--out", required=True, help="graph directory to write")
-    k.add_argument("--force", action="store_true", help="replace an existing --out")
+    add_graph_output(k, "kron-sS-eE")
     k.set_defaults(func=cmd_generate_kronecker)
 
     gg = gen.add_parser("grid", help="R x C grid (road-like, high diameter), optional diagonals")
@@ -237,16 +242,12 @@ def build_parser() -> argparse.ArgumentParser:
     gg.add_argument("--seed", type=nonnegative_int, default=1, help="diagonals and labels")
     gg.add_argument("--ordered", action="store_true",
                     help="row-major vertex ids (default: a seeded random relabelling)")
-    gg.add_argument("--name", help="graph name in graph.json (default grid-RxC)")
-    gg.add_argument("--out", required=True, help="graph directory to write")
-    gg.add_argument("--force", action="store_true", help="replace an existing --out")
+    add_graph_output(gg, "grid-RxC")
     gg.set_defaults(func=cmd_generate_grid)
 
     s = gen.add_parser("snap", help="convert a SNAP edge-list text file (.txt or .gz)")
     s.add_argument("input", help="SNAP edge list")
-    s.add_argument("--name", help="graph name in graph.json (default: the file's stem)")
-    s.add_argument("--out", required=True, help="graph directory to write")
-    s.add_argument("--force", action="store_true", help="replace an existing --out")
+    add_graph_output(s, "the file's stem")
     s.set_defaults(func=cmd_generate_snap)
 
     pa_ = sub.add_parser("partition", help="cut a graph into per-rank block files")

@@ -236,8 +236,7 @@ def build_csr_gpu(src_dev, dst_dev, n: int, sort_limit: int = SORT_LIMIT):
     """
     cp = require_gpu()
     n = int(n)
-    if n < 1 or n > 2**32:
-        raise BfsError(f"GPU Kernel 1 takes 1..2^32 vertices, got {n}")
+    _check_vertices(n)
     m = int(src_dev.size)
     if int(dst_dev.size) != m:
         raise BfsError(f"edge arrays differ in length: {m} sources, {dst_dev.size} targets")
@@ -247,11 +246,30 @@ def build_csr_gpu(src_dev, dst_dev, n: int, sort_limit: int = SORT_LIMIT):
                f"GPU Kernel 1 ({m} edges, {n} vertices)",
                lambda free: largest_kronecker_scale(free + EDGE_LIST_BYTES_PER_EDGE * m,
                                                     stage="kernel1"))
+    return _csr_from_chunks(lambda: [(src_dev, dst_dev)], n, sort_limit, "GPU Kernel 1")
+
+
+def csr_from_host_edges(src: np.ndarray, dst: np.ndarray, n: int):
+    """Kernel 1 for a host edge list: copied to the device, build_csr_gpu, edges freed."""
+    src_dev, dst_dev = to_device_edges(src, dst)
+    return build_csr_gpu(src_dev, dst_dev, n)
+
+
+def _check_vertices(n: int) -> None:
+    if n < 1 or n > 2**32:
+        raise BfsError(f"GPU Kernel 1 takes 1..2^32 vertices, got {n}")
+
+
+def _csr_from_chunks(edge_chunks, n: int, sort_limit: int, what: str):
+    """The Kernel 1 passes over edge_chunks() (a callable yielding device uint32 (src, dst)
+    pairs, the same edges each call): degrees in one pass, then one pass per row bucket."""
+    cp = require_gpu()
     mod = _kernel1_module()
     deg = cp.zeros(n, dtype=cp.uint64)
-    if m:
-        mod.get_function("count_degrees")((grid_for(m),), (BLOCK,),
-                                          (src_dev, dst_dev, np.int64(m), deg))
+    for src, dst in edge_chunks():
+        if src.size:
+            mod.get_function("count_degrees")((grid_for(src.size),), (BLOCK,),
+                                              (src, dst, np.int64(src.size), deg))
     offsets = cp.zeros(n + 1, dtype=cp.int64)
     cp.cumsum(deg.view(cp.int64), out=offsets[1:])
     del deg
@@ -268,18 +286,21 @@ def build_csr_gpu(src_dev, dst_dev, n: int, sort_limit: int = SORT_LIMIT):
             if want == 0:
                 continue
             count.fill(0)
-            mod.get_function("bucket_keys")((grid_for(m),), (BLOCK,),
-                                            (src_dev, dst_dev, np.int64(m), np.uint64(r0),
-                                             np.uint64(r1), keys, count))
+            for src, dst in edge_chunks():
+                if src.size:
+                    mod.get_function("bucket_keys")((grid_for(src.size),), (BLOCK,),
+                                                    (src, dst, np.int64(src.size),
+                                                     np.uint64(r0), np.uint64(r1), keys, count))
             got = int(count.get()[0])
             if got != want:  # cannot happen unless the device misbehaves: never return junk
-                raise BfsError(f"GPU Kernel 1: rows [{r0}, {r1}) produced {got} entries, "
+                raise BfsError(f"{what}: rows [{r0}, {r1}) produced {got} entries, "
                                f"their degrees say {want}")
             part = keys[:want]
             part.sort()  # CuPy: radix sort for unsigned integer keys
             base = int(offsets_h[r0])
             mod.get_function("low_words")((grid_for(want),), (BLOCK,),
                                           (part, np.int64(want), columns[base:base + want]))
+            del part
         del keys
     cp.cuda.get_current_stream().synchronize()
     return offsets, columns
@@ -301,53 +322,16 @@ def build_csr_streamed(generate, m: int, n: int, chunk: int, sort_limit: int = S
     list plus build_csr_gpu)."""
     cp = require_gpu()
     n, m = int(n), int(m)
-    if n < 1 or n > 2**32:
-        raise BfsError(f"GPU Kernel 1 takes 1..2^32 vertices, got {n}")
+    _check_vertices(n)
     check_fits(streamed_kernel1_bytes(m, n, chunk, sort_limit),
                f"streamed GPU Kernel 1 ({m} edges, {n} vertices)")
-    mod = _kernel1_module()
     src = cp.empty(min(chunk, max(m, 1)), cp.uint32)
     dst = cp.empty_like(src)
-    spans = [(lo, min(lo + chunk, m)) for lo in range(0, m, chunk)]
-    deg = cp.zeros(n, dtype=cp.uint64)
-    for lo, hi in spans:
-        k = hi - lo
-        generate(lo, hi, (src[:k], dst[:k]))
-        mod.get_function("count_degrees")((grid_for(k),), (BLOCK,),
-                                          (src, dst, np.int64(k), deg))
-    offsets = cp.zeros(n + 1, dtype=cp.int64)
-    cp.cumsum(deg.view(cp.int64), out=offsets[1:])
-    del deg
-    offsets_h = offsets.get()
-    nnz = int(offsets_h[-1])
-    columns = cp.empty(nnz, dtype=cp.uint32)
-    if nnz:
-        buckets = row_buckets(offsets_h, sort_limit)
-        biggest = max(int(offsets_h[r1] - offsets_h[r0]) for r0, r1 in buckets)
-        keys = cp.empty(biggest, dtype=cp.uint64)
-        count = cp.zeros(1, dtype=cp.uint64)
-        for r0, r1 in buckets:
-            want = int(offsets_h[r1] - offsets_h[r0])
-            if want == 0:
-                continue
-            count.fill(0)
-            for lo, hi in spans:
-                k = hi - lo
-                generate(lo, hi, (src[:k], dst[:k]))
-                mod.get_function("bucket_keys")((grid_for(k),), (BLOCK,),
-                                                (src, dst, np.int64(k), np.uint64(r0),
-                                                 np.uint64(r1), keys, count))
-            got = int(count.get()[0])
-            if got != want:
-                raise BfsError(f"streamed GPU Kernel 1: rows [{r0}, {r1}) produced {got} "
-                               f"entries, their degrees say {want}")
-            part = keys[:want]
-            part.sort()
-            base = int(offsets_h[r0])
-            mod.get_function("low_words")((grid_for(want),), (BLOCK,),
-                                          (part, np.int64(want), columns[base:base + want]))
-            del part
-        del keys
-    del src, dst
-    cp.cuda.get_current_stream().synchronize()
-    return offsets, columns
+
+    def regenerated():
+        for lo in range(0, m, chunk):
+            k = min(lo + chunk, m) - lo
+            generate(lo, lo + k, (src[:k], dst[:k]))
+            yield src[:k], dst[:k]
+
+    return _csr_from_chunks(regenerated, n, sort_limit, "streamed GPU Kernel 1")

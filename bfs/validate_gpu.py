@@ -29,7 +29,7 @@ import functools
 import numpy as np
 
 from . import gpu
-from .validate import (LEVEL, NOT_EDGE, OK, RANGE, ROOT, RULE_OF, SIZE, SPAN, SPREAD, UNROOTED,
+from .validate import (LEVEL, NOT_EDGE, RANGE, ROOT, RULE_OF, SIZE, SPAN, SPREAD, UNROOTED,
                        Validation)
 
 NONE = 0xFFFFFFFFFFFFFFFF     # "no culprit" in a first-index slot

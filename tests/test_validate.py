@@ -1,6 +1,4 @@
 """Every Graph500 validation rule, broken on purpose, must be caught and named."""
-import numpy as np
-import pytest
 
 from bfs.algorithms import EdgeList, RunContext
 from bfs.algorithms.seq_csr import build

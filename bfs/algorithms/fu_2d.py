@@ -205,63 +205,89 @@ class Fu2D:
             d *= 2
         return prefix, sent
 
-    def search(self, root: int) -> None:
-        MPI = self.MPI
-        rows, cols = self.rows, self.cols
-        in_words = np.zeros(rows.n_words, np.uint64)
-        visited = np.zeros(cols.n_words, np.uint64)
-        self.assigned = np.zeros(cols.n_words, np.uint64)
-        self.level_row = np.full(rows.n_words * WORD, -1, np.int32)
-        self.level_col = np.full(cols.n_words * WORD, -1, np.int32)
-        r_local, c_local = rows.find(root), cols.find(root)
-        if r_local >= 0:
-            in_words[r_local >> 6] |= np.uint64(1) << np.uint64(r_local & 63)
-            self.level_row[r_local] = 0
-        if c_local >= 0:
-            visited[c_local >> 6] |= np.uint64(1) << np.uint64(c_local & 63)
-            self.level_col[c_local] = 0
-        self.root = root
-        profile = []
+    def _share_union(self, union: np.ndarray, in_words: np.ndarray) -> int:
+        """The level's last two exchanges: the grid column's last rank (which holds the full
+        prefix OR) broadcasts the union down the column, then each grid row allgathers the
+        ranks' own pieces into In. Host buffers; returns the bytes this rank sent."""
+        self.col_comm.Bcast(union, root=self.R - 1)
+        sent = union.nbytes * (self.R - 1) if self.i == self.R - 1 else 0
+        self.row_comm.Allgatherv(union[self.own], [in_words, self.row_counts, self.row_displs,
+                                                   self.MPI.UINT64_T])
+        return sent + union[self.own].nbytes * (self.C - 1)
+
+    def _level_loop(self, c_local: int) -> None:
+        """Fig. 5's level loop over the grid, for both backends. The local work goes through
+        four hooks (here on numpy arrays; bfs.algorithms.fu_2d_gpu runs them on the GPU):
+        _local_expand(level) -> Out's bit count; _out_host() -> Out as a host array;
+        _local_contract(out, prefix) -> the union (host); _local_finish(union, level) ->
+        vertices new in the own piece. Sets self.profile (level, frontier, expand s, comm s,
+        bytes sent) and self.levels_run."""
         timer = Timer()
+        profile = []
         counts = np.zeros(2, np.int64)  # [this rank's Out_ij bits, new vertices in own piece]
         totals = np.zeros(2, np.int64)
-        own_bits = self.own.start * WORD <= c_local < self.own.stop * WORD
-        counts[1] = 1 if own_bits else 0
+        counts[1] = 1 if self.own.start * WORD <= c_local < self.own.stop * WORD else 0
         level = 0
         while True:
             with timer("expand"):
-                out = np.zeros(cols.n_words, np.uint64)
-                _expand(in_words, self.csr_offsets, self.csr_cols, visited, out)
-                counts[0] = int(np.bitwise_count(out).sum())
+                counts[0] = self._local_expand(level)
             with timer("comm"):
                 # one Allreduce: the termination count and the size of the current frontier
-                self.comm.Allreduce(counts, totals, op=MPI.SUM)
+                self.comm.Allreduce(counts, totals, op=self.MPI.SUM)
                 sent = counts.nbytes
             if totals[0] == 0:
                 profile.append((level, totals[1], timer.pop("expand"), timer.pop("comm"), sent))
                 break
             with timer("comm"):
+                out = self._out_host()
                 prefix, scan_bytes = self._scan(out)
                 sent += scan_bytes
             with timer("expand"):
-                self.assigned |= out & ~prefix
-                union = out | prefix
+                union = self._local_contract(out, prefix)
             with timer("comm"):
-                self.col_comm.Bcast(union, root=self.R - 1)
-                if self.i == self.R - 1:
-                    sent += union.nbytes * (self.R - 1)
-                self.row_comm.Allgatherv(union[self.own],
-                                         [in_words, self.row_counts, self.row_displs,
-                                          MPI.UINT64_T])
-                sent += union[self.own].nbytes * (self.C - 1)
+                sent += self._share_union(union, self.in_host)
             with timer("expand"):
-                visited |= union
-                _set_levels(union, self.level_col, level + 1)
-                _set_levels(in_words, self.level_row, level + 1)
-                counts[1] = int(np.bitwise_count(union[self.own]).sum())
+                counts[1] = self._local_finish(union, level + 1)
             profile.append((level, totals[1], timer.pop("expand"), timer.pop("comm"), sent))
             level += 1
-        self.profile = np.array(profile, np.float64)
+        self.levels_run = level
+        self.profile = np.array(profile, np.float64).reshape(-1, 5)
+
+    # --- the CPU hooks --------------------------------------------------------------------
+    def _local_expand(self, level: int) -> int:
+        self.out = np.zeros(self.cols.n_words, np.uint64)
+        _expand(self.in_host, self.csr_offsets, self.csr_cols, self.visited, self.out)
+        return int(np.bitwise_count(self.out).sum())
+
+    def _out_host(self) -> np.ndarray:
+        return self.out
+
+    def _local_contract(self, out: np.ndarray, prefix: np.ndarray) -> np.ndarray:
+        self.assigned |= out & ~prefix
+        return out | prefix
+
+    def _local_finish(self, union: np.ndarray, level: int) -> int:
+        self.visited |= union
+        _set_levels(union, self.level_col, level)
+        _set_levels(self.in_host, self.level_row, level)
+        return int(np.bitwise_count(union[self.own]).sum())
+
+    def search(self, root: int) -> None:
+        rows, cols = self.rows, self.cols
+        self.in_host = np.zeros(rows.n_words, np.uint64)
+        self.visited = np.zeros(cols.n_words, np.uint64)
+        self.assigned = np.zeros(cols.n_words, np.uint64)
+        self.level_row = np.full(rows.n_words * WORD, -1, np.int32)
+        self.level_col = np.full(cols.n_words * WORD, -1, np.int32)
+        r_local, c_local = rows.find(root), cols.find(root)
+        if r_local >= 0:
+            self.in_host[r_local >> 6] |= np.uint64(1) << np.uint64(r_local & 63)
+            self.level_row[r_local] = 0
+        if c_local >= 0:
+            self.visited[c_local >> 6] |= np.uint64(1) << np.uint64(c_local & 63)
+            self.level_col[c_local] = 0
+        self.root = root
+        self._level_loop(c_local)
         self.pred = np.full(cols.n_words * WORD, -1, np.int64)
         _predecessors(self.assigned, self.csc_offsets, self.csc_rows, self.level_row,
                       self.level_col, rows.global_id, self.pred)

@@ -492,51 +492,28 @@ class Fu2DGpu(Fu2D):
         self.profile = np.array(profile, np.float64).reshape(-1, 5)
 
     def _search_mpi(self, c_local: int) -> None:
-        """Any grid: the fu_2d level loop with the bitmaps staged through host numpy."""
-        cp, MPI = self.cp, self.MPI
-        rows, cols = self.rows, self.cols
-        timer = Timer()
-        profile = []
-        counts = np.zeros(2, np.int64)
-        totals = np.zeros(2, np.int64)
-        counts[1] = 1 if self.own.start * WORD <= c_local < self.own.stop * WORD else 0
-        in_h = np.empty(rows.n_words, np.uint64)
-        uni = cp.empty(cols.n_words, cp.uint64)
-        level = 0
-        while True:
-            with timer("expand"):
-                self._expand(level)
-                counts[0] = int(self._read_ctl()[2])
-            with timer("comm"):
-                self.comm.Allreduce(counts, totals, op=MPI.SUM)
-                sent = counts.nbytes
-            if totals[0] == 0:
-                profile.append((level, totals[1], timer.pop("expand"), timer.pop("comm"), sent))
-                break
-            with timer("comm"):
-                out_h = self.out.get()
-                prefix_h, scan_bytes = self._scan(out_h)
-                sent += scan_bytes
-            with timer("expand"):
-                self.contract(self.out, cp.asarray(prefix_h), self.assigned, uni)
-            with timer("comm"):
-                union_h = uni.get()
-                self.col_comm.Bcast(union_h, root=self.R - 1)
-                if self.i == self.R - 1:
-                    sent += union_h.nbytes * (self.R - 1)
-                self.row_comm.Allgatherv(union_h[self.own],
-                                         [in_h, self.row_counts, self.row_displs,
-                                          MPI.UINT64_T])
-                sent += union_h[self.own].nbytes * (self.C - 1)
-                uni.set(union_h)
-                self.in_words.set(in_h)
-            with timer("expand"):
-                self._finish(uni, level + 1)
-                counts[1] = int(self.popcount(uni[self.own]))
-            profile.append((level, totals[1], timer.pop("expand"), timer.pop("comm"), sent))
-            level += 1
-        self.levels_run = level
-        self.profile = np.array(profile, np.float64).reshape(-1, 5)
+        """Any grid: Fu2D's level loop, the bitmaps staged through host numpy for MPI."""
+        self.in_host = np.empty(self.rows.n_words, np.uint64)
+        self.uni = self.cp.empty(self.cols.n_words, self.cp.uint64)
+        self._level_loop(c_local)
+
+    # --- Fu2D._level_loop's hooks on the GPU ------------------------------------------------
+    def _local_expand(self, level: int) -> int:
+        self._expand(level)
+        return int(self._read_ctl()[2])
+
+    def _out_host(self) -> np.ndarray:
+        return self.out.get()
+
+    def _local_contract(self, out: np.ndarray, prefix: np.ndarray) -> np.ndarray:
+        self.contract(self.out, self.cp.asarray(prefix), self.assigned, self.uni)
+        return self.uni.get()
+
+    def _local_finish(self, union: np.ndarray, level: int) -> int:
+        self.uni.set(union)
+        self.in_words.set(self.in_host)
+        self._finish(self.uni, level)
+        return int(self.popcount(self.uni[self.own]))
 
     def _results(self):
         return self.level_col.get(), self.pred.get()

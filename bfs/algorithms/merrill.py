@@ -559,10 +559,7 @@ class MerrillSearcher:
 
 def build(graph: EdgeList, ctx: RunContext) -> MerrillSearcher:
     """Kernel 1 on the GPU: host edges -> device -> sorted CSR; then the search buffers."""
-    gpu.require_gpu()
-    src, dst = gpu.to_device_edges(graph.src, graph.dst)
-    offsets, columns = gpu.build_csr_gpu(src, dst, graph.n_vertices)
-    del src, dst
+    offsets, columns = gpu.csr_from_host_edges(graph.src, graph.dst, graph.n_vertices)
     return MerrillSearcher(offsets, columns, **ctx.options.get("merrill", {}))
 
 

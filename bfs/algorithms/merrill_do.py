@@ -195,10 +195,7 @@ class MerrillDoSearcher(MerrillSearcher):
 
 def build(graph: EdgeList, ctx: RunContext) -> MerrillDoSearcher:
     """Kernel 1 on the GPU (as merrill), then the search buffers and frontier bitmaps."""
-    gpu.require_gpu()
-    src, dst = gpu.to_device_edges(graph.src, graph.dst)
-    offsets, columns = gpu.build_csr_gpu(src, dst, graph.n_vertices)
-    del src, dst
+    offsets, columns = gpu.csr_from_host_edges(graph.src, graph.dst, graph.n_vertices)
     return MerrillDoSearcher(offsets, columns, **ctx.options.get("merrill-do", {}))
 
 

@@ -134,7 +134,6 @@ class Racherla1D:
 
     def _root_step(self, frontier) -> tuple[np.ndarray, np.ndarray, int]:
         from ..mpi import gatherv
-        MPI = self.MPI
         heads, neighbours = _owned_rows(frontier, self.lo, self.hi, self.csr.offsets,
                                         self.csr.columns)
         all_heads = gatherv(self.comm, heads)
