@@ -133,6 +133,53 @@ def to_device_edges(src: np.ndarray, dst: np.ndarray):
             cp.asarray(np.ascontiguousarray(dst, dtype=np.uint32)))
 
 
+def read_edges_to_device(graph_dir, batch_rows: int = 1 << 22):
+    """A graph directory's edge list into device uint32 arrays (src, dst), batch by batch of
+    Parquet row groups through two pinned host buffers: each batch's copy to the device runs
+    while the next is decoded, and the host never holds the whole list."""
+    cp = require_gpu()
+    import cupyx
+
+    from .graphdir import iter_edge_batches, read_meta
+    meta = read_meta(graph_dir)
+    n, m = meta.n_vertices, meta.n_edges
+    if n > 2**32:
+        raise BfsError(f"{graph_dir}: {n} vertices; the GPU backend takes ids below 2^32")
+    check_fits(EDGE_LIST_BYTES_PER_EDGE * m, f"the edge list of {graph_dir} ({m} edges)")
+    src_d = cp.empty(m, cp.uint32)
+    dst_d = cp.empty(m, cp.uint32)
+    staging = [cupyx.empty_pinned((2, batch_rows), np.uint32) for _ in range(2)]
+    done = [None, None]              # the event after each buffer's last copy
+    stream = cp.cuda.Stream(non_blocking=True)
+    pos = 0
+    for k, (src, dst) in enumerate(iter_edge_batches(graph_dir, batch_rows)):
+        buf, size = staging[k % 2], len(src)
+        if pos + size > m:
+            raise BfsError(f"{graph_dir}: the edge files hold more than the {m} edges "
+                           f"graph.json declares")
+        if done[k % 2] is not None:
+            done[k % 2].synchronize()   # the copy that last read this buffer has finished
+        buf[0, :size] = src
+        buf[1, :size] = dst
+        src_d[pos:pos + size].set(buf[0, :size], stream=stream)
+        dst_d[pos:pos + size].set(buf[1, :size], stream=stream)
+        done[k % 2] = stream.record()
+        pos += size
+    stream.synchronize()
+    if pos != m:
+        raise BfsError(f"{graph_dir}: graph.json says {m} edges, the edge files hold {pos}")
+    return src_d, dst_d
+
+
+def nonloop_degrees_device(src_d, dst_d, n: int) -> np.ndarray:
+    """Undirected degree of every vertex, self-loops excluded (bfs.kernel1.nonloop_degrees),
+    counted on the device; returned on the host for root selection."""
+    cp = require_gpu()
+    keep = src_d != dst_d
+    return (cp.bincount(src_d[keep], minlength=n)
+            + cp.bincount(dst_d[keep], minlength=n)).get().astype(np.int64)
+
+
 def grid_for(n_items: int, block: int = BLOCK, per_thread: int = 1) -> int:
     """Blocks for n_items with grid-stride loops: capped, so > 2^31 items still launch."""
     blocks = max(1, math.ceil(n_items / (block * per_thread)))
@@ -249,10 +296,12 @@ def build_csr_gpu(src_dev, dst_dev, n: int, sort_limit: int = SORT_LIMIT):
     return _csr_from_chunks(lambda: [(src_dev, dst_dev)], n, sort_limit, "GPU Kernel 1")
 
 
-def csr_from_host_edges(src: np.ndarray, dst: np.ndarray, n: int):
-    """Kernel 1 for a host edge list: copied to the device, build_csr_gpu, edges freed."""
-    src_dev, dst_dev = to_device_edges(src, dst)
-    return build_csr_gpu(src_dev, dst_dev, n)
+def csr_from_edges(src, dst, n: int):
+    """Kernel 1 for an edge list on the host (copied to the device first) or the device."""
+    cp = require_gpu()
+    if not isinstance(src, cp.ndarray):
+        src, dst = to_device_edges(src, dst)
+    return build_csr_gpu(src, dst, n)
 
 
 def _check_vertices(n: int) -> None:

@@ -147,6 +147,37 @@ class LocalSession:
         return {"graph": {"dir": str(Path(self.graph_dir).resolve()), **self.meta.to_json()}}
 
 
+class GpuSession(LocalSession):
+    """One process on one GPU: the edge list goes from the graph directory's row groups through
+    pinned buffers into device memory (never whole on the host); Kernel 1 reads it there, and
+    every search is validated on the GPU (bfs.validate_gpu) against it."""
+
+    def __init__(self, graph_dir: Path, spec, backend: str, options: dict):
+        from . import gpu
+        self.meta = read_meta(graph_dir)
+        log(f"reading {graph_dir} ({self.meta.n_vertices} vertices, {self.meta.n_edges} edges)"
+            f" into GPU memory")
+        self.src, self.dst = gpu.read_edges_to_device(graph_dir)
+        self.graph_dir = graph_dir
+        self.spec, self.backend, self.options = spec, backend, options
+        self.hostnames = envinfo.environment()["hostnames"]
+
+    def degrees(self):
+        from .gpu import nonloop_degrees_device
+        return nonloop_degrees_device(self.src, self.dst, self.meta.n_vertices)
+
+    def validate(self, result, root):
+        import cupy as cp
+
+        from .validate_gpu import validate_device
+        return validate_device(lambda: [(self.src, self.dst)],
+                               cp.asarray(result.parent, dtype=cp.int64),
+                               cp.asarray(result.level, dtype=cp.int32), root)
+
+    def describe(self) -> dict:
+        return {**super().describe(), "validation": "gpu (bfs.validate_gpu)"}
+
+
 class MpiSession:
     """One rank of a distributed run: it reads only its own block of the partition."""
 
@@ -259,7 +290,8 @@ def run(input_dir: Path, out: Path, opts: RunOptions, extra: dict | None = None)
         raise BfsError(f"{input_dir} is a partition directory; --algorithm {spec.name} runs on "
                        f"a graph directory (distributed algorithms: "
                        f"{', '.join(n for n, s in ALGORITHMS.items() if s.distributed)})")
-    session = LocalSession(input_dir, spec, backend, options)
+    session = (GpuSession if backend == "gpu" else LocalSession)(input_dir, spec, backend,
+                                                                 options)
     return _run_ranks(session, out, opts, spec, backend, options, started)
 
 

@@ -326,7 +326,40 @@ def test_cli_run_and_generate(tmp_path):
 
     rows = searches(run)
     assert len(rows) == 4 and all(r["valid"] for r in rows)
-    bfs_cli("validate", run)
+    import json
+    assert json.loads((run / "run.json").read_text())["validation"].startswith("gpu")
+    bfs_cli("validate", run)   # the CPU validator agrees with the GPU one on the saved parents
+    # the same graph on the CPU: same roots, same verdicts and nedge
+    run_cpu = tmp_path / "run-cpu"
+    bfs_cli("run", g_gpu, "--algorithm", "seq-csr", "--roots", "4", "--out", run_cpu)
+    assert [(r["root"], r["nedge"], r["depth"]) for r in rows] == \
+        [(r["root"], r["nedge"], r["depth"]) for r in searches(run_cpu)]
+
+
+@pytest.mark.parametrize("batch_rows", [1000, 1 << 22])
+def test_read_edges_to_device_by_batches(tmp_path, batch_rows):
+    from bfs.graphdir import read_edges
+    g = tmp_path / "g"
+    bfs_cli("generate", "kronecker", "--scale", "13", "--out", g)
+    src_d, dst_d = gpu.read_edges_to_device(g, batch_rows=batch_rows)
+    src, dst = read_edges(g)
+    assert src_d.dtype == cp.uint32 and src_d.size == src.size
+    np.testing.assert_array_equal(src_d.get(), src)
+    np.testing.assert_array_equal(dst_d.get(), dst)
+    from bfs.kernel1 import nonloop_degrees
+    np.testing.assert_array_equal(gpu.nonloop_degrees_device(src_d, dst_d, 2**13),
+                                  nonloop_degrees(src, dst, 2**13))
+
+
+def test_read_edges_to_device_count_mismatch(tmp_path):
+    import json
+    g = tmp_path / "g"
+    bfs_cli("generate", "kronecker", "--scale", "10", "--out", g)
+    meta = json.loads((g / "graph.json").read_text())
+    meta["n_edges"] += 1
+    (g / "graph.json").write_text(json.dumps(meta))
+    with pytest.raises(BfsError, match="graph.json says"):
+        gpu.read_edges_to_device(g)
 
 
 def test_bench_small(tmp_path):

@@ -559,7 +559,7 @@ class MerrillSearcher:
 
 def build(graph: EdgeList, ctx: RunContext) -> MerrillSearcher:
     """Kernel 1 on the GPU: host edges -> device -> sorted CSR; then the search buffers."""
-    offsets, columns = gpu.csr_from_host_edges(graph.src, graph.dst, graph.n_vertices)
+    offsets, columns = gpu.csr_from_edges(graph.src, graph.dst, graph.n_vertices)
     return MerrillSearcher(offsets, columns, **ctx.options.get("merrill", {}))
 
 

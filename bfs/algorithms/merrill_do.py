@@ -195,7 +195,7 @@ class MerrillDoSearcher(MerrillSearcher):
 
 def build(graph: EdgeList, ctx: RunContext) -> MerrillDoSearcher:
     """Kernel 1 on the GPU (as merrill), then the search buffers and frontier bitmaps."""
-    offsets, columns = gpu.csr_from_host_edges(graph.src, graph.dst, graph.n_vertices)
+    offsets, columns = gpu.csr_from_edges(graph.src, graph.dst, graph.n_vertices)
     return MerrillDoSearcher(offsets, columns, **ctx.options.get("merrill-do", {}))
 
 
