@@ -2,6 +2,7 @@
 # The GPU table of BENCHMARKS.md in two device calls (each under 10 minutes):
 #   OUT=dir bash bench/gpu_session.sh kronecker   # GPU tests, then scales 25 and 26
 #   OUT=dir bash bench/gpu_session.sh others      # grid, SNAP graphs, scale 28
+#   OUT=dir bash bench/gpu_session.sh run         # scale 25 through disk: bfs generate + bfs run
 # Every search is validated on the GPU (bench's default --validate every).
 set -o pipefail
 OUT=${OUT:-gpu-out}
@@ -29,6 +30,18 @@ others)
     python3 -m bfs bench --backend gpu --scales 28 --algorithms merrill,merrill-do --roots 8 \
         --out "$OUT/scale28.json" > "$OUT/scale28.log" 2>&1 || status=1
     tail -5 "$OUT/scale28.log"
+    ;;
+run)
+    # the product path: a graph directory on disk, read by row groups into device memory
+    ( time python3 -m bfs generate kronecker --scale 25 --backend gpu --out /tmp/kron25 --force ) \
+        > "$OUT/run-generate.log" 2>&1 || status=1
+    tail -4 "$OUT/run-generate.log"
+    for a in merrill merrill-do; do
+        python3 -m bfs run /tmp/kron25 --algorithm $a --backend gpu --roots 16 --out /tmp/run-$a \
+            --force > "$OUT/run-$a.log" 2>&1 || status=1
+        grep -E "GPU memory|edge list on|kernel 1|search 16/16|harmonic_mean_TEPS|construction_time" "$OUT/run-$a.log"
+        cp /tmp/run-$a/run.json "$OUT/run-$a.json"
+    done
     ;;
 esac
 exit $status

@@ -157,7 +157,11 @@ class GpuSession(LocalSession):
         self.meta = read_meta(graph_dir)
         log(f"reading {graph_dir} ({self.meta.n_vertices} vertices, {self.meta.n_edges} edges)"
             f" into GPU memory")
+        t = time.perf_counter()
         self.src, self.dst = gpu.read_edges_to_device(graph_dir)
+        t = time.perf_counter() - t
+        log(f"edge list on the GPU in {t:.2f} s ({self.meta.n_edges / max(t, 1e-9) / 1e6:.0f} M "
+            f"edges/s)")
         self.graph_dir = graph_dir
         self.spec, self.backend, self.options = spec, backend, options
         self.hostnames = envinfo.environment()["hostnames"]
