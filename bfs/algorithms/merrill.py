@@ -9,16 +9,12 @@ Algorithm. Level-synchronous expand-contract over the undirected CSR held in dev
 1. The vertex frontier queue comes with each vertex's degree (written when the vertex was
    claimed). An inclusive prefix sum of the degrees (cupy.cumsum, a CUB scan) gives every
    frontier vertex its slice of the edge frontier: no global atomics allocate the edge frontier.
-2. Partition (Merrill's CTA work assignment): the edge frontier is cut into tiles of
-   TILE = 1024 edges and one small kernel finds, for every tile in parallel, the frontier vertex
-   owning its first edge (one binary search per tile, all in flight together).
-3. One fused expand-contract CTA per tile: the tile's frontier vertices (at most TILE + 1) are
-   staged in shared memory with their scan end and column base; each of the tile's edges finds
-   its vertex by a binary search in shared memory (so a vertex of degree >= TILE is gathered by
-   whole CTAs, one of degree >= 32 by whole warps, small ones by a scan-positioned share of a
-   warp: Merrill's three-tier gather, load-balanced); each thread issues its 4 column loads
-   together; column reads are coalesced in every case.
-4. Contraction in the same kernel: a status lookup in a visited bitmask (1 bit per vertex, small
+2. Partition and gather (bfs/algorithms/tiles.py, shared with 2d on the GPU): the edge frontier
+   is cut into tiles of TILE = 1024 edges; one small kernel finds every tile's first frontier
+   vertex; one CTA per tile stages its vertices in shared memory and each edge finds its vertex
+   by a 32-bit binary search there, so column reads are coalesced whatever the degrees
+   (Merrill's CTA / warp / scan gather tiers, load-balanced, in one code path).
+3. Contraction in the same CTA (expand_tiles below): a status lookup in a visited bitmask (1 bit per vertex, small
    enough to stay in L2) drops most visited neighbours; warp-local duplicate culling (Merrill's
    hash in shared memory) drops a neighbour another lane holds too; the survivor claims the
    vertex with atomicOr on its visited bit, so each vertex is claimed exactly once and only the
@@ -28,9 +24,11 @@ Algorithm. Level-synchronous expand-contract over the undirected CSR held in dev
 
 Measured on an H100 at scale 25 (BENCHMARKS.md): the first version's per-256-edge global binary
 search ("v0", kept as expand="v0") took 52 ms a search; partitioned tiles 15.9 ms; the bitmask
-claim 14.7 ms. The middle level then reads 955M edges at ~87 G edges/s, far from the 1.3 ms
-its column bytes need: each edge still costs a random status lookup and most lead to visited
-vertices. merrill-do (bfs/algorithms/merrill_do.py) runs those levels bottom-up instead.
+claim 14.7 ms; the 32-bit tile search 13.9 ms (38 GTEPS). The middle level (955M edges, 75% of
+the search) is then bound by L2 (Nsight Compute: L2 at 70% of its throughput, DRAM at 17%): each
+edge's status lookup is a random 32-byte L2 sector, ~30 GB of L2 traffic for that level alone,
+so top-down cannot approach the 1.3 ms its column bytes need. merrill-do
+(bfs/algorithms/merrill_do.py) runs those levels bottom-up instead.
 
 Small frontiers. Road-like graphs have thousands of levels with tiny frontiers, where launch
 overhead and host round trips dominate. Per multi-block level there is one cumsum, two kernels
