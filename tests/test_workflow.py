@@ -145,3 +145,19 @@ def test_schema_rejects_a_name_that_would_reach_the_shell(tmp_path):
     assert proc.returncode != 0
     said = proc.stdout + proc.stderr
     assert "x;rm -rf ~" in said and "does not match" in said
+
+
+@pytest.mark.parametrize("config", [ROOT / "config.yaml", *sorted((ROOT / "config").glob("*.yaml"))],
+                         ids=lambda p: p.name)
+def test_shipped_configs_plan(tmp_path, config):
+    """Every config the project ships passes the schema and plans its runs (dry run)."""
+    (tmp_path / "data").symlink_to(ROOT / "data")
+    shutil.copy(config, tmp_path / "config.yaml")
+    out = snakemake(tmp_path, "-n").stdout
+    assert "rule bfs_" in out and "rule table" in out, out[-2000:]
+
+
+def test_schema_names_every_registered_algorithm():
+    from bfs.algorithms import ALGORITHMS
+    schema = yaml.safe_load((ROOT / "workflow/schemas/config.schema.yaml").read_text())
+    assert set(schema["definitions"]["algorithm"]["enum"]) == set(ALGORITHMS)
