@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The one-GPU workflow (config/one_gpu.yaml) end to end on a GPU machine, at small scales
+# (Kronecker 16 and 18 instead of 20-24, 8 roots) so it fits one short call:
+#   OUT=dir bash bench/gpu_workflow.sh        (snakemake on PATH)
+set -euo pipefail
+OUT=${OUT:-gpu-workflow-out}
+WORK=${WORK:-/tmp/bfs-one-gpu}
+mkdir -p "$OUT"
+rm -rf "$WORK" && mkdir -p "$WORK" && ln -s "$PWD/data" "$WORK/data"
+python3 - "$WORK/config.yaml" <<'PY'
+import sys, yaml
+c = yaml.safe_load(open("config/one_gpu.yaml"))
+c.update(results="results", roots=8)
+c["graphs"]["kronecker"] = {"kron-s16": {"scale": 16}, "kron-s18": {"scale": 18}}
+c["experiments"]["real_graphs"]["graphs"] = ["email-Eu-core", "p2p-Gnutella09", "kron-s18"]
+c["experiments"]["implementations"]["graphs"] = ["kron-s16", "kron-s18"]
+yaml.safe_dump(c, open(sys.argv[1], "w"))
+PY
+smk() { snakemake -s "$PWD/Snakefile" -d "$WORK" --configfile "$WORK/config.yaml" "$@"; }
+smk -c 16 --resources gpu=1 > "$OUT/workflow.log" 2>&1
+smk --report "$WORK/results/report.html" >> "$OUT/workflow.log" 2>&1
+smk -n > "$OUT/second-dry-run.log" 2>&1
+cp "$WORK"/results/tables/*.md "$OUT/" 2>/dev/null || true
+cp "$WORK/results/report.html" "$OUT/"
+ls "$WORK"/results/runs/*/*/ > "$OUT/runs.txt"
+python3 - "$WORK" <<'PY'
+import json, sys, pathlib
+for rj in sorted(pathlib.Path(sys.argv[1], "results/runs").glob("*/*/*/run.json")):
+    r = json.loads(rj.read_text())
+    print(rj.parent.relative_to(sys.argv[1]), r.get("backend"), r.get("validation", "cpu"),
+          "valid" if r.get("valid", True) else "INVALID")
+PY
+grep -c "Nothing to be done\|nothing to be done" "$OUT/second-dry-run.log" || true
