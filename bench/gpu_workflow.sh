@@ -27,7 +27,7 @@ python3 - "$WORK" <<'PY'
 import json, sys, pathlib
 for rj in sorted(pathlib.Path(sys.argv[1], "results/runs").glob("*/*/*/run.json")):
     r = json.loads(rj.read_text())
-    print(rj.parent.relative_to(sys.argv[1]), r.get("backend"), r.get("validation", "cpu"),
+    print(rj.parent.relative_to(sys.argv[1]), r["parameters"]["backend"], r.get("validation", "cpu"),
           "valid" if r.get("valid", True) else "INVALID")
 PY
 grep -c "Nothing to be done\|nothing to be done" "$OUT/second-dry-run.log" || true
