@@ -4,6 +4,8 @@ Each algorithm lives in its own module under bfs/algorithms/ and provides
 
     build(graph: EdgeList, ctx: RunContext) -> Searcher      # Kernel 1, timed as construction_time
     Searcher.search(root) -> SearchResult                    # Kernel 2, timed per search
+    warm_up(ctx: RunContext) -> None                         # optional, untimed: JIT / CUDA
+                                                             # compilation before Kernel 1
 
 `search` returns only when its result is complete (a GPU searcher synchronizes its stream, a
 distributed one has every rank's part), so the harness can time it with a host clock. Modules are
