@@ -377,6 +377,10 @@ def _bench_gpu_searches(rec, offsets, columns, roots, algorithms, check: SearchC
                                      if rec["baseline"]["hmean_teps"] else math.nan)
         if hasattr(searcher, "launches"):
             summ["launches"] = dict(searcher.launches)
+        if getattr(searcher, "kernel1_extra_s", 0.0):   # e.g. merrill@order=degree's renaming
+            summ["kernel1_extra_s"] = searcher.kernel1_extra_s
+            log(f"s{scale} {name}: Kernel 1 extra (algorithm's own layout) "
+                f"{searcher.kernel1_extra_s:.3f} s")
         if profile_levels and hasattr(searcher, "profile_levels"):
             summ["level_profile"] = profile_search(searcher, int(roots[0]), f"s{scale} {name}")
         rec["algorithms"][name] = {"searches": rows, **summ}

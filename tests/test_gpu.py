@@ -46,8 +46,26 @@ def merrill(src, dst, n, name="merrill", **options):
 DO_SETTINGS = {"beamer": {}, "all-bottom-up": {"alpha": float("inf"), "beta": float("inf")},
                "alternate": {"alpha": float("inf"), "beta": 1e-9}}
 VARIANTS = [("merrill", {"expand": "tiles"}), ("merrill", {"expand": "tiles-cas"}),
-            ("merrill", {"expand": "v0"})] + [("merrill-do", o) for o in DO_SETTINGS.values()]
-VARIANT_IDS = ["tiles", "tiles-cas", "v0"] + [f"do-{k}" for k in DO_SETTINGS]
+            ("merrill", {"expand": "v0"}), ("merrill", {"order": "degree"})] + \
+    [("merrill-do", o) for o in DO_SETTINGS.values()]
+VARIANT_IDS = ["tiles", "tiles-cas", "v0", "degree-order"] + [f"do-{k}" for k in DO_SETTINGS]
+
+
+def test_degree_order_renames_hubs_first_and_is_refused_where_unsupported():
+    rng = np.random.default_rng(5)
+    n = 3000
+    src, dst = random_edges(rng, n, 8 * n)
+    s = merrill(src, dst, n, order="degree")
+    deg_new = np.diff(s.offsets.get())
+    assert (np.diff(deg_new) <= 0).all()                      # falling degree
+    perm = s.out_id.get()
+    np.testing.assert_array_equal(np.sort(perm), np.arange(n))  # a permutation
+    np.testing.assert_array_equal(deg_new, s.deg_out.get()[perm])
+    assert s.kernel1_extra_s > 0
+    with pytest.raises(BfsError, match="order=graph"):
+        merrill(src, dst, n, "merrill-do", order="degree")
+    with pytest.raises(BfsError, match="expand=tiles only"):
+        merrill(src, dst, n, order="degree", expand="v0")
 
 
 def check_against_cpu(searcher, src, dst, n, roots):

@@ -103,13 +103,23 @@ __device__ __forceinline__ bool claim_cas(u32 w, u32 v, i64* parent, int* level,
 
 // Claim w by atomicOr on its visited bit: the bitmask (n/8 bytes) stays in L2, so losers never
 // touch parent; the one caller that flips the bit writes parent and level with plain stores.
+// out_id (order="degree"): the search runs on degree-ordered ids and writes its output under the
+// graph's own ids, out_id[x] being x's original id; null when the CSR has the graph's ids.
 __device__ __forceinline__ bool claim(u32 w, u32 v, i64* parent, int* level, u32* visited,
-                                     int next_level) {
+                                     int next_level, const u32* __restrict__ out_id = nullptr) {
     const u32 bit = 1u << (w & 31);
     if (atomicOr(visited + (w >> 5), bit) & bit) return false;
-    parent[w] = (i64)v;
-    level[w] = next_level;
+    const u32 ow = out_id ? out_id[w] : w;
+    parent[ow] = (i64)(out_id ? out_id[v] : v);
+    level[ow] = next_level;
     return true;
+}
+
+// Status word through L1 as well (order="degree": the hubs' bits share a few hot lines; with the
+// graph's own ids L1 gained nothing, see BENCHMARKS.md). A stale 0 costs one failed claim.
+template <bool L1>
+__device__ __forceinline__ bool status_bit(const u32* visited, u32 w) {
+    return ((L1 ? __ldca(visited + (w >> 5)) : __ldcg(visited + (w >> 5))) >> (w & 31)) & 1u;
 }
 
 // Warp-aggregated append of the winners to the next queue; counter[0] += winners,
@@ -137,14 +147,15 @@ __device__ __forceinline__ void append(bool won, u32 w, const i64* offsets, u32*
 
 // Reset for a new search and seed the root, in one launch: parent = -1, level = -1,
 // visited = 0 except the root's bit; queue qa = [root], dega = [deg(root)]; counters zeroed.
-extern "C" __global__ void reset_search(i64 n, i64 n_words, u32 root, i64* parent, int* level,
-                                        u32* visited, u32* qa, i64* dega, const i64* offsets,
-                                        u64* ctl)
+// root: the search's id of the root; root_out: its output id (the same unless order="degree").
+extern "C" __global__ void reset_search(i64 n, i64 n_words, u32 root, u32 root_out, i64* parent,
+                                        int* level, u32* visited, u32* qa, i64* dega,
+                                        const i64* offsets, u64* ctl)
 {
     const i64 stride = (i64)gridDim.x * blockDim.x;
     for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-        const bool is_root = i == (i64)root;
-        parent[i] = is_root ? (i64)root : -1;
+        const bool is_root = i == (i64)root_out;
+        parent[i] = is_root ? (i64)root_out : -1;
         level[i] = is_root ? 0 : -1;
         if (i < n_words) visited[i] = (i == (i64)(root >> 5)) ? (1u << (root & 31)) : 0u;
         if (i == 0) {
@@ -201,14 +212,15 @@ expand_contract(const i64* __restrict__ offsets, const u32* __restrict__ columns
 // gathered by tiles.CUDA (stage_tile, gather_tile). Winners are compacted in shared memory and appended with one global atomic per tile (a
 // per-warp atomic on one counter serialized ~n operations at the L2 slice that owns it).
 // CAS_CLAIM selects the claim: true = CAS on parent (version 1), false = atomicOr on the bit.
-template <bool CAS_CLAIM>
+template <bool CAS_CLAIM, bool L1_STATUS>
 __global__ void __launch_bounds__(BLOCK)
 expand_tiles(const i64* __restrict__ offsets, const u32* __restrict__ columns,
              const u32* __restrict__ qin, const i64* __restrict__ scan, i64 q,
              const i64* __restrict__ tile_first,
              u32* __restrict__ qout, i64* __restrict__ degout,
              u64* counter, u64* other_counter,
-             i64* parent, int* level, u32* visited, int next_level)
+             i64* parent, int* level, u32* visited, int next_level,
+             const u32* __restrict__ out_id)
 {
     __shared__ Tile tile;
     __shared__ u32 hash[BLOCK / 32][HASH_SLOTS];
@@ -226,11 +238,11 @@ expand_tiles(const i64* __restrict__ offsets, const u32* __restrict__ columns,
     gather_tile(tile, offsets, columns, qin, scan, q, v, w, keep);
 #pragma unroll
     for (int it = 0; it < ITEMS; ++it) {
-        bool k = keep[it] && !is_visited(visited, w[it]);
+        bool k = keep[it] && !status_bit<L1_STATUS>(visited, w[it]);
         k = warp_cull(w[it], k, hash[warp], lane);
         bool won = false;
         if (k) won = CAS_CLAIM ? claim_cas(w[it], v[it], parent, level, visited, next_level)
-                               : claim(w[it], v[it], parent, level, visited, next_level);
+                               : claim(w[it], v[it], parent, level, visited, next_level, out_id);
         const u32 mask = __ballot_sync(FULL, won);
         if (mask) {
             const u32 deg = won ? (u32)(offsets[(u64)w[it] + 1] - offsets[w[it]]) : 0u;
@@ -259,6 +271,23 @@ expand_tiles(const i64* __restrict__ offsets, const u32* __restrict__ columns,
     for (u32 k = threadIdx.x; k < found; k += BLOCK) {
         qout[gbase + k] = s_out[k];
         degout[gbase + k] = s_outdeg[k];
+    }
+}
+
+// order="degree" (Kernel 1's extra step): new row r is old row perm[r], its columns renamed by
+// rank (old id -> new id); a warp per row, so a hub's long row is copied 32 entries a step.
+extern "C" __global__ void relabel_rows(const i64* __restrict__ offsets,
+                                        const u32* __restrict__ columns,
+                                        const u32* __restrict__ perm, const u32* __restrict__ rank,
+                                        const i64* __restrict__ new_offsets, i64 n,
+                                        u32* __restrict__ new_columns)
+{
+    const i64 warps = ((i64)gridDim.x * blockDim.x) >> 5;
+    const u32 lane = threadIdx.x & 31;
+    for (i64 r = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5; r < n; r += warps) {
+        const u32 old = perm[r];
+        const i64 from = offsets[old], len = offsets[(u64)old + 1] - from, to = new_offsets[r];
+        for (i64 k = lane; k < len; k += 32) new_columns[to + k] = rank[columns[from + k]];
     }
 }
 
@@ -295,7 +324,8 @@ __device__ __forceinline__ i64 block_scan(i64 x, i64* s_warp) {
 extern "C" __global__ void __launch_bounds__(SMALL_THREADS)
 small_frontier(const i64* __restrict__ offsets, const u32* __restrict__ columns,
                u32* qa, u32* qb, i64* dega, i64* degb, i64 q, int level0, i64 max_edges,
-               int max_levels, u64* ctl, i64* parent, int* level, u32* visited)
+               int max_levels, u64* ctl, i64* parent, int* level, u32* visited,
+               const u32* __restrict__ out_id)
 {
     __shared__ u32 scan_s[SMALL_Q];   // u32: at most max_edges (< 2^32) edges per level
     __shared__ i64 s_warp[32];
@@ -338,7 +368,7 @@ small_frontier(const i64* __restrict__ offsets, const u32* __restrict__ columns,
                 keep = !is_visited(visited, w);
             }
             keep = warp_cull(w, keep, hash[warp], lane);
-            const bool won = keep && claim(w, v, parent, level, visited, lv + 1);
+            const bool won = keep && claim(w, v, parent, level, visited, lv + 1, out_id);
             // shared-memory counters: same aggregation as append(), atomics on shared memory
             const u32 mask = __ballot_sync(FULL, won);
             if (mask != 0) {
@@ -377,8 +407,9 @@ small_frontier(const i64* __restrict__ offsets, const u32* __restrict__ columns,
 """
 
 EXPAND_VARIANTS = {
-    "tiles": "expand_tiles<false>",      # partitioned tiles, bitmask claim (the default)
-    "tiles-cas": "expand_tiles<true>",   # partitioned tiles, CAS on parent
+    "tiles": "expand_tiles<false, false>",      # partitioned tiles, bitmask claim (the default)
+    "tiles-l1": "expand_tiles<false, true>",    # ... status words through L1 (order="degree")
+    "tiles-cas": "expand_tiles<true, false>",   # partitioned tiles, CAS on parent
     "v0": "expand_contract",             # per-block global binary search, CAS, per-warp atomics
 }
 
@@ -398,11 +429,15 @@ class MerrillSearcher:
     """Searches over a device CSR (offsets int64[n+1], columns uint32).
 
     expand: which multi-block level kernel runs (EXPAND_VARIANTS; "tiles" unless measuring).
+    order: "graph" searches the CSR as given; "degree" first renames the vertices by falling
+    degree (ties by id) so the hubs' visited bits share a few cache lines, searches in those
+    ids with status words read through L1, and writes parent and level under the graph's own ids
+    at each claim. That renaming is Kernel-1 work: kernel1_extra_s holds its time.
     profile_levels: when set to a list, each search() replaces its content with one dict per
     level step (kind, depth, frontier vertices and edges, GPU milliseconds by CUDA events).
     """
 
-    def __init__(self, offsets, columns, expand: str = "tiles"):
+    def __init__(self, offsets, columns, expand: str = "tiles", order: str = "graph"):
         cp = gpu.require_gpu()
         self.cp = cp
         n = int(offsets.size) - 1
@@ -415,11 +450,20 @@ class MerrillSearcher:
                            f"{offsets.dtype} and {columns.dtype}")
         if expand not in EXPAND_VARIANTS:
             raise BfsError(f"unknown merrill expand variant {expand!r}")
+        if order not in ("graph", "degree"):
+            raise BfsError(f"merrill order must be graph or degree, got {order!r}")
+        if order == "degree" and expand != "tiles":
+            raise BfsError(f"order=degree runs with expand=tiles only, not {expand!r}")
         self.nnz = int(columns.size)
         gpu.check_fits(search_state_bytes(n, self.nnz), f"merrill search state ({n} vertices)",
                        lambda free: gpu.largest_kronecker_scale(free, stage="search"))
         self.n = n
         self.expand = expand
+        self.deg_out = cp.diff(offsets)    # degrees under the output's ids (nedge)
+        self.out_id, self.rank_h, self.kernel1_extra_s = np.uint64(0), None, 0.0   # null: as given
+        if order == "degree":
+            offsets, columns = self._degree_order(offsets, columns)
+            expand = "tiles-l1"
         self.offsets, self.columns = offsets, columns
         self.n_words = (n + 31) // 32
         self.parent = cp.empty(n, dtype=cp.int64)
@@ -445,6 +489,33 @@ class MerrillSearcher:
         self.profile_levels: list | None = None
         cp.cuda.get_current_stream().synchronize()
 
+    def _degree_order(self, offsets, columns):
+        """order="degree": perm (new id -> graph id, falling degree, ties by id), the renamed
+        CSR (row r = old row perm[r], columns renamed); times itself into kernel1_extra_s."""
+        cp, n = self.cp, self.n
+        gpu.check_fits(8 * n + 12 * n + 8 * (n + 1) + 4 * self.nnz,
+                       f"merrill order=degree: a renamed copy of the CSR ({self.nnz} columns)")
+        start, end = cp.cuda.Event(), cp.cuda.Event()
+        start.record()
+        keys = ((cp.uint64(0xFFFFFFFF) - self.deg_out.astype(cp.uint64)) << cp.uint64(32)) \
+            | cp.arange(n, dtype=cp.uint64)
+        keys.sort()
+        perm = (keys & cp.uint64(0xFFFFFFFF)).astype(cp.uint32)
+        del keys
+        rank = cp.empty(n, cp.uint32)
+        rank[perm] = cp.arange(n, dtype=cp.uint32)
+        new_offsets = cp.zeros(n + 1, cp.int64)
+        cp.cumsum(self.deg_out[perm], out=new_offsets[1:])
+        new_columns = cp.empty_like(columns)
+        _module().get_function("relabel_rows")(
+            (gpu.grid_for(n * 32, BLOCK),), (BLOCK,),
+            (offsets, columns, perm, rank, new_offsets, np.int64(n), new_columns))
+        end.record()
+        end.synchronize()
+        self.kernel1_extra_s = cp.cuda.get_elapsed_time(start, end) / 1e3
+        self.out_id, self.rank_h = perm, rank.get()
+        return new_offsets, new_columns
+
     def _read_ctl(self):
         self.ctl.get(out=self.host_ctl)  # blocking: waits for the stream
         return self.host_ctl
@@ -456,7 +527,7 @@ class MerrillSearcher:
                       self.queues[1 - self.cur], self.degs[self.cur], self.degs[1 - self.cur],
                       np.int64(q), np.int32(depth), np.int64(SMALL_E),
                       np.int32(MAX_SMALL_LEVELS), self.ctl, self.parent, self.level,
-                      self.visited))
+                      self.visited, self.out_id))
         self.launches["small"] += 1
         ctl = self._read_ctl()
         q, edges, done = int(ctl[4]), int(ctl[5]), int(ctl[6])
@@ -483,7 +554,7 @@ class MerrillSearcher:
                           (self.offsets, self.columns, self.queues[cur], self.scan,
                            np.int64(q), self.tile_first, self.queues[1 - cur],
                            self.degs[1 - cur], counter, other, self.parent, self.level,
-                           self.visited, np.int32(depth + 1)))
+                           self.visited, np.int32(depth + 1), self.out_id))
         self.launches["expand"] += 1
         ctl = self._read_ctl()
         self.slot ^= 1
@@ -505,11 +576,12 @@ class MerrillSearcher:
         if not 0 <= root < self.n:
             raise BfsError(f"root {root} is not a vertex (0..{self.n - 1})")
         n = self.n
+        start = root if self.rank_h is None else int(self.rank_h[root])   # the search's id
         self.k_reset((gpu.grid_for(n, BLOCK),), (BLOCK,),
-                     (np.int64(n), np.int64(self.n_words), np.uint32(root), self.parent,
-                      self.level, self.visited, self.queues[0], self.degs[0], self.offsets,
-                      self.ctl))
-        q, edges, depth = 1, int(self.degree[root]), 0
+                     (np.int64(n), np.int64(self.n_words), np.uint32(start), np.uint32(root),
+                      self.parent, self.level, self.visited, self.queues[0], self.degs[0],
+                      self.offsets, self.ctl))
+        q, edges, depth = 1, int(self.degree[start]), 0
         self.cur, self.slot = 0, 0
         self._start(root)
         self.visited_edges = edges   # summed degree of every vertex reached so far
@@ -550,9 +622,7 @@ class MerrillSearcher:
     def nedge(self) -> int:
         """Graph500 nedge of the last search: input edges (self-loops excluded, duplicates
         counted) with both ends reached = half the summed degree of the reached vertices."""
-        cp = self.cp
-        deg = self.offsets[1:] - self.offsets[:-1]
-        return int(cp.sum(deg[self.level >= 0])) // 2
+        return int(self.cp.sum(self.deg_out[self.level >= 0])) // 2
 
 
 def build(graph: EdgeList, ctx: RunContext) -> MerrillSearcher:

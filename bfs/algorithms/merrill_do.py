@@ -30,6 +30,7 @@ import functools
 import numpy as np
 
 from .. import gpu
+from ..graphdir import BfsError
 from . import EdgeList, RunContext
 from .merrill import BLOCK, MerrillSearcher
 
@@ -141,6 +142,9 @@ class MerrillDoSearcher(MerrillSearcher):
     """MerrillSearcher whose big levels run bottom-up (see the module docstring)."""
 
     def __init__(self, offsets, columns, alpha: float = ALPHA, beta: float = BETA, **options):
+        if options.get("order", "graph") != "graph":
+            raise BfsError("merrill-do runs on the graph's own ids only (order=graph): its "
+                           "bottom-up levels write parent and level directly")
         super().__init__(offsets, columns, **options)
         cp = self.cp
         gpu.check_fits(8 * self.n_words, "merrill-do frontier bitmaps")
