@@ -314,6 +314,13 @@ def warm_up(from_csr) -> None:
     from_csr(offsets, columns).search(0)
 
 
+def low_words(keys, out) -> None:
+    """out[i] = the low 32 bits of keys[i] (sorted row<<32|column keys -> CSR columns)."""
+    if keys.size:
+        _kernel1_module().get_function("low_words")((grid_for(keys.size),), (BLOCK,),
+                                                    (keys, np.int64(keys.size), out))
+
+
 def _check_vertices(n: int) -> None:
     if n < 1 or n > 2**32:
         raise BfsError(f"GPU Kernel 1 takes 1..2^32 vertices, got {n}")
@@ -357,8 +364,7 @@ def _csr_from_chunks(edge_chunks, n: int, sort_limit: int, what: str):
             part = keys[:want]
             part.sort()  # CuPy: radix sort for unsigned integer keys
             base = int(offsets_h[r0])
-            mod.get_function("low_words")((grid_for(want),), (BLOCK,),
-                                          (part, np.int64(want), columns[base:base + want]))
+            low_words(part, columns[base:base + want])
             del part
         del keys
     cp.cuda.get_current_stream().synchronize()

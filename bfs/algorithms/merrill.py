@@ -274,20 +274,24 @@ expand_tiles(const i64* __restrict__ offsets, const u32* __restrict__ columns,
     }
 }
 
-// order="degree" (Kernel 1's extra step): new row r is old row perm[r], its columns renamed by
-// rank (old id -> new id); a warp per row, so a hub's long row is copied 32 entries a step.
-extern "C" __global__ void relabel_rows(const i64* __restrict__ offsets,
+// order="degree" (Kernel 1's extra step), one bucket of new rows [r0, r1): new row r is old row
+// perm[r] with its columns renamed by rank (old id -> new id), written as keys r<<32|column at
+// new_offsets[r] - base, to be radix-sorted so each renamed row is sorted again (hubs first:
+// a warp's status lookups then share words). A warp per row: a hub's row moves 32 entries a step.
+extern "C" __global__ void renamed_keys(const i64* __restrict__ offsets,
                                         const u32* __restrict__ columns,
                                         const u32* __restrict__ perm, const u32* __restrict__ rank,
-                                        const i64* __restrict__ new_offsets, i64 n,
-                                        u32* __restrict__ new_columns)
+                                        const i64* __restrict__ new_offsets, i64 r0, i64 r1,
+                                        i64 base, u64* __restrict__ keys)
 {
     const i64 warps = ((i64)gridDim.x * blockDim.x) >> 5;
     const u32 lane = threadIdx.x & 31;
-    for (i64 r = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5; r < n; r += warps) {
+    for (i64 r = r0 + (((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5); r < r1; r += warps) {
         const u32 old = perm[r];
-        const i64 from = offsets[old], len = offsets[(u64)old + 1] - from, to = new_offsets[r];
-        for (i64 k = lane; k < len; k += 32) new_columns[to + k] = rank[columns[from + k]];
+        const i64 from = offsets[old], len = offsets[(u64)old + 1] - from;
+        u64* out = keys + (new_offsets[r] - base);
+        for (i64 k = lane; k < len; k += 32)
+            out[k] = ((u64)r << 32) | rank[columns[from + k]];
     }
 }
 
@@ -493,7 +497,8 @@ class MerrillSearcher:
         """order="degree": perm (new id -> graph id, falling degree, ties by id), the renamed
         CSR (row r = old row perm[r], columns renamed); times itself into kernel1_extra_s."""
         cp, n = self.cp, self.n
-        gpu.check_fits(8 * n + 12 * n + 8 * (n + 1) + 4 * self.nnz,
+        gpu.check_fits(8 * n + 12 * n + 8 * (n + 1) + 4 * self.nnz
+                       + 16 * min(self.nnz, gpu.SORT_LIMIT),
                        f"merrill order=degree: a renamed copy of the CSR ({self.nnz} columns)")
         start, end = cp.cuda.Event(), cp.cuda.Event()
         start.record()
@@ -507,9 +512,22 @@ class MerrillSearcher:
         new_offsets = cp.zeros(n + 1, cp.int64)
         cp.cumsum(self.deg_out[perm], out=new_offsets[1:])
         new_columns = cp.empty_like(columns)
-        _module().get_function("relabel_rows")(
-            (gpu.grid_for(n * 32, BLOCK),), (BLOCK,),
-            (offsets, columns, perm, rank, new_offsets, np.int64(n), new_columns))
+        offsets_h = new_offsets.get()
+        buckets = gpu.row_buckets(offsets_h, gpu.SORT_LIMIT)
+        keys = cp.empty(max(int(offsets_h[r1] - offsets_h[r0]) for r0, r1 in buckets),
+                        dtype=cp.uint64)
+        for r0, r1 in buckets:
+            base, count = int(offsets_h[r0]), int(offsets_h[r1] - offsets_h[r0])
+            if count == 0:
+                continue
+            _module().get_function("renamed_keys")(
+                (gpu.grid_for((r1 - r0) * 32, BLOCK),), (BLOCK,),
+                (offsets, columns, perm, rank, new_offsets, np.int64(r0), np.int64(r1),
+                 np.int64(base), keys))
+            part = keys[:count]
+            part.sort()
+            gpu.low_words(part, new_columns[base:base + count])
+        del keys
         end.record()
         end.synchronize()
         self.kernel1_extra_s = cp.cuda.get_elapsed_time(start, end) / 1e3
