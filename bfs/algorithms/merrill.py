@@ -30,6 +30,11 @@ edge's status lookup is a random 32-byte L2 sector, ~30 GB of L2 traffic for tha
 so top-down cannot approach the 1.3 ms its column bytes need. merrill-do
 (bfs/algorithms/merrill_do.py) runs those levels bottom-up instead.
 
+Vertex order (opt-in, order="degree", beyond the paper). Kernel 1 renames the vertices by
+falling degree and re-sorts every row, so rows list their hub neighbours first and a warp's
+status lookups share words read through L1; claims write the output under the graph's ids.
+At scale 25: 12.3 ms against 13.9 (BENCHMARKS.md); with rows not re-sorted it was slower.
+
 Small frontiers. Road-like graphs have thousands of levels with tiny frontiers, where launch
 overhead and host round trips dominate. Per multi-block level there is one cumsum, two kernels
 and one 64-byte device-to-host copy of the counters (queue size and edge-frontier size) that the
