@@ -3,15 +3,12 @@ ncu --kernel-name regex:expand_tiles --launch-skip 1 --launch-count 1 --section 
     --section InstructionStats python3 bench/profile_merrill_level.py"""
 import cupy as cp
 from bfs import gpu
-from bfs.kronecker_gpu import generate_edges_gpu
+from bfs.kronecker_gpu import edge_list_gpu
 from bfs.roots import graph500_roots
 from bfs.algorithms import merrill
 scale = 25
 n, m = 2 ** scale, 16 * 2 ** scale
-src = cp.empty(m, cp.uint32); dst = cp.empty(m, cp.uint32)
-for lo in range(0, m, 1 << 26):
-    hi = min(m, lo + (1 << 26))
-    generate_edges_gpu(scale, 16, (2, 3), "3.0", lo, hi, out=(src[lo:hi], dst[lo:hi]))
+src, dst = edge_list_gpu(scale)
 off, col = gpu.build_csr_gpu(src, dst, n)
 del src, dst
 roots = graph500_roots(n, cp.diff(off).get() > 0, count=1, seeds=(2, 3))

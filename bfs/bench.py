@@ -215,7 +215,7 @@ def bench_gpu_scale(scale, edgefactor, seeds, version, algorithms, n_roots, vali
     import cupy as cp
 
     from . import gpu
-    from .kronecker_gpu import generate_edges_gpu
+    from .kronecker_gpu import edge_list_gpu, generate_edges_gpu
     from .roots import graph500_roots
 
     n = 2 ** scale
@@ -235,10 +235,7 @@ def bench_gpu_scale(scale, edgefactor, seeds, version, algorithms, n_roots, vali
     generate_edges_gpu(scale, edgefactor, seeds, version, 0, min(m, 1024),
                        out=(src_d[:min(m, 1024)], dst_d[:min(m, 1024)]))  # compile: untimed
     start.record()
-    for lo in range(0, m, GEN_CHUNK):
-        hi = min(lo + GEN_CHUNK, m)
-        generate_edges_gpu(scale, edgefactor, seeds, version, lo, hi,
-                           out=(src_d[lo:hi], dst_d[lo:hi]))
+    edge_list_gpu(scale, edgefactor, seeds, version, GEN_CHUNK, out=(src_d, dst_d))
     end.record()
     end.synchronize()
     rec["generation_s"] = cp.cuda.get_elapsed_time(start, end) / 1e3

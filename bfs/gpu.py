@@ -340,35 +340,49 @@ def _csr_from_chunks(edge_chunks, n: int, sort_limit: int, what: str):
     cp.cumsum(deg.view(cp.int64), out=offsets[1:])
     del deg
     offsets_h = offsets.get()
-    nnz = int(offsets_h[-1])
-    columns = cp.empty(nnz, dtype=cp.uint32)
-    if nnz:
-        buckets = row_buckets(offsets_h, sort_limit)
-        biggest = max(int(offsets_h[r1] - offsets_h[r0]) for r0, r1 in buckets)
-        keys = cp.empty(biggest, dtype=cp.uint64)
-        count = cp.zeros(1, dtype=cp.uint64)
-        for r0, r1 in buckets:
-            want = int(offsets_h[r1] - offsets_h[r0])
-            if want == 0:
-                continue
-            count.fill(0)
-            for src, dst in edge_chunks():
-                if src.size:
-                    mod.get_function("bucket_keys")((grid_for(src.size),), (BLOCK,),
-                                                    (src, dst, np.int64(src.size),
-                                                     np.uint64(r0), np.uint64(r1), keys, count))
-            got = int(count.get()[0])
-            if got != want:  # cannot happen unless the device misbehaves: never return junk
-                raise BfsError(f"{what}: rows [{r0}, {r1}) produced {got} entries, "
-                               f"their degrees say {want}")
-            part = keys[:want]
-            part.sort()  # CuPy: radix sort for unsigned integer keys
-            base = int(offsets_h[r0])
-            low_words(part, columns[base:base + want])
-            del part
-        del keys
+    columns = cp.empty(int(offsets_h[-1]), dtype=cp.uint32)
+    count = cp.zeros(1, dtype=cp.uint64)
+
+    def fill_bucket(r0, r1, keys):
+        count.fill(0)
+        for src, dst in edge_chunks():
+            if src.size:
+                mod.get_function("bucket_keys")((grid_for(src.size),), (BLOCK,),
+                                                (src, dst, np.int64(src.size), np.uint64(r0),
+                                                 np.uint64(r1), keys, count))
+        return int(count.get()[0])
+
+    sort_rows(offsets_h, columns, fill_bucket, sort_limit, what)
     cp.cuda.get_current_stream().synchronize()
     return offsets, columns
+
+
+def sort_rows(offsets_h: np.ndarray, columns, fill_bucket, sort_limit: int = SORT_LIMIT,
+              what: str = "GPU Kernel 1") -> None:
+    """The bucketed radix sort every CSR builder here shares. Rows are cut into buckets of at
+    most sort_limit entries (row_buckets); fill_bucket(r0, r1, keys) writes the bucket's
+    row<<32|column keys into keys, in any order, and returns how many it wrote (checked against
+    the offsets); the keys are sorted and their low words land in columns at the bucket's
+    offset, so every row comes out sorted by column."""
+    cp = require_gpu()
+    if int(offsets_h[-1]) == 0:
+        return
+    buckets = row_buckets(offsets_h, sort_limit)
+    keys = cp.empty(max(int(offsets_h[r1] - offsets_h[r0]) for r0, r1 in buckets), cp.uint64)
+    for r0, r1 in buckets:
+        want = int(offsets_h[r1] - offsets_h[r0])
+        if want == 0:
+            continue
+        got = fill_bucket(r0, r1, keys)
+        if got != want:  # cannot happen unless the device misbehaves: never return junk
+            raise BfsError(f"{what}: rows [{r0}, {r1}) produced {got} entries, "
+                           f"their degrees say {want}")
+        part = keys[:want]
+        part.sort()  # CuPy: radix sort for unsigned integer keys
+        base = int(offsets_h[r0])
+        low_words(part, columns[base:base + want])
+        del part
+    del keys
 
 
 def streamed_kernel1_bytes(m: int, n: int, chunk: int, sort_limit: int = SORT_LIMIT) -> int:

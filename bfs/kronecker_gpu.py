@@ -195,3 +195,22 @@ def generate_edges_host(scale: int, edgefactor: int = 16, seeds=(2, 3), version:
     """generate_edges_gpu copied to host numpy arrays (drop-in for bfs.kronecker.generate_edges)."""
     src, dst = generate_edges_gpu(scale, edgefactor, seeds, version, start, stop)
     return src.get(), dst.get()
+
+
+def edge_list_gpu(scale: int, edgefactor: int = 16, seeds=(2, 3), version: str = "3.0",
+                  chunk: int = 1 << 26, out=None):
+    """The whole Kronecker edge list in device arrays (fresh ones, or the pair `out`),
+    generated in launches of `chunk` edges (what bfs bench times as the generator rate)."""
+    from .gpu import check_fits, require_gpu
+    cp = require_gpu()
+    m = _check_args(scale, edgefactor, version)
+    dtype = id_dtype(2**scale)
+    if out is None:
+        check_fits(2 * m * dtype.itemsize, f"the Kronecker edge list of scale {scale}")
+        out = cp.empty(m, dtype=dtype), cp.empty(m, dtype=dtype)
+    src, dst = out
+    for lo in range(0, m, chunk):
+        hi = min(lo + chunk, m)
+        generate_edges_gpu(scale, edgefactor, seeds, version, lo, hi, out=(src[lo:hi], dst[lo:hi]))
+    return src, dst
+

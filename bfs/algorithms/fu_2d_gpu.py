@@ -268,6 +268,14 @@ def _elementwise():
     return contract, popcount
 
 
+@functools.lru_cache(maxsize=None)
+def _pack_keys():
+    cp = gpu.require_gpu()
+    return cp.ElementwiseKernel("int64 k, int64 v", "uint64 key",
+                                "key = ((unsigned long long)k << 32) | (unsigned long long)v",
+                                "bfs_pack_keys")
+
+
 def device_csr(keys, values, n_keys: int, limit: int = gpu.SORT_LIMIT):
     """Directed CSR (keys -> values) on the device: int64 offsets[n_keys + 1], uint32 values,
     each row sorted; keys and values are device int64 arrays (local ids < 2^32). Rows are cut
@@ -278,20 +286,15 @@ def device_csr(keys, values, n_keys: int, limit: int = gpu.SORT_LIMIT):
     cp.cumsum(deg, out=offsets[1:])
     del deg
     out = cp.empty(int(keys.size), cp.uint32)
-    if keys.size:
-        offsets_h = offsets.get()
-        for r0, r1 in gpu.row_buckets(offsets_h, limit):
-            a, b = int(offsets_h[r0]), int(offsets_h[r1])
-            if a == b:
-                continue
-            sel = (keys >= r0) & (keys < r1) if (r0, r1) != (0, n_keys) else None
-            k = keys if sel is None else keys[sel]
-            v = values if sel is None else values[sel]
-            packed = (k.astype(cp.uint64) << cp.uint64(32)) | v.astype(cp.uint64)
-            del k, v
-            packed.sort()
-            out[a:b] = (packed & cp.uint64(0xFFFFFFFF)).astype(cp.uint32)
-            del packed
+
+    def fill_bucket(r0, r1, buf):
+        sel = (keys >= r0) & (keys < r1) if (r0, r1) != (0, n_keys) else None
+        k = keys if sel is None else keys[sel]
+        v = values if sel is None else values[sel]
+        _pack_keys()(k, v, buf[:k.size])
+        return int(k.size)
+
+    gpu.sort_rows(offsets.get(), out, fill_bucket, limit, "2d block CSR")
     return offsets, out
 
 

@@ -517,22 +517,17 @@ class MerrillSearcher:
         new_offsets = cp.zeros(n + 1, cp.int64)
         cp.cumsum(self.deg_out[perm], out=new_offsets[1:])
         new_columns = cp.empty_like(columns)
+        renamed_keys = _module().get_function("renamed_keys")
+
+        def fill_bucket(r0, r1, keys):
+            base = int(offsets_h[r0])
+            renamed_keys((gpu.grid_for((r1 - r0) * 32, BLOCK),), (BLOCK,),
+                         (offsets, columns, perm, rank, new_offsets, np.int64(r0),
+                          np.int64(r1), np.int64(base), keys))
+            return int(offsets_h[r1]) - base    # a row's entries, all renamed
+
         offsets_h = new_offsets.get()
-        buckets = gpu.row_buckets(offsets_h, gpu.SORT_LIMIT)
-        keys = cp.empty(max(int(offsets_h[r1] - offsets_h[r0]) for r0, r1 in buckets),
-                        dtype=cp.uint64)
-        for r0, r1 in buckets:
-            base, count = int(offsets_h[r0]), int(offsets_h[r1] - offsets_h[r0])
-            if count == 0:
-                continue
-            _module().get_function("renamed_keys")(
-                (gpu.grid_for((r1 - r0) * 32, BLOCK),), (BLOCK,),
-                (offsets, columns, perm, rank, new_offsets, np.int64(r0), np.int64(r1),
-                 np.int64(base), keys))
-            part = keys[:count]
-            part.sort()
-            gpu.low_words(part, new_columns[base:base + count])
-        del keys
+        gpu.sort_rows(offsets_h, new_columns, fill_bucket, what="merrill order=degree")
         end.record()
         end.synchronize()
         self.kernel1_extra_s = cp.cuda.get_elapsed_time(start, end) / 1e3
