@@ -167,6 +167,12 @@ class SearchCheck:
     def wanted(self, index: int) -> bool:
         return self.mode in ("every", "cpu") or (self.mode == "first" and index == 0)
 
+    @classmethod
+    def on_device_edges(cls, mode: str, src_d, dst_d) -> "SearchCheck":
+        """For an edge list held whole on the device (copied to the host for mode "cpu")."""
+        return cls(mode, lambda: [(src_d, dst_d)],
+                   (src_d.get(), dst_d.get()) if mode == "cpu" else None)
+
     def __call__(self, searcher, root: int):
         if self.mode == "cpu":
             res = searcher.gather(None)
@@ -245,8 +251,7 @@ def bench_gpu_scale(scale, edgefactor, seeds, version, algorithms, n_roots, vali
 
     # the edge list stays on the device for the GPU validator (CPU mode copies it out)
     keep_edges = validate_mode in ("every", "first")
-    check = SearchCheck(validate_mode, lambda: [(src_d, dst_d)],
-                        (src_d.get(), dst_d.get()) if validate_mode == "cpu" else None)
+    check = SearchCheck.on_device_edges(validate_mode, src_d, dst_d)
 
     gpu.build_csr_gpu(src_d[:1024], dst_d[:1024], n)  # compile + warm the sort: untimed
     cp.get_default_memory_pool().free_all_blocks()
@@ -418,33 +423,34 @@ def profile_search(searcher, root: int, name: str) -> dict:
 def bench_gpu_grid(rows_cols, diagonal_prob, algorithms, n_roots, validate_mode, bandwidth,
                    profile_levels, seeds=(2, 3)) -> dict:
     """A road-like R x C grid (bfs.grid) built on the host; Kernel 1 and searches on the GPU."""
+    from . import gpu
     from .grid import grid_edges
     r, c = rows_cols
     src_h, dst_h, n = grid_edges(r, c, diagonal_prob)
     rec = {"graph": f"grid-{r}x{c}", "rows": r, "cols": c, "diagonal_prob": diagonal_prob}
-    return _bench_gpu_host_edges(rec, src_h, dst_h, n, algorithms, n_roots, validate_mode,
-                                 bandwidth, profile_levels, seeds)
+    return _bench_gpu_device_edges(rec, *gpu.to_device_edges(src_h, dst_h), n, algorithms,
+                                   n_roots, validate_mode, bandwidth, profile_levels, seeds)
 
 
 def bench_gpu_graph_dir(graph_dir, algorithms, n_roots, validate_mode, bandwidth,
                         profile_levels, seeds=(2, 3)) -> dict:
-    """Any graph directory (a converted SNAP file, say): its edges read on the host."""
-    from .graphdir import read_edges, read_meta
+    """Any graph directory (a converted SNAP file, say), read by row groups into the GPU."""
+    from . import gpu
+    from .graphdir import read_meta
     meta = read_meta(graph_dir)
-    src_h, dst_h = read_edges(graph_dir)
     rec = {"graph": meta.name, "graph_dir": str(graph_dir)}
-    return _bench_gpu_host_edges(rec, src_h, dst_h, meta.n_vertices, algorithms, n_roots,
-                                 validate_mode, bandwidth, profile_levels, seeds)
+    return _bench_gpu_device_edges(rec, *gpu.read_edges_to_device(graph_dir), meta.n_vertices,
+                                   algorithms, n_roots, validate_mode, bandwidth,
+                                   profile_levels, seeds)
 
 
-def _bench_gpu_host_edges(rec, src_h, dst_h, n, algorithms, n_roots, validate_mode, bandwidth,
-                          profile_levels, seeds) -> dict:
+def _bench_gpu_device_edges(rec, src_d, dst_d, n, algorithms, n_roots, validate_mode, bandwidth,
+                            profile_levels, seeds) -> dict:
     import cupy as cp
 
     from . import gpu
     from .roots import graph500_roots
-    rec.update(n_vertices=int(n), n_edges=int(src_h.size))
-    src_d, dst_d = gpu.to_device_edges(src_h, dst_h)
+    rec.update(n_vertices=int(n), n_edges=int(src_d.size))
     gpu.build_csr_gpu(src_d[:1024], dst_d[:1024], n)   # compile + warm: untimed
     start, end = cp.cuda.Event(), cp.cuda.Event()
     start.record()
@@ -455,9 +461,9 @@ def _bench_gpu_host_edges(rec, src_h, dst_h, n, algorithms, n_roots, validate_mo
     rec["directed_edges"] = int(columns.size)
     degree = cp.diff(offsets).get()
     roots = graph500_roots(n, degree > 0, count=n_roots, seeds=seeds)
-    check = SearchCheck(validate_mode, lambda: [(src_d, dst_d)], (src_h, dst_h))
-    return _bench_gpu_searches(rec, offsets, columns, roots, algorithms, check, bandwidth,
-                               profile_levels)
+    return _bench_gpu_searches(rec, offsets, columns, roots, algorithms,
+                               SearchCheck.on_device_edges(validate_mode, src_d, dst_d),
+                               bandwidth, profile_levels)
 
 
 def bench_cpu_scale(scale, edgefactor, seeds, version, algorithms, n_roots, validate_mode):

@@ -109,11 +109,14 @@ class LocalSession:
 
     def __init__(self, graph_dir: Path, spec, backend: str, options: dict):
         self.meta = read_meta(graph_dir)
-        log(f"reading {graph_dir} ({self.meta.n_vertices} vertices, {self.meta.n_edges} edges)")
-        self.src, self.dst = read_edges(graph_dir)
+        self.src, self.dst = self._load_edges(graph_dir)
         self.graph_dir = graph_dir
         self.spec, self.backend, self.options = spec, backend, options
         self.hostnames = envinfo.environment()["hostnames"]
+
+    def _load_edges(self, graph_dir: Path):
+        log(f"reading {graph_dir} ({self.meta.n_vertices} vertices, {self.meta.n_edges} edges)")
+        return read_edges(graph_dir)
 
     def build(self):
         return self.spec.load().build(EdgeList(self.src, self.dst, self.meta.n_vertices),
@@ -152,19 +155,16 @@ class GpuSession(LocalSession):
     pinned buffers into device memory (never whole on the host); Kernel 1 reads it there, and
     every search is validated on the GPU (bfs.validate_gpu) against it."""
 
-    def __init__(self, graph_dir: Path, spec, backend: str, options: dict):
+    def _load_edges(self, graph_dir: Path):
         from . import gpu
-        self.meta = read_meta(graph_dir)
         log(f"reading {graph_dir} ({self.meta.n_vertices} vertices, {self.meta.n_edges} edges)"
             f" into GPU memory")
         t = time.perf_counter()
-        self.src, self.dst = gpu.read_edges_to_device(graph_dir)
+        edges = gpu.read_edges_to_device(graph_dir)
         t = time.perf_counter() - t
         log(f"edge list on the GPU in {t:.2f} s ({self.meta.n_edges / max(t, 1e-9) / 1e6:.0f} M "
             f"edges/s)")
-        self.graph_dir = graph_dir
-        self.spec, self.backend, self.options = spec, backend, options
-        self.hostnames = envinfo.environment()["hostnames"]
+        return edges
 
     def degrees(self):
         from .gpu import nonloop_degrees_device

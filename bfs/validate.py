@@ -127,9 +127,29 @@ RULE_OF = {ROOT: 1, RANGE: 1, UNROOTED: 1, CYCLE: 1, LEVEL: 2, SPREAD: 3, SPAN: 
            NOT_EDGE: 5, SIZE: 1}
 
 
+def failure(code: int, message: str, reached: int) -> Validation:
+    return Validation(False, 0, reached, -1, RULE_OF[code], f"rule {RULE_OF[code]}: {message}")
+
+
 def _failure(parent, code: int, message: str) -> Validation:
-    return Validation(False, 0, int(np.count_nonzero(parent != -1)), -1, RULE_OF[code],
-                      f"rule {RULE_OF[code]}: {message}")
+    return failure(code, message, int(np.count_nonzero(parent != -1)))
+
+
+# The wording of the failures both validators report (bfs.validate_gpu quotes scalars it read
+# back from the device).
+def level_message(v: int, level_v: int, expect: str) -> str:
+    return f"level[{v}] = {level_v}, expected {expect}"
+
+
+def edge_message(code: int, u: int, v: int, level_u: int, level_v: int) -> str:
+    if code == SPAN:
+        return (f"input edge ({u}, {v}) joins reached and unreached vertices (levels {level_u}, "
+                f"{level_v}): the tree does not span the component")
+    return f"input edge ({u}, {v}) joins levels {level_u} and {level_v}, more than one apart"
+
+
+def tree_edge_message(p: int, v: int) -> str:
+    return f"tree edge ({p}, {v}) is not an edge of the input graph"
 
 
 def check_tree(parent: np.ndarray, root: int, level: np.ndarray | None):
@@ -159,22 +179,16 @@ def check_tree(parent: np.ndarray, root: int, level: np.ndarray | None):
         p = parent[v]
         expect = "0" if v == root else ("-1 (unreached)" if p == -1
                                          else f"level[{p}] + 1 = {level[p] + 1}")
-        return _failure(parent, code, f"level[{v}] = {level[v]}, expected {expect}"), None
+        return _failure(parent, code, level_message(v, level[v], expect)), None
     return None, level
 
 
 def edge_failure(parent, level, code, u, v) -> Validation:
-    if code == SPAN:
-        return _failure(parent, code, f"input edge ({u}, {v}) joins reached and unreached "
-                                      f"vertices (levels {level[u]}, {level[v]}): the tree "
-                                      f"does not span the component")
-    return _failure(parent, code, f"input edge ({u}, {v}) joins levels {level[u]} and "
-                                  f"{level[v]}, more than one apart")
+    return _failure(parent, code, edge_message(code, u, v, level[u], level[v]))
 
 
 def not_edge_failure(parent, v) -> Validation:
-    return _failure(parent, NOT_EDGE,
-                    f"tree edge ({parent[v]}, {v}) is not an edge of the input graph")
+    return _failure(parent, NOT_EDGE, tree_edge_message(parent[v], v))
 
 
 def success(level, nedge) -> Validation:

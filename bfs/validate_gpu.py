@@ -29,8 +29,8 @@ import functools
 import numpy as np
 
 from . import gpu
-from .validate import (LEVEL, NOT_EDGE, RANGE, ROOT, RULE_OF, SIZE, SPAN, SPREAD, UNROOTED,
-                       Validation)
+from .validate import (LEVEL, NOT_EDGE, RANGE, ROOT, SIZE, SPAN, SPREAD, UNROOTED, Validation,
+                       edge_message, failure, level_message, tree_edge_message)
 
 NONE = 0xFFFFFFFFFFFFFFFF     # "no culprit" in a first-index slot
 SLOTS = 16                    # ctl[code] = first culprit of that code; then the counters
@@ -147,10 +147,6 @@ class _Edges:
         raise IndexError(index)
 
 
-def _failure(code: int, message: str, reached: int) -> Validation:
-    return Validation(False, 0, reached, -1, RULE_OF[code], f"rule {RULE_OF[code]}: {message}")
-
-
 def validate_device(edge_chunks, parent, level, root: int, both_directions: bool = True,
                     threads: int = 256) -> Validation:
     """Check one search held on the device (parent int64[n], level int32[n]).
@@ -167,9 +163,9 @@ def validate_device(edge_chunks, parent, level, root: int, both_directions: bool
         raise TypeError(f"validate_device wants int64 parent and int32 level, got "
                         f"{parent.dtype} and {level.dtype}")
     if not 0 <= root < n:
-        return _failure(ROOT, f"root {root} is outside 0..{n - 1}", 0)
+        return failure(ROOT, f"root {root} is outside 0..{n - 1}", 0)
     if level.size != n:
-        return _failure(SIZE, f"level array has {level.size} entries, parent array {n}", 0)
+        return failure(SIZE, f"level array has {level.size} entries, parent array {n}", 0)
     ctl = cp.full(SLOTS, NONE, dtype=cp.uint64)
     ctl[REACHED:] = 0
     grid = (gpu.grid_for(n, threads),)
@@ -196,8 +192,8 @@ def validate_device(edge_chunks, parent, level, root: int, both_directions: bool
         else:
             expect = ("0" if v == root else "-1 (unreached)" if p == -1
                       else f"level[{p}] + 1 = {int(level[p]) + 1}")
-            msg = f"level[{v}] = {int(level[v])}, expected {expect}"
-        return _failure(code, msg, reached)
+            msg = level_message(v, int(level[v]), expect)
+        return failure(code, msg, reached)
 
     seen = cp.zeros(n, dtype=cp.uint8)
     base = 0
@@ -223,15 +219,11 @@ def validate_device(edge_chunks, parent, level, root: int, both_directions: bool
         if code == SIZE:
             msg = f"input edge {i} ({u}, {v}) names a vertex outside 0..{n - 1}"
         else:
-            lu, lv = int(level[u]), int(level[v])
-            msg = (f"input edge ({u}, {v}) joins reached and unreached vertices (levels {lu}, "
-                   f"{lv}): the tree does not span the component" if code == SPAN else
-                   f"input edge ({u}, {v}) joins levels {lu} and {lv}, more than one apart")
-        return _failure(code, msg, reached)
+            msg = edge_message(code, u, v, int(level[u]), int(level[v]))
+        return failure(code, msg, reached)
     v = first(NOT_EDGE)
     if v is not None:
-        return _failure(NOT_EDGE, f"tree edge ({int(parent[v])}, {v}) is not an edge of the "
-                                  f"input graph", reached)
+        return failure(NOT_EDGE, tree_edge_message(int(parent[v]), v), reached)
     nedge = int(host[NEDGE])
     return Validation(True, nedge if both_directions else nedge // 2, reached,
                       int(host[DEPTH]), 0, "valid")

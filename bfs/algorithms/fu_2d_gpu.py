@@ -524,13 +524,10 @@ class Fu2DGpu(Fu2D):
     def gather(self, n_vertices: int | None = None) -> SearchResult | None:
         if self.comm is not None:
             return super().gather(n_vertices)
-        n = self.n
-        if n_vertices is not None and int(n_vertices) != n:
-            raise BfsError(f"gather({n_vertices}) on a graph of {n} vertices")
-        level, pred = self._results()
-        parent = pred[:n].copy()
-        parent[self.root] = self.root
-        return SearchResult(parent, level[:n].astype(np.int32, copy=False))
+        if n_vertices is not None and int(n_vertices) != self.n:
+            raise BfsError(f"gather({n_vertices}) on a graph of {self.n} vertices")
+        res = self.device_result()
+        return SearchResult(res.parent.get(), res.level.get())
 
     def device_result(self) -> SearchResult:
         """The last search's parent (int64) and level (int32) arrays as device arrays (from_csr:

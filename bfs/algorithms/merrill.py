@@ -74,10 +74,13 @@ SOURCE = tiles.CUDA + r"""
 #define SMALL_Q 4096
 #define SMALL_PER_THREAD (SMALL_Q / SMALL_THREADS)
 
-// Status lookup: the visited bit, read through L2 (another SM may have set it this level).
-// A stale 0 only costs a failed atomicCAS below; the CAS on parent is the arbiter.
+// Status lookup: the visited bit, read through L2 (another SM may have set it this level), or
+// through L1 as well with L1 = true (order="degree": the hubs' bits share a few hot lines; with
+// the graph's own ids L1 gained nothing, see BENCHMARKS.md). A stale 0 only costs a failed
+// claim below: the atomic on the bit (or the CAS on parent) is the arbiter.
+template <bool L1 = false>
 __device__ __forceinline__ bool is_visited(const u32* visited, u32 w) {
-    return (__ldcg(visited + (w >> 5)) >> (w & 31)) & 1u;
+    return ((L1 ? __ldca(visited + (w >> 5)) : __ldcg(visited + (w >> 5))) >> (w & 31)) & 1u;
 }
 
 // Merrill's warp culling: lanes holding the same vertex id keep exactly one of them.
@@ -118,13 +121,6 @@ __device__ __forceinline__ bool claim(u32 w, u32 v, i64* parent, int* level, u32
     parent[ow] = (i64)(out_id ? out_id[v] : v);
     level[ow] = next_level;
     return true;
-}
-
-// Status word through L1 as well (order="degree": the hubs' bits share a few hot lines; with the
-// graph's own ids L1 gained nothing, see BENCHMARKS.md). A stale 0 costs one failed claim.
-template <bool L1>
-__device__ __forceinline__ bool status_bit(const u32* visited, u32 w) {
-    return ((L1 ? __ldca(visited + (w >> 5)) : __ldcg(visited + (w >> 5))) >> (w & 31)) & 1u;
 }
 
 // Warp-aggregated append of the winners to the next queue; counter[0] += winners,
@@ -243,7 +239,7 @@ expand_tiles(const i64* __restrict__ offsets, const u32* __restrict__ columns,
     gather_tile(tile, offsets, columns, qin, scan, q, v, w, keep);
 #pragma unroll
     for (int it = 0; it < ITEMS; ++it) {
-        bool k = keep[it] && !status_bit<L1_STATUS>(visited, w[it]);
+        bool k = keep[it] && !is_visited<L1_STATUS>(visited, w[it]);
         k = warp_cull(w[it], k, hash[warp], lane);
         bool won = false;
         if (k) won = CAS_CLAIM ? claim_cas(w[it], v[it], parent, level, visited, next_level)
@@ -468,7 +464,7 @@ class MerrillSearcher:
                        lambda free: gpu.largest_kronecker_scale(free, stage="search"))
         self.n = n
         self.expand = expand
-        self.deg_out = cp.diff(offsets)    # degrees under the output's ids (nedge)
+        self.offsets_out = offsets   # the CSR under the output's ids (nedge's degrees)
         self.out_id, self.rank_h, self.kernel1_extra_s = np.uint64(0), None, 0.0   # null: as given
         if order == "degree":
             offsets, columns = self._degree_order(offsets, columns)
@@ -507,7 +503,8 @@ class MerrillSearcher:
                        f"merrill order=degree: a renamed copy of the CSR ({self.nnz} columns)")
         start, end = cp.cuda.Event(), cp.cuda.Event()
         start.record()
-        keys = ((cp.uint64(0xFFFFFFFF) - self.deg_out.astype(cp.uint64)) << cp.uint64(32)) \
+        deg = cp.diff(offsets)
+        keys = ((cp.uint64(0xFFFFFFFF) - deg.astype(cp.uint64)) << cp.uint64(32)) \
             | cp.arange(n, dtype=cp.uint64)
         keys.sort()
         perm = (keys & cp.uint64(0xFFFFFFFF)).astype(cp.uint32)
@@ -515,7 +512,8 @@ class MerrillSearcher:
         rank = cp.empty(n, cp.uint32)
         rank[perm] = cp.arange(n, dtype=cp.uint32)
         new_offsets = cp.zeros(n + 1, cp.int64)
-        cp.cumsum(self.deg_out[perm], out=new_offsets[1:])
+        cp.cumsum(deg[perm], out=new_offsets[1:])
+        del deg
         new_columns = cp.empty_like(columns)
         renamed_keys = _module().get_function("renamed_keys")
 
@@ -640,7 +638,7 @@ class MerrillSearcher:
     def nedge(self) -> int:
         """Graph500 nedge of the last search: input edges (self-loops excluded, duplicates
         counted) with both ends reached = half the summed degree of the reached vertices."""
-        return int(self.cp.sum(self.deg_out[self.level >= 0])) // 2
+        return int(self.cp.sum(self.cp.diff(self.offsets_out)[self.level >= 0])) // 2
 
 
 def build(graph: EdgeList, ctx: RunContext) -> MerrillSearcher:
