@@ -41,7 +41,7 @@ def harmonic(run_dir: Path) -> tuple[float, float]:
 def scipy_teps(graph: Path, reference: Path) -> float:
     import scipy.sparse as sp
     from scipy.sparse.csgraph import breadth_first_order
-    from bfs.graphdir import read_edges, read_meta
+    from bfs.graphs.graphdir import read_edges, read_meta
     n = read_meta(graph).n_vertices
     src, dst = read_edges(graph)
     keep = src != dst

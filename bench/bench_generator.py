@@ -14,7 +14,7 @@ import numba
 import numpy as np
 import pyarrow
 
-from bfs.kronecker import generate_edges, write_kronecker
+from bfs.graphs.kronecker import generate_edges, write_kronecker
 
 
 def cpu_model() -> str:

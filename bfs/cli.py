@@ -23,7 +23,8 @@ import time
 from pathlib import Path
 
 from . import __version__
-from .graphdir import GRAPH_JSON, BfsError, read_meta, write_json
+from .graphs.graphdir import GRAPH_JSON, read_meta, write_json
+from .errors import BfsError
 
 
 class Progress:
@@ -54,11 +55,16 @@ def _record_generation_time(out: Path, seconds: float) -> None:
 
 
 def cmd_generate_kronecker(args) -> int:
-    from .kronecker import write_kronecker
+    from .graphs.kronecker import generate_edges, write_kronecker
+    generate = generate_edges
+    if args.backend == "gpu":
+        from .device import require_gpu
+        from .graphs.kronecker_gpu import generate_edges_host as generate
+        require_gpu()
     t = time.perf_counter()
     meta = write_kronecker(args.out, args.scale, args.edgefactor, tuple(args.seeds),
                            args.graph500_version, name=args.name, force=args.force,
-                           progress=Progress("kronecker", "edges"), backend=args.backend,
+                           progress=Progress("kronecker", "edges"), generate=generate,
                            chunk_edges=(1 << 24) if args.backend == "gpu" else (1 << 22))
     _record_generation_time(Path(args.out), time.perf_counter() - t)
     print(f"{args.out}: {meta.n_vertices} vertices, {meta.n_edges} edges")
@@ -66,7 +72,7 @@ def cmd_generate_kronecker(args) -> int:
 
 
 def cmd_generate_snap(args) -> int:
-    from .snap import convert_snap
+    from .graphs.snap import convert_snap
     t = time.perf_counter()
     meta = convert_snap(args.input, args.out, name=args.name, force=args.force,
                         progress=Progress("snap", "bytes"))
@@ -76,7 +82,7 @@ def cmd_generate_snap(args) -> int:
 
 
 def cmd_generate_grid(args) -> int:
-    from .grid import write_grid
+    from .graphs.grid import write_grid
     t = time.perf_counter()
     meta = write_grid(args.out, args.rows, args.cols, args.diagonal_prob, args.seed,
                       args.ordered, name=args.name, force=args.force)
@@ -86,7 +92,7 @@ def cmd_generate_grid(args) -> int:
 
 
 def cmd_run(args) -> int:
-    from .runner import RunOptions, run
+    from .harness.runner import RunOptions, run
     opts = RunOptions(algorithm=args.algorithm, backend=args.backend, n_roots=args.roots,
                       root=args.root, save_parents=args.save_parents, force=args.force)
     extra = {}
@@ -98,7 +104,7 @@ def cmd_run(args) -> int:
 
 
 def cmd_bench(args) -> int:
-    from .bench import run_bench
+    from .harness.bench import run_bench
     # "merrill,2d" and "merrill 2d" both name two algorithms
     algorithms = [a for arg in args.algorithms or [] for a in arg.split(",") if a] \
         or (["merrill"] if args.backend == "gpu" else ["seq-csr"])
@@ -129,8 +135,7 @@ def grid(text: str) -> tuple[int, int]:
 
 
 def cmd_partition(args) -> int:
-    from .partition import partition_graph
-    from .partition import squarest_grid
+    from .partition import partition_graph, squarest_grid
     if args.onedim:
         rows, cols, kind = args.onedim, 1, "1d"
     else:
@@ -144,7 +149,7 @@ def cmd_partition(args) -> int:
 
 
 def cmd_validate(args) -> int:
-    from .runner import revalidate
+    from .harness.runner import revalidate
     ok, report = revalidate(Path(args.run_dir), Path(args.graph) if args.graph else None)
     if args.report:
         write_json(Path(args.report), {"run_dir": str(args.run_dir), "valid": ok,
@@ -155,7 +160,7 @@ def cmd_validate(args) -> int:
 
 
 def cmd_fetch(args) -> int:
-    from .fetch import fetch
+    from .graphs.fetch import fetch
     fetch(args.url, Path(args.out), args.sha256, progress=Progress("fetch", "bytes"))
     print(f"{args.out}: sha256 {args.sha256} verified")
     return 0
@@ -312,7 +317,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--backend", choices=["cpu", "gpu"], default="gpu")
     b.add_argument("--scales", type=positive_int, nargs="+", metavar="S")
     b.add_argument("--grid", type=grid, nargs="+", metavar="RxC",
-                   help="(gpu) also bench R x C grid graphs built in memory (bfs.grid)")
+                   help="(gpu) also bench R x C grid graphs built in memory (bfs.graphs.grid)")
     b.add_argument("--diagonal-prob", type=float, default=0.0, help="for --grid")
     b.add_argument("--graphs", nargs="+", metavar="GRAPH_DIR", default=[],
                    help="(gpu) also bench graph directories (e.g. from `bfs generate snap`)")

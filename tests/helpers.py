@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 
-from bfs.graphdir import EdgeWriter, GraphMeta, atomic_dir, id_dtype, write_meta
+from bfs.graphs.graphdir import EdgeWriter, GraphMeta, atomic_dir, id_dtype, write_meta
 
 ROOT = Path(__file__).resolve().parent.parent
 SNAP_DIR = ROOT / "data" / "snap"

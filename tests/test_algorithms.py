@@ -41,4 +41,5 @@ def test_levels_match_scipy(spec, graph):
 
 def test_registry_names_load():
     for spec in ALGORITHMS.values():
-        assert hasattr(spec.load(), "build"), spec.name
+        for backend in spec.backends:
+            assert hasattr(spec.load(backend), "build"), (spec.name, backend)

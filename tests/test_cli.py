@@ -39,7 +39,7 @@ def test_graph500_scale10_vector_end_to_end(kron10, tmp_path, capsys):
 
 
 def test_invalid_search_fails_the_run(kron10, tmp_path, monkeypatch):
-    monkeypatch.setitem(ALGORITHMS, "broken", AlgorithmSpec("broken", "helpers", "test only"))
+    monkeypatch.setitem(ALGORITHMS, "broken", AlgorithmSpec("broken", {"cpu": "helpers"}, "test only"))
     run = tmp_path / "run"
     assert main(["run", str(kron10), "--algorithm", "broken", "--roots", "3",
                  "--save-parents", "1", "--out", str(run)]) == 1

@@ -8,7 +8,7 @@ import hashlib
 import numpy as np
 import pytest
 
-from bfs.graphdir import BfsError
+from bfs.errors import BfsError
 
 try:
     import cupy as cp
@@ -23,20 +23,22 @@ if _WHY:
 
 pytestmark = pytest.mark.gpu
 
-from bfs import gpu  # noqa: E402
+from bfs.algorithms import kernel1_gpu
+from bfs import device
+from bfs.graphs import device_edges
 from bfs.algorithms import EdgeList, RunContext, get_algorithm  # noqa: E402
 from bfs.algorithms.seq_csr import bfs_csr  # noqa: E402
-from bfs.kernel1 import build_csr  # noqa: E402
-from bfs.kronecker import generate_edges  # noqa: E402
-from bfs.kronecker_gpu import generate_edges_gpu  # noqa: E402
-from bfs.roots import graph500_roots  # noqa: E402
+from bfs.algorithms.kernel1 import build_csr  # noqa: E402
+from bfs.graphs.kronecker import generate_edges  # noqa: E402
+from bfs.graphs.kronecker_gpu import generate_edges_gpu  # noqa: E402
+from bfs.harness.roots import graph500_roots  # noqa: E402
 from bfs.validate import validate  # noqa: E402
 
 from helpers import SNAP_DIR, bfs_cli, searches  # noqa: E402
 
 
 def merrill(src, dst, n, name="merrill", **options):
-    return get_algorithm(name).load().build(EdgeList(src, dst, n),
+    return get_algorithm(name).load("gpu").build(EdgeList(src, dst, n),
                                             RunContext("gpu", {name: options}))
 
 
@@ -134,7 +136,7 @@ def test_variants_kronecker(variant):
 def test_variants_grid(variant):
     # high diameter: ~1000 levels whose frontiers (up to ~1400 vertices) need the single-CTA
     # kernel's 4-per-thread scan (past 1024 vertices), plus a root in the middle
-    from bfs.grid import grid_edges
+    from bfs.graphs.grid import grid_edges
     name, options = VARIANTS[variant]
     src, dst, n = grid_edges(700, 700, diagonal_prob=0.3, seed=5)
     s = merrill(src, dst, n, name, **options)
@@ -212,8 +214,8 @@ def test_kronecker_levels(scale):
 
 @pytest.mark.parametrize("name", ["email-Eu-core.txt", "p2p-Gnutella09.txt"])
 def test_snap_graphs(tmp_path, name):
-    from bfs.graphdir import read_edges, read_meta
-    from bfs.snap import convert_snap
+    from bfs.graphs.graphdir import read_edges, read_meta
+    from bfs.graphs.snap import convert_snap
     out = tmp_path / "g"
     convert_snap(SNAP_DIR / name, out)
     src, dst = read_edges(out)
@@ -276,7 +278,7 @@ def test_kernel1_matches_cpu(seed):
     n = int(rng.integers(1, 5000))
     src, dst = random_edges(rng, n, int(rng.integers(0, 20000)))
     cpu = build_csr(src, dst, n)
-    off_d, col_d = gpu.build_csr_gpu(*gpu.to_device_edges(src, dst), n)
+    off_d, col_d = kernel1_gpu.build_csr_gpu(*device_edges.to_device_edges(src, dst), n)
     assert off_d.dtype == cp.int64 and col_d.dtype == cp.uint32
     off, col = off_d.get(), col_d.get()
     np.testing.assert_array_equal(off, cpu.offsets)
@@ -294,7 +296,7 @@ def test_kernel1_row_buckets(limit):
     src, dst = generate_edges(12, 16)
     n = 2 ** 12
     cpu = build_csr(src, dst, n)
-    off, col = (a.get() for a in gpu.build_csr_gpu(*gpu.to_device_edges(src, dst), n,
+    off, col = (a.get() for a in kernel1_gpu.build_csr_gpu(*device_edges.to_device_edges(src, dst), n,
                                                    sort_limit=limit))
     np.testing.assert_array_equal(off, cpu.offsets)
     np.testing.assert_array_equal(sorted_rows(off, col)[1],
@@ -305,7 +307,7 @@ def test_kernel1_kronecker():
     src, dst = generate_edges(14, 16)
     n = 2 ** 14
     cpu = build_csr(src, dst, n)
-    off, col = (a.get() for a in gpu.build_csr_gpu(*gpu.to_device_edges(src, dst), n))
+    off, col = (a.get() for a in kernel1_gpu.build_csr_gpu(*device_edges.to_device_edges(src, dst), n))
     np.testing.assert_array_equal(off, cpu.offsets)
     np.testing.assert_array_equal(sorted_rows(off, col)[1],
                                   sorted_rows(cpu.offsets, cpu.columns)[1])
@@ -318,24 +320,24 @@ def test_out_of_memory_message(monkeypatch):
                         lambda: type("P", (), {"free_bytes": lambda self: 0})())
     src, dst = generate_edges(10, 16)
     with pytest.raises(BfsError) as e:
-        gpu.to_device_edges(src, dst)
+        device_edges.to_device_edges(src, dst)
     msg = str(e.value)
     assert "GiB" in msg and "(4096 bytes)" in msg and f"({8 * len(src)} bytes)" in msg
     with pytest.raises(BfsError, match="largest Kronecker scale that fits is"):
-        gpu.check_fits(gpu.kronecker_bytes(26), "bench at scale 26",
-                       lambda free: gpu.largest_kronecker_scale(free))
+        device.check_fits(device.kronecker_bytes(26), "bench at scale 26",
+                       lambda free: device.largest_kronecker_scale(free))
 
 
 def test_largest_scale_model():
-    assert gpu.largest_kronecker_scale(gpu.kronecker_bytes(20)) == 20
-    assert gpu.largest_kronecker_scale(gpu.kronecker_bytes(20) - 1) == 19
+    assert device.largest_kronecker_scale(device.kronecker_bytes(20)) == 20
+    assert device.largest_kronecker_scale(device.kronecker_bytes(20) - 1) == 19
 
 
 def test_cli_run_and_generate(tmp_path):
     g_cpu, g_gpu = tmp_path / "cpu", tmp_path / "gpu"
     bfs_cli("generate", "kronecker", "--scale", "12", "--out", g_cpu)
     bfs_cli("generate", "kronecker", "--scale", "12", "--backend", "gpu", "--out", g_gpu)
-    from bfs.graphdir import read_edges
+    from bfs.graphs.graphdir import read_edges
     a, b = read_edges(g_cpu), read_edges(g_gpu)
     assert edge_hash(*a) == edge_hash(*b)
     run = tmp_path / "run"
@@ -356,16 +358,16 @@ def test_cli_run_and_generate(tmp_path):
 
 @pytest.mark.parametrize("batch_rows", [1000, 1 << 22])
 def test_read_edges_to_device_by_batches(tmp_path, batch_rows):
-    from bfs.graphdir import read_edges
+    from bfs.graphs.graphdir import read_edges
     g = tmp_path / "g"
     bfs_cli("generate", "kronecker", "--scale", "13", "--out", g)
-    src_d, dst_d = gpu.read_edges_to_device(g, batch_rows=batch_rows)
+    src_d, dst_d = device_edges.read_edges_to_device(g, batch_rows=batch_rows)
     src, dst = read_edges(g)
     assert src_d.dtype == cp.uint32 and src_d.size == src.size
     np.testing.assert_array_equal(src_d.get(), src)
     np.testing.assert_array_equal(dst_d.get(), dst)
-    from bfs.kernel1 import nonloop_degrees
-    np.testing.assert_array_equal(gpu.nonloop_degrees_device(src_d, dst_d, 2**13),
+    from bfs.algorithms.kernel1 import nonloop_degrees
+    np.testing.assert_array_equal(device_edges.nonloop_degrees_device(src_d, dst_d, 2**13),
                                   nonloop_degrees(src, dst, 2**13))
 
 
@@ -377,7 +379,7 @@ def test_read_edges_to_device_count_mismatch(tmp_path):
     meta["n_edges"] += 1
     (g / "graph.json").write_text(json.dumps(meta))
     with pytest.raises(BfsError, match="graph.json says"):
-        gpu.read_edges_to_device(g)
+        device_edges.read_edges_to_device(g)
 
 
 def test_bench_small(tmp_path):
@@ -420,15 +422,15 @@ def check_2d_gpu(src, dst, n, roots):
     of one rank (bfs run's path) and from a device CSR with no MPI (bfs bench's path)."""
     from mpi4py import MPI
 
-    from bfs.algorithms import fu_2d
     from bfs.algorithms.fu_2d_gpu import Fu2DGpu
-    from bfs.runner import Block
+    from bfs.harness.runner import Block
+    fu_2d = get_algorithm("2d").load("gpu")   # the registry's pick for --backend gpu
     bsrc, bdst = symmetric_block(src, dst)
     block = Block(MPI.COMM_SELF, {"grid": [1, 1], "bounds": [0, n]}, bsrc, bdst)
     from_block = fu_2d.build(block, RunContext("gpu"))
     assert isinstance(from_block, Fu2DGpu)
-    d_src, d_dst = gpu.to_device_edges(src, dst)
-    offsets, columns = gpu.build_csr_gpu(d_src, d_dst, n)
+    d_src, d_dst = device_edges.to_device_edges(src, dst)
+    offsets, columns = kernel1_gpu.build_csr_gpu(d_src, d_dst, n)
     from_csr = fu_2d.from_csr(offsets, columns)
     csr = build_csr(src, dst, n)
     for root in roots:
@@ -487,9 +489,9 @@ def test_2d_gpu_mpirun_equals_seq_csr(tmp_path, grid):
         assert comparable(searches(out)) == comparable(searches(ref))
 
 
-# -- bfs.validate_gpu: the same verdicts as the CPU validator ---------------------------------
+# -- bfs.validate.gpu: the same verdicts as the CPU validator ---------------------------------
 def _validate_both(src, dst, parent, level, root, chunks=1, dtype=np.uint32):
-    from bfs.validate_gpu import validate_device
+    from bfs.validate.gpu import validate_device
     cpu = validate(src, dst, parent, root, level)
     pieces = [(cp.asarray(a.astype(dtype)), cp.asarray(b.astype(dtype)))
               for a, b in zip(np.array_split(src, chunks), np.array_split(dst, chunks))]
@@ -575,7 +577,7 @@ def test_validate_gpu_random_faults_match_cpu():
 
 
 def test_validate_gpu_bad_edge_ids_and_directed_halves():
-    from bfs.validate_gpu import validate_device
+    from bfs.validate.gpu import validate_device
     _, src, dst, n, root, parent, level = _two_component_search(3)
     bad_dst = dst.copy()
     bad_dst[5] = n + 1
@@ -593,8 +595,8 @@ def test_validate_gpu_bad_edge_ids_and_directed_halves():
 
 def test_bench_validates_every_search_on_gpu(tmp_path):
     import json
-    from bfs.bench import run_bench
-    from bfs.snap import convert_snap
+    from bfs.harness.bench import run_bench
+    from bfs.graphs.snap import convert_snap
     snap = tmp_path / "email"
     convert_snap(SNAP_DIR / "email-Eu-core.txt", snap)
     out = tmp_path / "b.json"

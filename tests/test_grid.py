@@ -1,11 +1,12 @@
-"""bfs.grid (road-like grid graphs) and `bfs generate grid`, on the CPU."""
+"""bfs.graphs.grid (road-like grid graphs) and `bfs generate grid`, on the CPU."""
 import numpy as np
 import pytest
 
 from bfs.algorithms.seq_csr import bfs_csr
-from bfs.graphdir import BfsError, read_edges, read_meta
-from bfs.grid import grid_edges
-from bfs.kernel1 import build_csr
+from bfs.errors import BfsError
+from bfs.graphs.graphdir import read_edges, read_meta
+from bfs.graphs.grid import grid_edges
+from bfs.algorithms.kernel1 import build_csr
 
 from helpers import bfs_cli
 

@@ -6,8 +6,9 @@ import numpy as np
 import pyarrow.dataset as pads
 import pytest
 
-from bfs import kronecker, prng
-from bfs.graphdir import BfsError, read_edges, read_meta
+from bfs.graphs import kronecker, prng
+from bfs.errors import BfsError
+from bfs.graphs.graphdir import read_edges, read_meta
 
 
 @pytest.fixture(scope="module")

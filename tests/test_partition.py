@@ -6,8 +6,9 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from bfs import partition
-from bfs.graphdir import BfsError, EdgeWriter, GraphMeta, atomic_dir, write_meta
+from bfs.partition import blocks
+from bfs.errors import BfsError
+from bfs.graphs.graphdir import EdgeWriter, GraphMeta, atomic_dir, write_meta
 from bfs.partition import (GridLayout, is_partition_dir, load_manifest, partition_graph,
                            read_block)
 
@@ -205,7 +206,7 @@ def test_progress_reaches_total(graph, tmp_path):
 def test_batch_size_does_not_change_the_files(graph, tmp_path, monkeypatch):
     gdir, _, _ = graph
     # small row groups so blocks span several groups and batches cut across them
-    monkeypatch.setattr(partition, "ROW_GROUP_ROWS", 8)
+    monkeypatch.setattr(blocks, "ROW_GROUP_ROWS", 8)
     default = partition_graph(gdir, tmp_path / "a", 2, 3)
     tiny = partition_graph(gdir, tmp_path / "b", 2, 3, batch_rows=3)
     assert default["blocks"] == tiny["blocks"]

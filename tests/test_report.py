@@ -7,6 +7,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from bfs import cli, report
+from bfs.report import figures
 from helpers import bfs_cli, searches
 
 pytestmark = pytest.mark.mpi
@@ -123,7 +124,7 @@ def test_comm_vs_compute_of_single_process_runs_says_why_it_is_empty(runs, tmp_p
 
 def test_frontier_counts_each_level_once_in_distributed_runs(runs):
     """Every rank reports the global frontier: the plotted size must not grow with ranks."""
-    frames = {k: report._per_level(report.load_levels(report.load_runs([runs[k]])),
+    frames = {k: figures._per_level(report.load_levels(report.load_runs([runs[k]])),
                                    ["frontier_size"]) for k in ("seq", 2)}
     sizes = {k: f.groupby("level")["frontier_size"].sum().tolist() for k, f in frames.items()}
     assert sizes["seq"] == sizes[2]

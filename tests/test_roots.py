@@ -2,9 +2,9 @@
 import numpy as np
 import pytest
 
-from bfs import kronecker
-from bfs.graphdir import BfsError
-from bfs.roots import check_root, graph500_roots
+from bfs.graphs import kronecker
+from bfs.errors import BfsError
+from bfs.harness.roots import check_root, graph500_roots
 
 REFERENCE_ROOTS_SCALE10 = [
     458, 214, 220, 966, 395, 9, 848, 777, 344, 236, 900, 440, 806, 712, 116, 163, 206, 131,

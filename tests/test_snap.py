@@ -8,9 +8,10 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-import bfs.snap as snap
-from bfs.graphdir import BfsError, read_edges, read_meta
-from bfs.snap import convert_snap
+import bfs.graphs.snap as snap
+from bfs.errors import BfsError
+from bfs.graphs.graphdir import read_edges, read_meta
+from bfs.graphs.snap import convert_snap
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "snap"
 REAL_FILES = ["email-Eu-core.txt", "p2p-Gnutella09.txt"]

@@ -1,6 +1,6 @@
 import numpy as np
 
-from bfs.stats import graph500_statistics, output_block, quartiles
+from bfs.harness.stats import graph500_statistics, output_block, quartiles
 
 
 def test_quartiles_integer_index_rule():

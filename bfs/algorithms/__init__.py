@@ -1,6 +1,8 @@
 """The algorithm registry: every BFS the tool can run, by the name users pass to --algorithm.
 
-Each algorithm lives in its own module under bfs/algorithms/ and provides
+Each algorithm lives in its own module under bfs/algorithms/, one module per backend where the
+backends differ (fu_2d for the CPU, fu_2d_gpu for the GPU; the registry picks, so no CPU module
+imports its GPU twin). A module provides
 
     build(graph: EdgeList, ctx: RunContext) -> Searcher      # Kernel 1, timed as construction_time
     Searcher.search(root) -> SearchResult                    # Kernel 2, timed per search
@@ -19,19 +21,26 @@ from typing import Protocol
 
 import numpy as np
 
-from ..graphdir import BfsError
+from ..errors import BfsError
 
 
 @dataclass(frozen=True)
 class AlgorithmSpec:
     name: str
-    module: str
+    modules: dict[str, str]    # backend -> module implementing it
     summary: str
-    backends: tuple[str, ...] = ("cpu",)
     distributed: bool = False  # True: input is a partition directory, one MPI rank per block
 
-    def load(self):
-        return importlib.import_module(self.module)
+    @property
+    def backends(self) -> tuple[str, ...]:
+        return tuple(self.modules)
+
+    def load(self, backend: str = "cpu"):
+        try:
+            return importlib.import_module(self.modules[backend])
+        except KeyError:
+            raise BfsError(f"algorithm {self.name!r} has no {backend} backend; it runs on: "
+                           + ", ".join(self.backends)) from None
 
 
 @dataclass
@@ -60,24 +69,23 @@ class Searcher(Protocol):
 ALGORITHMS: dict[str, AlgorithmSpec] = {
     spec.name: spec
     for spec in [
-        AlgorithmSpec("seq-list", "bfs.algorithms.seq_list",
+        AlgorithmSpec("seq-list", {"cpu": "bfs.algorithms.seq_list"},
                       "Graph500 reference seq-list: queue BFS over head/next edge lists"),
-        AlgorithmSpec("seq-csr", "bfs.algorithms.seq_csr",
+        AlgorithmSpec("seq-csr", {"cpu": "bfs.algorithms.seq_csr"},
                       "level-synchronous queue BFS over the undirected CSR"),
-        AlgorithmSpec("2d", "bfs.algorithms.fu_2d",
+        AlgorithmSpec("2d", {"cpu": "bfs.algorithms.fu_2d",
+                             "gpu": "bfs.algorithms.fu_2d_gpu"},
                       "Fu et al. 2D bitmap BFS over an RxC grid (--exchange scan|wave)",
-                      backends=("cpu", "gpu"), distributed=True),
-        AlgorithmSpec("1d", "bfs.algorithms.racherla_1d",
+                      distributed=True),
+        AlgorithmSpec("1d", {"cpu": "bfs.algorithms.racherla_1d"},
                       "Racherla 1D BFS: Allgatherv frontiers, small frontiers on rank 0",
                       distributed=True),
-        AlgorithmSpec("merrill", "bfs.algorithms.merrill",
+        AlgorithmSpec("merrill", {"gpu": "bfs.algorithms.merrill"},
                       "Merrill-Garland-Grimshaw GPU BFS: scan-allocated expand-contract, "
-                      "bitmask + warp culling, single-CTA small frontiers",
-                      backends=("gpu",)),
-        AlgorithmSpec("merrill-do", "bfs.algorithms.merrill_do",
+                      "bitmask + warp culling, single-CTA small frontiers"),
+        AlgorithmSpec("merrill-do", {"gpu": "bfs.algorithms.merrill_do"},
                       "direction-optimizing merrill (Beamer et al. 2012): bottom-up levels "
-                      "over a frontier bitmap when the frontier holds many edges",
-                      backends=("gpu",)),
+                      "over a frontier bitmap when the frontier holds many edges"),
     ]
 }
 

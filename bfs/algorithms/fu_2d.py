@@ -22,17 +22,16 @@ One BFS level (Fu's Figs. 3-6), on every rank:
 Predecessors (Fig. 7) come after the traversal with no communication: each rank resolves the
 vertices it Assigned through its CSC to an in-neighbour one level up.
 
-CPU backend: the local kernels are Numba loops over the bitmaps. GPU backend (--backend gpu,
-bfs.algorithms.fu_2d_gpu, imported only then): the same class's layout and exchange with CUDA
-kernels for expand, contract, levels and predecessors; the bitmaps are staged through host
-numpy for MPI.
+This module is the CPU backend: the local kernels are Numba loops over the bitmaps. The GPU
+backend (--backend gpu) is bfs.algorithms.fu_2d_gpu, which the registry picks: the same class's
+layout and exchange with CUDA kernels for expand, contract, levels and predecessors.
 """
 from __future__ import annotations
 
 import numba
 import numpy as np
 
-from ..mpi import Timer
+from ..comm.mpi import Timer
 from . import RunContext, SearchResult
 
 WORD = 64
@@ -294,7 +293,7 @@ class Fu2D:
 
     def gather(self, n_vertices: int) -> SearchResult | None:
         """Parents and levels of the last search, assembled on rank 0 (untimed)."""
-        from ..mpi import gatherv
+        from ..comm.mpi import gatherv
         cols = self.cols
         own = slice(self.own.start * WORD, self.own.start * WORD + int(cols.size[self.i]))
         # pieces are numbered in rank order, so the own-piece slices concatenate to 0..n-1
@@ -316,31 +315,5 @@ class Fu2D:
         return self.level_col, self.pred
 
 
-def build(block, ctx: RunContext):
-    if ctx.backend == "gpu":
-        from .fu_2d_gpu import Fu2DGpu
-        return Fu2DGpu(block, ctx)
+def build(block, ctx: RunContext) -> Fu2D:
     return Fu2D(block, ctx)
-
-
-def from_csr(offsets, columns, **options):
-    """A 1x1-grid GPU searcher over a symmetric CSR already in device memory (bfs bench): no
-    MPI, the CSC is the CSR itself."""
-    from .fu_2d_gpu import Fu2DGpu
-    return Fu2DGpu.from_csr(offsets, columns, **options)
-
-
-def warm_up(ctx: RunContext) -> None:
-    """Called by the harness before Kernel 1 is timed: the GPU backend's CUDA (its kernels and
-    the CuPy element-wise code of the block's CSR/CSC build) compiled on a 3-vertex block of a
-    1x1 grid over MPI.COMM_SELF, so every rank warms up alone."""
-    if ctx.backend != "gpu":
-        return
-    from types import SimpleNamespace
-
-    from mpi4py import MPI
-
-    from .fu_2d_gpu import Fu2DGpu
-    tiny = SimpleNamespace(comm=MPI.COMM_SELF, manifest={"grid": [1, 1], "bounds": [0, 3]},
-                           src=np.array([0, 1], np.int64), dst=np.array([1, 2], np.int64))
-    Fu2DGpu(tiny, ctx).search(0)

@@ -17,8 +17,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ..kernel1 import CSR
-from ..mpi import Timer
+from .kernel1 import CSR
+from ..comm.mpi import Timer
 from . import RunContext, SearchResult
 
 
@@ -133,7 +133,7 @@ class Racherla1D:
         return all_v, all_p, (v.nbytes + p.nbytes) * (self.comm.Get_size() - 1)
 
     def _root_step(self, frontier) -> tuple[np.ndarray, np.ndarray, int]:
-        from ..mpi import gatherv
+        from ..comm.mpi import gatherv
         heads, neighbours = _owned_rows(frontier, self.lo, self.hi, self.csr.offsets,
                                         self.csr.columns)
         all_heads = gatherv(self.comm, heads)

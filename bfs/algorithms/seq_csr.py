@@ -3,14 +3,14 @@
 The Graph500 reference's seq-csr: a FIFO queue processed level by level; each frontier vertex
 scans its CSR row and claims every unvisited neighbour (parent == -1) for the next level. Work is
 O(n + m); it is the CPU baseline every other algorithm's depth, reach and nedge are checked
-against. Kernel 1 is bfs.kernel1.build_csr.
+against. Kernel 1 is bfs.algorithms.kernel1.build_csr.
 """
 from __future__ import annotations
 
 import numba
 import numpy as np
 
-from ..kernel1 import build_csr
+from .kernel1 import build_csr
 from . import EdgeList, RunContext, SearchResult
 
 

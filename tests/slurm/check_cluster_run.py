@@ -140,7 +140,7 @@ def check(work: Path, local: Path, jobs_txt: Path, snakemake_log: Path) -> None:
             if sorted(int(r["slurm_procid"]) for r in ranks_seen) != list(range(ranks)):
                 fail(f"{run}: ranks were not one srun task each: {ranks_seen}")
             # the device each rank drives: the one it sees, or its local turn among several
-            from bfs.envinfo import gpu_index
+            from bfs.harness.envinfo import gpu_index
             used = set()
             for r in ranks_seen:
                 visible = (r["cuda_visible_devices"] or "").split(",")

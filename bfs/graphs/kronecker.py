@@ -26,7 +26,8 @@ import numba
 import numpy as np
 
 from . import prng
-from .graphdir import BfsError, EdgeWriter, GraphMeta, atomic_dir, id_dtype, write_meta
+from ..errors import BfsError
+from .graphdir import EdgeWriter, GraphMeta, atomic_dir, id_dtype, write_meta
 
 VERSIONS = {"3.0": 3647, "2.1.4": 7295}  # rejection LIMIT: 0x7FFFFFFF % 10000 in 3.0.x
 MAX_SCALE = 40
@@ -178,21 +179,14 @@ def generate_edges(scale: int, edgefactor: int = 16, seeds=(2, 3), version: str 
 def write_kronecker(out, scale: int, edgefactor: int = 16, seeds=(2, 3), version: str = "3.0",
                     name: str | None = None, force: bool = False, chunk_edges: int = 1 << 22,
                     progress: Callable[[int, int], None] | None = None,
-                    backend: str = "cpu") -> GraphMeta:
+                    generate=generate_edges) -> GraphMeta:
     """Generate the graph chunk by chunk into the graph directory `out` (see graphdir).
 
-    backend "gpu" generates each chunk with bfs.kronecker_gpu (identical edges) and copies it
-    to the host for the same EdgeWriter.
+    generate(scale, edgefactor, seeds, version, lo, hi) -> host (src, dst) of edges [lo, hi):
+    this module's generate_edges, or bfs.graphs.kronecker_gpu.generate_edges_host (identical
+    edges, generated on the GPU).
     """
     n_total = _check_args(scale, edgefactor, version)
-    if backend == "gpu":
-        from .gpu import require_gpu
-        from .kronecker_gpu import generate_edges_host as generate
-        require_gpu()
-    elif backend == "cpu":
-        generate = generate_edges
-    else:
-        raise BfsError(f"backend must be cpu or gpu, got {backend!r}")
     if chunk_edges < 1:
         raise BfsError(f"chunk_edges must be >= 1, got {chunk_edges}")
     seeds = [int(s) for s in seeds]

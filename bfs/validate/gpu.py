@@ -20,104 +20,23 @@ names the same first culprit on every run; the host then reads the few values it
 
 Chunks: validate_device takes a callable that yields (src, dst) device arrays, so a graph whose
 edge list does not fit next to its CSR (scale 28 on one 80 GB GPU) is checked by regenerating
-the edges chunk by chunk (bfs.kronecker_gpu is bit-identical to the reference generator).
+the edges chunk by chunk (bfs.graphs.kronecker_gpu is bit-identical to the reference generator).
 """
 from __future__ import annotations
 
-import functools
+
+from pathlib import Path
 
 import numpy as np
 
-from . import gpu
-from .validate import (LEVEL, NOT_EDGE, RANGE, ROOT, SIZE, SPAN, SPREAD, UNROOTED, Validation,
-                       edge_message, failure, level_message, tree_edge_message)
+from ..device import load_module
+from .. import device
+from .cpu import (LEVEL, NOT_EDGE, RANGE, ROOT, SIZE, SPAN, SPREAD, UNROOTED, Validation,
+                  edge_message, failure, level_message, tree_edge_message)
 
 NONE = 0xFFFFFFFFFFFFFFFF     # "no culprit" in a first-index slot
 SLOTS = 16                    # ctl[code] = first culprit of that code; then the counters
 REACHED, DEPTH, NEDGE = 12, 13, 14
-
-SOURCE = r"""
-typedef unsigned long long u64;
-typedef long long i64;
-
-#define OK 0
-#define ROOT 1
-#define RANGE 2
-#define UNROOTED 3
-#define LEVEL 5
-#define SPREAD 6
-#define SPAN 7
-#define NOT_EDGE 8
-#define SIZE 9
-#define REACHED 12
-#define DEPTH 13
-#define NEDGE 14
-
-// Rules 1 and 2 from the reported levels; counts reached vertices and the depth.
-extern "C" __global__ void check_vertices(const i64* __restrict__ parent,
-                                          const int* __restrict__ level, i64 n, i64 root,
-                                          u64* ctl)
-{
-    u64 reached = 0;
-    int depth = 0;
-    const i64 stride = (i64)gridDim.x * blockDim.x;
-    for (i64 v = (i64)blockIdx.x * blockDim.x + threadIdx.x; v < n; v += stride) {
-        const i64 p = parent[v];
-        const int l = level[v];
-        int code = OK;
-        if (v == root) {
-            if (p != root) code = ROOT;
-            else if (l != 0) code = LEVEL;
-        } else if (p == -1) {
-            if (l != -1) code = LEVEL;
-        } else if (p < -1 || p >= n) {
-            code = RANGE;
-        } else {
-            const int lp = level[p];
-            if (parent[p] == -1) code = UNROOTED;
-            else if (l != lp + 1) code = LEVEL;
-        }
-        if (code != OK) atomicMin(ctl + code, (u64)v);
-        if (p != -1 && code == OK) { ++reached; depth = max(depth, l); }
-    }
-    atomicAdd(ctl + REACHED, reached);
-    atomicMax((unsigned int*)(ctl + DEPTH), (unsigned int)depth);
-}
-
-// Rules 3 and 4 over one chunk of the edge list (edge index base + i), nedge, rule-5 marks.
-template <typename E>
-__global__ void check_edges(const E* __restrict__ src, const E* __restrict__ dst, i64 m,
-                            i64 base, const i64* __restrict__ parent,
-                            const int* __restrict__ level, i64 n, int both_directions,
-                            unsigned char* tree_edge_seen, u64* ctl)
-{
-    u64 count = 0;
-    const i64 stride = (i64)gridDim.x * blockDim.x;
-    for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < m; i += stride) {
-        const i64 u = (i64)src[i], v = (i64)dst[i];
-        if (u < 0 || v < 0 || u >= n || v >= n) { atomicMin(ctl + SIZE, (u64)(base + i)); continue; }
-        const int lu = level[u], lv = level[v];
-        if (lu < 0 && lv < 0) continue;
-        if (lu < 0 || lv < 0) { atomicMin(ctl + SPAN, (u64)(base + i)); continue; }
-        if (lu - lv > 1 || lv - lu > 1) { atomicMin(ctl + SPREAD, (u64)(base + i)); continue; }
-        if (u == v) continue;
-        ++count;
-        if (parent[v] == u) tree_edge_seen[v] = 1;
-        if (both_directions && parent[u] == v) tree_edge_seen[u] = 1;
-    }
-    atomicAdd(ctl + NEDGE, count);
-}
-
-// Rule 5: every reached vertex but the root has its tree edge among the input edges.
-extern "C" __global__ void check_tree_edges(const i64* __restrict__ parent, i64 n, i64 root,
-                                            const unsigned char* __restrict__ tree_edge_seen,
-                                            u64* ctl)
-{
-    const i64 stride = (i64)gridDim.x * blockDim.x;
-    for (i64 v = (i64)blockIdx.x * blockDim.x + threadIdx.x; v < n; v += stride)
-        if (v != root && parent[v] != -1 && !tree_edge_seen[v]) atomicMin(ctl + NOT_EDGE, (u64)v);
-}
-"""
 
 EDGE_TYPES = {np.dtype(np.uint32): "check_edges<unsigned int>",
               np.dtype(np.int32): "check_edges<int>",
@@ -125,11 +44,8 @@ EDGE_TYPES = {np.dtype(np.uint32): "check_edges<unsigned int>",
               np.dtype(np.uint64): "check_edges<unsigned long long>"}
 
 
-@functools.lru_cache(maxsize=None)
 def _module():
-    cp = gpu.require_gpu()
-    return cp.RawModule(code=SOURCE, options=("-std=c++17",),
-                        name_expressions=list(EDGE_TYPES.values()))
+    return load_module(Path(__file__).with_name("validate.cu"), tuple(EDGE_TYPES.values()))
 
 
 class _Edges:
@@ -155,7 +71,7 @@ def validate_device(edge_chunks, parent, level, root: int, both_directions: bool
     among uint32/int32/int64/uint64), the whole input edge list in order; called once, and once
     more only to quote an offending edge. both_directions as in bfs.validate._check_edges.
     """
-    cp = gpu.require_gpu()
+    cp = device.require_gpu()
     mod = _module()
     n = int(parent.size)
     root = int(root)
@@ -168,7 +84,7 @@ def validate_device(edge_chunks, parent, level, root: int, both_directions: bool
         return failure(SIZE, f"level array has {level.size} entries, parent array {n}", 0)
     ctl = cp.full(SLOTS, NONE, dtype=cp.uint64)
     ctl[REACHED:] = 0
-    grid = (gpu.grid_for(n, threads),)
+    grid = (device.grid_for(n, threads),)
     mod.get_function("check_vertices")(grid, (threads,), (parent, level, np.int64(n),
                                                           np.int64(root), ctl))
     host = ctl.get()
@@ -204,7 +120,7 @@ def validate_device(edge_chunks, parent, level, root: int, both_directions: bool
                             f": want equal sizes and one of {sorted(map(str, EDGE_TYPES))}")
         m = int(src.size)
         if m:
-            mod.get_function(kernel)((gpu.grid_for(m, threads),), (threads,),
+            mod.get_function(kernel)((device.grid_for(m, threads),), (threads,),
                                      (src, dst, np.int64(m), np.int64(base), parent, level,
                                       np.int64(n), np.int32(both_directions), seen, ctl))
         base += m

@@ -3,13 +3,13 @@
 GPU backend, per scale:
   * the Graph500 graph generated on the GPU straight into device memory (no disk), timed with
     CUDA events -> edges/s;
-  * GPU Kernel 1 (bfs.gpu.build_csr_gpu), timed with CUDA events;
-  * Graph500 roots (bfs.roots.graph500_roots, has_edge from the CSR degrees);
+  * GPU Kernel 1 (bfs.kernel1_gpu.build_csr_gpu), timed with CUDA events;
+  * Graph500 roots (bfs.harness.roots.graph500_roots, has_edge from the CSR degrees);
   * per algorithm: one untimed warm-up search, then one search per root timed with CUDA events
     around searcher.search(root) (which includes its host round trips); nedge from the device
     (half the reached vertices' degree sum), checked against the validator's nedge;
   * validation (--validate, SearchCheck): every search (default) or the first per algorithm on
-    the GPU by bfs.validate_gpu against the generated edge list (kept on the device; regenerated
+    the GPU by bfs.validate.gpu against the generated edge list (kept on the device; regenerated
     chunk by chunk where it does not fit beside the CSR), untimed; "cpu" = bfs.validate on the
     host for every search (slow at scale 25+);
   * a baseline in the same run: a plain level-synchronous CuPy BFS (searchsorted expansion,
@@ -33,8 +33,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .graphdir import BfsError
-from .validate import validate
+from ..errors import BfsError
+from ..validate import validate
 
 GEN_CHUNK = 1 << 26  # edges per generator launch
 
@@ -117,11 +117,11 @@ class CupyBaseline:
         self.parent, self.level = parent, level
 
     def gather(self, n=None):
-        from .algorithms import SearchResult
+        from ..algorithms import SearchResult
         return SearchResult(self.parent.get(), self.level.get())
 
     def device_result(self):
-        from .algorithms import SearchResult
+        from ..algorithms import SearchResult
         return SearchResult(self.parent, self.level)
 
     def nedge(self) -> int:
@@ -152,7 +152,7 @@ def copy_bandwidth(nbytes: int = 1 << 30, reps: int = 10) -> float:
 class SearchCheck:
     """Which searches are validated, and how (--validate).
 
-    every / first: on the GPU (bfs.validate_gpu) against the generated edge list, every search
+    every / first: on the GPU (bfs.validate.gpu) against the generated edge list, every search
     or the first per algorithm; edge_chunks() yields the list as device (src, dst) chunks.
     cpu: every search by the CPU validator (bfs.validate) from copied parents; host_edges needed.
     none: nothing is validated (the table then says valid=None).
@@ -177,7 +177,7 @@ class SearchCheck:
         if self.mode == "cpu":
             res = searcher.gather(None)
             return validate(*self.host_edges, res.parent, root, res.level)
-        from .validate_gpu import validate_device
+        from ..validate.gpu import validate_device
         res = searcher.device_result()
         return validate_device(self.edge_chunks, res.parent, res.level, root)
 
@@ -220,8 +220,9 @@ def bench_gpu_scale(scale, edgefactor, seeds, version, algorithms, n_roots, vali
                     bandwidth, profile_levels=False) -> dict:
     import cupy as cp
 
-    from . import gpu
-    from .kronecker_gpu import edge_list_gpu, generate_edges_gpu
+    from ..algorithms import kernel1_gpu
+    from .. import device
+    from ..graphs.kronecker_gpu import edge_list_gpu, generate_edges_gpu
     from .roots import graph500_roots
 
     n = 2 ** scale
@@ -231,7 +232,7 @@ def bench_gpu_scale(scale, edgefactor, seeds, version, algorithms, n_roots, vali
     rec = {"scale": scale, "edgefactor": edgefactor, "n_vertices": n, "n_edges": m}
     start, end = cp.cuda.Event(), cp.cuda.Event()
     stage = "bench-validated" if validate_mode in ("every", "first") else "bench"
-    if gpu.kronecker_bytes(scale, edgefactor, stage) > gpu.free_memory()[0]:
+    if device.kronecker_bytes(scale, edgefactor, stage) > device.free_memory()[0]:
         # no room for the edge list next to Kernel 1: regenerate chunks per sort bucket
         return _bench_gpu_streamed(rec, scale, edgefactor, seeds, version, algorithms, n_roots,
                                    validate_mode, bandwidth, profile_levels)
@@ -253,10 +254,10 @@ def bench_gpu_scale(scale, edgefactor, seeds, version, algorithms, n_roots, vali
     keep_edges = validate_mode in ("every", "first")
     check = SearchCheck.on_device_edges(validate_mode, src_d, dst_d)
 
-    gpu.build_csr_gpu(src_d[:1024], dst_d[:1024], n)  # compile + warm the sort: untimed
+    kernel1_gpu.build_csr_gpu(src_d[:1024], dst_d[:1024], n)  # compile + warm the sort: untimed
     cp.get_default_memory_pool().free_all_blocks()
     start.record()
-    offsets, columns = gpu.build_csr_gpu(src_d, dst_d, n)
+    offsets, columns = kernel1_gpu.build_csr_gpu(src_d, dst_d, n)
     end.record()
     end.synchronize()
     rec["kernel1_s"] = cp.cuda.get_elapsed_time(start, end) / 1e3
@@ -275,13 +276,14 @@ def bench_gpu_scale(scale, edgefactor, seeds, version, algorithms, n_roots, vali
 
 def _bench_gpu_streamed(rec, scale, edgefactor, seeds, version, algorithms, n_roots,
                         validate_mode, bandwidth, profile_levels) -> dict:
-    """Large scales (28 on an 80 GB GPU): Kernel 1 by bfs.gpu.build_csr_streamed, which
+    """Large scales (28 on an 80 GB GPU): Kernel 1 by bfs.kernel1_gpu.build_csr_streamed, which
     regenerates the edges chunk by chunk instead of holding the edge list; kernel1_s includes
     that generation (1 + number of sort buckets passes over the generator)."""
     import cupy as cp
 
-    from . import gpu
-    from .kronecker_gpu import generate_edges_gpu
+    from ..algorithms import kernel1_gpu
+    from .. import device
+    from ..graphs.kronecker_gpu import generate_edges_gpu
     from .roots import graph500_roots
     if validate_mode == "cpu":
         raise BfsError(f"scale {scale} does not fit with its edge list on this GPU, so the "
@@ -303,14 +305,14 @@ def _bench_gpu_streamed(rec, scale, edgefactor, seeds, version, algorithms, n_ro
             generate(lo, hi, out)
             yield out
 
-    log(f"scale {scale}: edge list + Kernel 1 ({gpu.kronecker_bytes(scale, edgefactor) / 2**30:.1f}"
+    log(f"scale {scale}: edge list + Kernel 1 ({device.kronecker_bytes(scale, edgefactor) / 2**30:.1f}"
         f" GiB) do not fit; streamed Kernel 1 needs "
-        f"{gpu.streamed_kernel1_bytes(m, n, GEN_CHUNK) / 2**30:.1f} GiB")
-    gpu.build_csr_streamed(generate, 1 << 20, n, 1 << 18)   # compile + warm: untimed
+        f"{kernel1_gpu.streamed_kernel1_bytes(m, n, GEN_CHUNK) / 2**30:.1f} GiB")
+    kernel1_gpu.build_csr_streamed(generate, 1 << 20, n, 1 << 18)   # compile + warm: untimed
     cp.get_default_memory_pool().free_all_blocks()
     start, end = cp.cuda.Event(), cp.cuda.Event()
     start.record()
-    offsets, columns = gpu.build_csr_streamed(generate, m, n, GEN_CHUNK)
+    offsets, columns = kernel1_gpu.build_csr_streamed(generate, m, n, GEN_CHUNK)
     end.record()
     end.synchronize()
     cp.get_default_memory_pool().free_all_blocks()
@@ -361,12 +363,12 @@ def _bench_gpu_searches(rec, offsets, columns, roots, algorithms, check: SearchC
 
     rec["algorithms"] = {}
     for name in algorithms:
-        from .algorithms import get_algorithm
+        from ..algorithms import get_algorithm
         base, options = parse_algorithm(name)
         spec = get_algorithm(base)
         if "gpu" not in spec.backends:
             raise BfsError(f"algorithm {base!r} has no gpu backend")
-        module = spec.load()
+        module = spec.load("gpu")
         if not hasattr(module, "from_csr"):
             raise BfsError(f"algorithm {base!r} cannot start from a device CSR (no from_csr)")
         searcher = module.from_csr(offsets, columns, **options)
@@ -422,24 +424,24 @@ def profile_search(searcher, root: int, name: str) -> dict:
 
 def bench_gpu_grid(rows_cols, diagonal_prob, algorithms, n_roots, validate_mode, bandwidth,
                    profile_levels, seeds=(2, 3)) -> dict:
-    """A road-like R x C grid (bfs.grid) built on the host; Kernel 1 and searches on the GPU."""
-    from . import gpu
-    from .grid import grid_edges
+    """A road-like R x C grid (bfs.graphs.grid) built on the host; Kernel 1 and searches on the GPU."""
+    from ..graphs import device_edges
+    from ..graphs.grid import grid_edges
     r, c = rows_cols
     src_h, dst_h, n = grid_edges(r, c, diagonal_prob)
     rec = {"graph": f"grid-{r}x{c}", "rows": r, "cols": c, "diagonal_prob": diagonal_prob}
-    return _bench_gpu_device_edges(rec, *gpu.to_device_edges(src_h, dst_h), n, algorithms,
+    return _bench_gpu_device_edges(rec, *device_edges.to_device_edges(src_h, dst_h), n, algorithms,
                                    n_roots, validate_mode, bandwidth, profile_levels, seeds)
 
 
 def bench_gpu_graph_dir(graph_dir, algorithms, n_roots, validate_mode, bandwidth,
                         profile_levels, seeds=(2, 3)) -> dict:
     """Any graph directory (a converted SNAP file, say), read by row groups into the GPU."""
-    from . import gpu
-    from .graphdir import read_meta
+    from ..graphs import device_edges
+    from ..graphs.graphdir import read_meta
     meta = read_meta(graph_dir)
     rec = {"graph": meta.name, "graph_dir": str(graph_dir)}
-    return _bench_gpu_device_edges(rec, *gpu.read_edges_to_device(graph_dir), meta.n_vertices,
+    return _bench_gpu_device_edges(rec, *device_edges.read_edges_to_device(graph_dir), meta.n_vertices,
                                    algorithms, n_roots, validate_mode, bandwidth,
                                    profile_levels, seeds)
 
@@ -448,13 +450,13 @@ def _bench_gpu_device_edges(rec, src_d, dst_d, n, algorithms, n_roots, validate_
                             profile_levels, seeds) -> dict:
     import cupy as cp
 
-    from . import gpu
+    from ..algorithms import kernel1_gpu
     from .roots import graph500_roots
     rec.update(n_vertices=int(n), n_edges=int(src_d.size))
-    gpu.build_csr_gpu(src_d[:1024], dst_d[:1024], n)   # compile + warm: untimed
+    kernel1_gpu.build_csr_gpu(src_d[:1024], dst_d[:1024], n)   # compile + warm: untimed
     start, end = cp.cuda.Event(), cp.cuda.Event()
     start.record()
-    offsets, columns = gpu.build_csr_gpu(src_d, dst_d, n)
+    offsets, columns = kernel1_gpu.build_csr_gpu(src_d, dst_d, n)
     end.record()
     end.synchronize()
     rec["kernel1_s"] = cp.cuda.get_elapsed_time(start, end) / 1e3
@@ -467,9 +469,9 @@ def _bench_gpu_device_edges(rec, src_d, dst_d, n, algorithms, n_roots, validate_
 
 
 def bench_cpu_scale(scale, edgefactor, seeds, version, algorithms, n_roots, validate_mode):
-    from .algorithms import EdgeList, RunContext, get_algorithm
-    from .kernel1 import nonloop_degrees
-    from .kronecker import generate_edges
+    from ..algorithms import EdgeList, RunContext, get_algorithm
+    from ..algorithms.kernel1 import nonloop_degrees
+    from ..graphs.kronecker import generate_edges
     from .roots import graph500_roots
     n, m = 2 ** scale, edgefactor * 2 ** scale
     t = time.perf_counter()
@@ -486,7 +488,7 @@ def bench_cpu_scale(scale, edgefactor, seeds, version, algorithms, n_roots, vali
             raise BfsError(f"bench --backend cpu runs single-process CPU algorithms; {name!r} "
                            "is not one")
         t = time.perf_counter()
-        searcher = spec.load().build(EdgeList(src, dst, n), RunContext("cpu"))
+        searcher = spec.load("cpu").build(EdgeList(src, dst, n), RunContext("cpu"))
         rec["kernel1_s"] = time.perf_counter() - t
         searcher.search(int(roots[0]))
         rows = []
@@ -536,7 +538,7 @@ def run_bench(backend: str, scales, algorithms, n_roots: int, out: Path | None,
               "seeds": list(seeds), "graph500_version": version, "command": sys.argv,
               "host": platform.node(), "records": []}
     if backend == "gpu":
-        from .gpu import require_gpu
+        from ..device import require_gpu
         cp = require_gpu()
         props = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)
         result["device"] = props["name"].decode() if isinstance(props["name"], bytes) \

@@ -119,3 +119,15 @@ def environment(hostnames: list[str] | None = None, mpi_size: int = 1,
         "packages": package_versions(),
         "git": git_commit(),
     }
+
+
+def rank_infos(comm, extra: dict | None = None) -> list[dict]:
+    """What each rank of comm saw (host, SLURM ids, GPUs), gathered everywhere: metadata, a few
+    hundred bytes per rank, so a pickled allgather."""
+    from ..comm.mpi import node_rank
+    return comm.allgather({**rank_info(node_rank(comm)), **(extra or {})})
+
+
+def hostnames(comm) -> list[str]:
+    # host names are metadata, a few bytes per rank
+    return comm.allgather(socket.gethostname())

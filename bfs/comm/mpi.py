@@ -8,14 +8,13 @@ others never reach; an unexpected exception aborts the communicator (`abort_on_e
 from __future__ import annotations
 
 import os
-import socket
 import sys
 import time
 from contextlib import contextmanager
 
 import numpy as np
 
-from .graphdir import BfsError
+from ..errors import BfsError
 
 # Variables a launcher sets when it starts several tasks; if one says >1 while MPI says 1,
 # the launcher did not hand MPI its process-management interface (e.g. plain srun, no --mpi).
@@ -112,17 +111,6 @@ def node_rank(comm) -> int:
         return node.Get_rank()
     finally:
         node.Free()
-
-
-def rank_infos(comm, extra: dict | None = None) -> list[dict]:
-    # what each rank saw (host, SLURM ids, GPUs): metadata, a few hundred bytes per rank
-    from .envinfo import rank_info
-    return comm.allgather({**rank_info(node_rank(comm)), **(extra or {})})
-
-
-def hostnames(comm) -> list[str]:
-    # host names are metadata, a few bytes per rank
-    return comm.allgather(socket.gethostname())
 
 
 class Timer:

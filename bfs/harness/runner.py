@@ -25,13 +25,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from . import __version__, envinfo
-from .algorithms import ALGORITHMS, EdgeList, RunContext, get_algorithm
-from .graphdir import BfsError, GraphMeta, atomic_dir, read_edges, read_meta, write_json
-from .kernel1 import nonloop_degrees
+from .. import __version__
+from . import envinfo
+from ..algorithms import ALGORITHMS, EdgeList, RunContext, get_algorithm
+from ..errors import BfsError
+from ..graphs.graphdir import GraphMeta, atomic_dir, read_edges, read_meta, write_json
+from ..algorithms.kernel1 import nonloop_degrees
 from .roots import check_root, graph500_roots
 from .stats import graph500_statistics, output_block
-from .validate import validate
+from ..validate import validate
 
 DEFAULT_SEEDS = (2, 3)
 
@@ -119,8 +121,8 @@ class LocalSession:
         return read_edges(graph_dir)
 
     def build(self):
-        return self.spec.load().build(EdgeList(self.src, self.dst, self.meta.n_vertices),
-                                      RunContext(self.backend, self.options))
+        graph = EdgeList(self.src, self.dst, self.meta.n_vertices)
+        return self.spec.load(self.backend).build(graph, RunContext(self.backend, self.options))
 
     def degrees(self):
         return nonloop_degrees(self.src, self.dst, self.meta.n_vertices)
@@ -153,41 +155,41 @@ class LocalSession:
 class GpuSession(LocalSession):
     """One process on one GPU: the edge list goes from the graph directory's row groups through
     pinned buffers into device memory (never whole on the host); Kernel 1 reads it there, and
-    every search is validated on the GPU (bfs.validate_gpu) against it."""
+    every search is validated on the GPU (bfs.validate.gpu) against it."""
 
     def _load_edges(self, graph_dir: Path):
-        from . import gpu
+        from ..graphs import device_edges
         log(f"reading {graph_dir} ({self.meta.n_vertices} vertices, {self.meta.n_edges} edges)"
             f" into GPU memory")
         t = time.perf_counter()
-        edges = gpu.read_edges_to_device(graph_dir)
+        edges = device_edges.read_edges_to_device(graph_dir)
         t = time.perf_counter() - t
         log(f"edge list on the GPU in {t:.2f} s ({self.meta.n_edges / max(t, 1e-9) / 1e6:.0f} M "
             f"edges/s)")
         return edges
 
     def degrees(self):
-        from .gpu import nonloop_degrees_device
+        from ..graphs.device_edges import nonloop_degrees_device
         return nonloop_degrees_device(self.src, self.dst, self.meta.n_vertices)
 
     def validate(self, result, root):
         import cupy as cp
 
-        from .validate_gpu import validate_device
+        from ..validate.gpu import validate_device
         return validate_device(lambda: [(self.src, self.dst)],
                                cp.asarray(result.parent, dtype=cp.int64),
                                cp.asarray(result.level, dtype=cp.int32), root)
 
     def describe(self) -> dict:
-        return {**super().describe(), "validation": "gpu (bfs.validate_gpu)"}
+        return {**super().describe(), "validation": "gpu (bfs.validate.gpu)"}
 
 
 class MpiSession:
     """One rank of a distributed run: it reads only its own block of the partition."""
 
     def __init__(self, part_dir: Path, spec, backend: str, options: dict):
-        from . import mpi
-        from .partition import load_manifest, read_block
+        from ..comm import mpi
+        from ..partition import load_manifest, read_block
         self.comm = comm = mpi.world()
         self.rank, self.size = comm.Get_rank(), comm.Get_size()
         self.is_root = self.rank == 0
@@ -206,17 +208,17 @@ class MpiSession:
         with mpi.collective_errors(comm):
             self.src, self.dst = read_block(part_dir, self.manifest, self.rank)
         self.meta = GraphMeta.from_json(self.manifest["graph"]["graph_json"])
-        self.hostnames = mpi.hostnames(comm)
+        self.hostnames = envinfo.hostnames(comm)
         # each rank drives its own GPU: the one SLURM bound it to, or its node-local turn
         gpu = select_gpu(envinfo.local_rank(mpi.node_rank(comm))) if backend == "gpu" else None
-        self.ranks = mpi.rank_infos(comm, {"gpu_index": gpu})
+        self.ranks = envinfo.rank_infos(comm, {"gpu_index": gpu})
         if self.is_root:
             log(f"{self.size} ranks, {rows}x{cols} grid, {self.meta.n_vertices} vertices, "
                 f"{self.manifest['n_directed_edges']} directed edges")
 
     def build(self):
         block = Block(self.comm, self.manifest, self.src, self.dst)
-        return self.spec.load().build(block, RunContext(self.backend, self.options))
+        return self.spec.load(self.backend).build(block, RunContext(self.backend, self.options))
 
     def degrees(self):
         """Vertices with an edge, from every block's sources (rank 0 only; None elsewhere)."""
@@ -234,11 +236,11 @@ class MpiSession:
         self.comm.Barrier()
 
     def collective(self):
-        from .mpi import collective_errors
+        from ..comm.mpi import collective_errors
         return collective_errors(self.comm)
 
     def max(self, x: float) -> float:
-        from .mpi import allreduce_scalar
+        from ..comm.mpi import allreduce_scalar
         return allreduce_scalar(self.comm, x, "MAX")
 
     def bcast_roots(self, roots):
@@ -250,12 +252,12 @@ class MpiSession:
         return buf
 
     def validate(self, result, root):
-        from .validate import validate_blocks
+        from ..validate import validate_blocks
         return validate_blocks(self.comm, self.src, self.dst, result, root,
                                self.meta.n_vertices)
 
     def profile(self, searcher, result, root):
-        from .mpi import gatherv
+        from ..comm.mpi import gatherv
         rows = gatherv(self.comm, searcher.profile.ravel())
         ranks = gatherv(self.comm, np.full(len(searcher.profile), self.rank, np.int64))
         if not self.is_root:
@@ -286,7 +288,7 @@ def run(input_dir: Path, out: Path, opts: RunOptions, extra: dict | None = None)
     options = dict(extra or {})
     started = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     if spec.distributed:
-        from .mpi import abort_on_error, world
+        from ..comm.mpi import abort_on_error, world
         with abort_on_error(world()):
             session = MpiSession(input_dir, spec, backend, options)
             return _run_ranks(session, out, opts, spec, backend, options, started)
@@ -311,7 +313,7 @@ def _run_ranks(session, out, opts, spec, backend, options, started) -> int:
             roots = choose_roots(meta, degree, opts.n_roots, opts.root)
     roots = session.bcast_roots(roots)
 
-    warm_up = getattr(spec.load(), "warm_up", None)   # e.g. CUDA compilation, untimed
+    warm_up = getattr(spec.load(backend), "warm_up", None)   # e.g. CUDA compilation, untimed
     if warm_up is not None:
         warm_up(RunContext(backend, options))
     t0 = time.perf_counter()

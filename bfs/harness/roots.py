@@ -13,8 +13,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from . import prng
-from .graphdir import BfsError
+from ..graphs import prng
+from ..errors import BfsError
 
 NBFS = 64
 ROOT_STREAM_SKIP = 2 * 2**128

@@ -32,8 +32,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .graphdir import (EDGES_DIR, VERTICES_FILE, BfsError, EdgeWriter, GraphMeta, atomic_dir,
-                       id_dtype, write_meta)
+from .graphdir import (EDGES_DIR, VERTICES_FILE, EdgeWriter, GraphMeta, atomic_dir, id_dtype,
+                       write_meta)
+from ..errors import BfsError
 
 PARSE_OK = 0
 PARSE_NOT_TWO_IDS = 1

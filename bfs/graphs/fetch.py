@@ -12,7 +12,7 @@ import tempfile
 import urllib.request
 from pathlib import Path
 
-from .graphdir import BfsError
+from ..errors import BfsError
 
 
 def fetch(url: str, out: Path, sha256: str, progress=None, timeout: float = 60) -> None:

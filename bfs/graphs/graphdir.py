@@ -25,15 +25,12 @@ import pyarrow as pa
 import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 
-from . import __version__
+from .. import __version__
+from ..errors import BfsError
 
 GRAPH_JSON = "graph.json"
 EDGES_DIR = "edges"
 VERTICES_FILE = "vertices.parquet"
-
-
-class BfsError(Exception):
-    """A user-facing error: the CLI prints its message and exits non-zero, no traceback."""
 
 
 @dataclass

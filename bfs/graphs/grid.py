@@ -15,7 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .graphdir import BfsError, EdgeWriter, GraphMeta, atomic_dir, id_dtype, write_meta
+from ..errors import BfsError
+from .graphdir import EdgeWriter, GraphMeta, atomic_dir, id_dtype, write_meta
 
 
 def grid_edges(rows: int, cols: int, diagonal_prob: float = 0.0, seed: int = 1,

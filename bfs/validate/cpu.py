@@ -135,7 +135,7 @@ def _failure(parent, code: int, message: str) -> Validation:
     return failure(code, message, int(np.count_nonzero(parent != -1)))
 
 
-# The wording of the failures both validators report (bfs.validate_gpu quotes scalars it read
+# The wording of the failures both validators report (bfs.validate.gpu quotes scalars it read
 # back from the device).
 def level_message(v: int, level_v: int, expect: str) -> str:
     return f"level[{v}] = {level_v}, expected {expect}"

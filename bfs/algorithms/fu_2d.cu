@@ -1,0 +1,206 @@
+#include "tiles.cuh"
+
+// New search: levels -1 (the root's 0), bitmaps cleared, the root's bits set (r_root / c_root
+// are padded local indices, -1 where the root is not in this rank's row / column range).
+extern "C" __global__ void reset(i64 n_row_bits, i64 n_col_bits, int* level_row, int* level_col,
+                                 u64* in_words, u64* visited, u64* assigned, i64 r_root,
+                                 i64 c_root, i64* pred)
+{
+    const i64 n = n_row_bits > n_col_bits ? n_row_bits : n_col_bits;
+    for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (i64)gridDim.x * blockDim.x) {
+        if (i < n_row_bits) {
+            level_row[i] = i == r_root ? 0 : -1;
+            if ((i & 63) == 0)
+                in_words[i >> 6] = (r_root >= 0 && (r_root >> 6) == (i >> 6))
+                                   ? (1ULL << (r_root & 63)) : 0ULL;
+        }
+        if (i < n_col_bits) {
+            level_col[i] = i == c_root ? 0 : -1;
+            if (pred) pred[i] = -1;
+            if ((i & 63) == 0) {
+                visited[i >> 6] = (c_root >= 0 && (c_root >> 6) == (i >> 6))
+                                  ? (1ULL << (c_root & 63)) : 0ULL;
+                assigned[i >> 6] = 0ULL;
+            }
+        }
+    }
+}
+
+// Frontier bitmap -> queue of local row ids with their local degrees, in any order;
+// ctl[0] += vertices, ctl[1] += edges; level[v] = lvl for every frontier vertex.
+// One thread per word, positions by a warp scan of the popcounts and one atomic per warp.
+extern "C" __global__ void compact(const u64* __restrict__ words, i64 nw,
+                                   const i64* __restrict__ offsets, u32* __restrict__ q,
+                                   i64* __restrict__ deg, u64* ctl, int* level, int lvl)
+{
+    const u32 lane = threadIdx.x & 31;
+    for (i64 base = (i64)blockIdx.x * blockDim.x; base < nw; base += (i64)gridDim.x * blockDim.x) {
+        const i64 w = base + threadIdx.x;
+        u64 bits = w < nw ? words[w] : 0ULL;
+        const u32 c = __popcll(bits);
+        u32 x = c;
+#pragma unroll
+        for (int o = 1; o < 32; o <<= 1) {
+            const u32 y = __shfl_up_sync(FULL, x, o);
+            if (lane >= (u32)o) x += y;
+        }
+        const u32 total = __shfl_sync(FULL, x, 31);
+        if (total == 0) continue;                               // warp-uniform
+        u64 b = 0;
+        if (lane == 31) b = atomicAdd(ctl, (u64)total);
+        b = __shfl_sync(FULL, b, 31);
+        u64 pos = b + x - c;
+        i64 dsum = 0;
+        while (bits) {
+            const int k = __ffsll((long long)bits) - 1;
+            bits &= bits - 1;
+            const u64 v = (u64)w * 64 + k;
+            const i64 d = offsets[v + 1] - offsets[v];
+            q[pos] = (u32)v;
+            deg[pos] = d;
+            ++pos;
+            dsum += d;
+            level[v] = lvl;
+        }
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) dsum += __shfl_down_sync(FULL, dsum, o);
+        if (lane == 0 && dsum) atomicAdd(ctl + 1, (u64)dsum);
+    }
+}
+
+// Expand: one CTA per TILE edges of the edge frontier (merrill's staging); a neighbour c not
+// visited and not yet in out is atomicOr'd into out; ctl[2] += bits this launch flipped.
+// pred (one rank only, else null): the edge that flips c's bit records its row vertex as c's
+// parent, so no predecessor pass runs (with one rank the discoverer owns c).
+extern "C" __global__ void __launch_bounds__(BLOCK)
+expand_tiles(const i64* __restrict__ offsets, const u32* __restrict__ columns,
+             const u32* __restrict__ qin, const i64* __restrict__ scan, i64 q,
+             const i64* __restrict__ tile_first, const u64* __restrict__ visited,
+             u64* out, u64* ctl, i64* pred, const i64* __restrict__ row_global)
+{
+    __shared__ Tile tile;
+    __shared__ u32 s_count;
+    const u32 lane = threadIdx.x & 31;
+    if (threadIdx.x == 0) s_count = 0;
+    stage_tile(tile, offsets, qin, scan, q, tile_first);
+    u32 v[ITEMS], c[ITEMS];
+    bool keep[ITEMS];
+    gather_tile(tile, offsets, columns, qin, scan, q, v, c, keep);
+    u32 won = 0;
+#pragma unroll
+    for (int it = 0; it < ITEMS; ++it) {
+        if (!keep[it]) continue;
+        const u64 bit = 1ULL << (c[it] & 63);
+        const u64 w = c[it] >> 6;
+        if ((__ldg(visited + w) & bit) || (__ldcg(out + w) & bit)) continue;
+        if (!(atomicOr(out + w, bit) & bit)) {
+            ++won;
+            if (pred) pred[c[it]] = row_global[v[it]];
+        }
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) won += __shfl_down_sync(FULL, won, o);
+    if (lane == 0 && won) atomicAdd(&s_count, won);
+    __syncthreads();
+    if (threadIdx.x == 0 && s_count) atomicAdd(ctl + 2, (u64)s_count);
+}
+
+// Levels (Fig. 6): visited |= uni, level_col = lvl for uni's bits; with out given (one rank,
+// where the prefix is empty) also assigned |= out.
+extern "C" __global__ void finish(const u64* __restrict__ uni, i64 nw, u64* visited,
+                                  int* level_col, int lvl, u64* assigned,
+                                  const u64* __restrict__ out)
+{
+    for (i64 w = (i64)blockIdx.x * blockDim.x + threadIdx.x; w < nw;
+         w += (i64)gridDim.x * blockDim.x) {
+        u64 u = uni[w];
+        if (!u) continue;
+        visited[w] |= u;
+        if (out) assigned[w] |= out[w];
+        while (u) {
+            const int k = __ffsll((long long)u) - 1;
+            u &= u - 1;
+            level_col[w * 64 + k] = lvl;
+        }
+    }
+}
+
+// Predecessors (Fig. 7): for each column vertex this rank assigned, an in-neighbour in its
+// CSC one level up; pred = -1 elsewhere. A thread per vertex: level 1 -> the root (the only
+// level-0 vertex, and In held nothing else when this rank found it); otherwise the first
+// PRED_K in-neighbours are scanned, and a vertex not resolved there (a hub whose parents sit
+// far into its list) goes to `hard` for predecessors_hard, so no thread walks a long list.
+#define PRED_K 32
+extern "C" __global__ void predecessors(const u64* __restrict__ assigned, i64 n_bits,
+                                        const i64* __restrict__ csc_off,
+                                        const u32* __restrict__ csc_rows,
+                                        const int* __restrict__ level_row,
+                                        const int* __restrict__ level_col,
+                                        const i64* __restrict__ row_global, i64* pred,
+                                        i64 root, u32* hard, u64* ctl)
+{
+    for (i64 v = (i64)blockIdx.x * blockDim.x + threadIdx.x; v < n_bits;
+         v += (i64)gridDim.x * blockDim.x) {
+        i64 p = -1;
+        if ((assigned[v >> 6] >> (v & 63)) & 1ULL) {
+            const int want = level_col[v] - 1;
+            if (want == 0) {
+                p = root;
+            } else {
+                const i64 start = csc_off[v], end = csc_off[v + 1];
+                const i64 stop = end < start + PRED_K ? end : start + PRED_K;
+                for (i64 e = start; e < stop; ++e) {
+                    const u32 u = csc_rows[e];
+                    if (level_row[u] == want) { p = row_global[u]; break; }
+                }
+                if (p < 0 && stop < end) hard[atomicAdd(ctl + 3, 1ULL)] = (u32)v;
+            }
+        }
+        pred[v] = p;
+    }
+}
+
+// The unresolved vertices (hubs whose parents sit deep in a long in-list), a block each:
+// blockDim in-neighbours a step, so a long list takes 8x fewer dependent steps than a warp
+// would; the block stops at the first step with a match. Several matching threads may write
+// pred[v]: every one of them is a valid parent, so any write may win.
+extern "C" __global__ void predecessors_hard(const u32* __restrict__ hard, const u64* ctl,
+                                             const i64* __restrict__ csc_off,
+                                             const u32* __restrict__ csc_rows,
+                                             const int* __restrict__ level_row,
+                                             const int* __restrict__ level_col,
+                                             const i64* __restrict__ row_global, i64* pred)
+{
+    const i64 count = (i64)ctl[3];
+    for (i64 h = blockIdx.x; h < count; h += gridDim.x) {
+        const u32 v = hard[h];
+        const int want = level_col[v] - 1;
+        const i64 end = csc_off[(u64)v + 1];
+        for (i64 e = csc_off[v] + PRED_K; e < end; e += blockDim.x) {
+            const i64 x = e + threadIdx.x;
+            bool hit = false;
+            if (x < end) {
+                const u32 u = csc_rows[x];
+                if (level_row[u] == want) {
+                    hit = true;
+                    pred[v] = row_global[u];
+                }
+            }
+            if (__syncthreads_or(hit)) break;
+        }
+    }
+}
+
+// Degree sum of the column vertices with level >= 0 (nedge, 1x1 only: the CSR is symmetric).
+extern "C" __global__ void reached_degrees(const int* __restrict__ level, i64 n,
+                                           const i64* __restrict__ offsets, u64* sum)
+{
+    u64 s = 0;
+    for (i64 v = (i64)blockIdx.x * blockDim.x + threadIdx.x; v < n;
+         v += (i64)gridDim.x * blockDim.x)
+        if (level[v] >= 0) s += (u64)(offsets[v + 1] - offsets[v]);
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) s += __shfl_down_sync(FULL, s, o);
+    if ((threadIdx.x & 31) == 0 && s) atomicAdd(sum, s);
+}

@@ -1,0 +1,53 @@
+typedef unsigned long long u64;
+typedef long long i64;
+typedef unsigned int u32;
+
+// Undirected degree of every vertex, self-loops excluded (2 atomics per non-loop edge).
+extern "C" __global__ void count_degrees(const u32* __restrict__ src, const u32* __restrict__ dst,
+                                         i64 m, u64* __restrict__ deg)
+{
+    for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < m;
+         i += (i64)gridDim.x * blockDim.x) {
+        const u32 u = src[i], v = dst[i];
+        if (u != v) { atomicAdd(deg + u, 1ULL); atomicAdd(deg + v, 1ULL); }
+    }
+}
+
+// Keys row<<32|col of the directed entries whose row is in [r0, r1), appended (in any order)
+// at keys[*count...] with one atomicAdd per warp and step. Every thread of a warp runs the
+// same number of steps (the loop bound is block-uniform), as the ballots need.
+extern "C" __global__ void bucket_keys(const u32* __restrict__ src, const u32* __restrict__ dst,
+                                       i64 m, u64 r0, u64 r1, u64* __restrict__ keys,
+                                       u64* count)
+{
+    const u32 lane = threadIdx.x & 31;
+    for (i64 b = (i64)blockIdx.x * blockDim.x; b < m; b += (i64)gridDim.x * blockDim.x) {
+        const i64 i = b + threadIdx.x;
+        u64 u = 0, v = 0;
+        bool e1 = false, e2 = false;
+        if (i < m) {
+            u = src[i]; v = dst[i];
+            if (u != v) {
+                e1 = u >= r0 && u < r1;       // entry u -> v
+                e2 = v >= r0 && v < r1;       // entry v -> u
+            }
+        }
+        const u32 m1 = __ballot_sync(0xFFFFFFFFu, e1), m2 = __ballot_sync(0xFFFFFFFFu, e2);
+        const u32 total = __popc(m1) + __popc(m2);
+        u64 base = 0;
+        if (lane == 0 && total) base = atomicAdd(count, (u64)total);
+        base = __shfl_sync(0xFFFFFFFFu, base, 0);
+        const u32 below = (1u << lane) - 1u;
+        if (e1) keys[base + __popc(m1 & below)] = (u << 32) | v;
+        if (e2) keys[base + __popc(m1) + __popc(m2 & below)] = (v << 32) | u;
+    }
+}
+
+// columns[i] = low 32 bits of keys[i] (the sorted bucket's column ids).
+extern "C" __global__ void low_words(const u64* __restrict__ keys, i64 count,
+                                     u32* __restrict__ columns)
+{
+    for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < count;
+         i += (i64)gridDim.x * blockDim.x)
+        columns[i] = (u32)(keys[i] & 0xFFFFFFFFULL);
+}

@@ -1,0 +1,181 @@
+"""GPU Kernel 1 (`build_csr_gpu`), sort-based, CUDA in kernel1.cu: degrees by atomics
+(self-loops dropped), int64 offsets by one cumsum; the rows are cut into buckets of at most 2^30
+directed entries (one bucket below scale 25; scale 26 has 2^31 entries, past what a sort library
+with 32-bit item counts takes); per bucket the keys row<<32|col of both directions of every edge
+are appended (one atomicAdd per warp), radix-sorted (CuPy's sort) and their low halves written at
+the bucket's offset. Rows come out sorted by column; duplicates are kept, as in
+bfs.algorithms.kernel1.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ..device import (BLOCK, EDGE_LIST_BYTES_PER_EDGE, KERNEL1_BYTES_PER_EDGE,
+                      KERNEL1_BYTES_PER_VERTEX, check_fits, grid_for, largest_kronecker_scale,
+                      load_module, require_gpu)
+from ..errors import BfsError
+from ..graphs.device_edges import to_device_edges
+
+SORT_LIMIT = 1 << 30
+
+
+def _kernel1_module():
+    return load_module(Path(__file__).with_name("kernel1.cu"))
+
+
+def row_buckets(offsets_h: np.ndarray, limit: int = SORT_LIMIT) -> list[tuple[int, int]]:
+    """Split rows [0, n) into consecutive ranges of at most `limit` entries each (a single row
+    with more entries gets a range of its own)."""
+    n = len(offsets_h) - 1
+    out, r0 = [], 0
+    while r0 < n:
+        r1 = int(np.searchsorted(offsets_h, offsets_h[r0] + limit, side="right")) - 1
+        r1 = min(max(r1, r0 + 1), n)
+        out.append((r0, r1))
+        r0 = r1
+    return out
+
+
+def build_csr_gpu(src_dev, dst_dev, n: int, sort_limit: int = SORT_LIMIT):
+    """GPU Kernel 1: device edges -> (offsets int64[n+1], columns uint32[nnz]) on the device.
+
+    Both directions of every non-self-loop edge; duplicates kept; rows sorted by column.
+    Degrees by atomics, offsets by a cumsum (CUB scan), then per bucket of rows (one bucket up
+    to 2^30 directed entries): keys row<<32|col appended, radix-sorted, low halves written at
+    the bucket's offset.
+    """
+    cp = require_gpu()
+    n = int(n)
+    _check_vertices(n)
+    m = int(src_dev.size)
+    if int(dst_dev.size) != m:
+        raise BfsError(f"edge arrays differ in length: {m} sources, {dst_dev.size} targets")
+    src_dev = cp.ascontiguousarray(src_dev, dtype=cp.uint32)
+    dst_dev = cp.ascontiguousarray(dst_dev, dtype=cp.uint32)
+    check_fits(KERNEL1_BYTES_PER_EDGE * m + KERNEL1_BYTES_PER_VERTEX * (n + 1),
+               f"GPU Kernel 1 ({m} edges, {n} vertices)",
+               lambda free: largest_kronecker_scale(free + EDGE_LIST_BYTES_PER_EDGE * m,
+                                                    stage="kernel1"))
+    return _csr_from_chunks(lambda: [(src_dev, dst_dev)], n, sort_limit, "GPU Kernel 1")
+
+
+def csr_from_edges(src, dst, n: int):
+    """Kernel 1 for an edge list on the host (copied to the device first) or the device."""
+    cp = require_gpu()
+    if not isinstance(src, cp.ndarray):
+        src, dst = to_device_edges(src, dst)
+    return build_csr_gpu(src, dst, n)
+
+
+def warm_up(from_csr) -> None:
+    """Compile (or load from CuPy's cache) what a GPU run uses before Kernel 1 is timed: Kernel 1
+    and a searcher from from_csr(offsets, columns), on a 3-vertex path. On a cold kernel cache
+    this took ~1 s, which the first run's construction_time would otherwise carry."""
+    cp = require_gpu()
+    offsets, columns = build_csr_gpu(cp.asarray([0, 1], cp.uint32),
+                                     cp.asarray([1, 2], cp.uint32), 3)
+    from_csr(offsets, columns).search(0)
+
+
+def low_words(keys, out) -> None:
+    """out[i] = the low 32 bits of keys[i] (sorted row<<32|column keys -> CSR columns)."""
+    if keys.size:
+        _kernel1_module().get_function("low_words")((grid_for(keys.size),), (BLOCK,),
+                                                    (keys, np.int64(keys.size), out))
+
+
+def _check_vertices(n: int) -> None:
+    if n < 1 or n > 2**32:
+        raise BfsError(f"GPU Kernel 1 takes 1..2^32 vertices, got {n}")
+
+
+def _csr_from_chunks(edge_chunks, n: int, sort_limit: int, what: str):
+    """The Kernel 1 passes over edge_chunks() (a callable yielding device uint32 (src, dst)
+    pairs, the same edges each call): degrees in one pass, then one pass per row bucket."""
+    cp = require_gpu()
+    mod = _kernel1_module()
+    deg = cp.zeros(n, dtype=cp.uint64)
+    for src, dst in edge_chunks():
+        if src.size:
+            mod.get_function("count_degrees")((grid_for(src.size),), (BLOCK,),
+                                              (src, dst, np.int64(src.size), deg))
+    offsets = cp.zeros(n + 1, dtype=cp.int64)
+    cp.cumsum(deg.view(cp.int64), out=offsets[1:])
+    del deg
+    offsets_h = offsets.get()
+    columns = cp.empty(int(offsets_h[-1]), dtype=cp.uint32)
+    count = cp.zeros(1, dtype=cp.uint64)
+
+    def fill_bucket(r0, r1, keys):
+        count.fill(0)
+        for src, dst in edge_chunks():
+            if src.size:
+                mod.get_function("bucket_keys")((grid_for(src.size),), (BLOCK,),
+                                                (src, dst, np.int64(src.size), np.uint64(r0),
+                                                 np.uint64(r1), keys, count))
+        return int(count.get()[0])
+
+    sort_rows(offsets_h, columns, fill_bucket, sort_limit, what)
+    cp.cuda.get_current_stream().synchronize()
+    return offsets, columns
+
+
+def sort_rows(offsets_h: np.ndarray, columns, fill_bucket, sort_limit: int = SORT_LIMIT,
+              what: str = "GPU Kernel 1") -> None:
+    """The bucketed radix sort every CSR builder here shares. Rows are cut into buckets of at
+    most sort_limit entries (row_buckets); fill_bucket(r0, r1, keys) writes the bucket's
+    row<<32|column keys into keys, in any order, and returns how many it wrote (checked against
+    the offsets); the keys are sorted and their low words land in columns at the bucket's
+    offset, so every row comes out sorted by column."""
+    cp = require_gpu()
+    if int(offsets_h[-1]) == 0:
+        return
+    buckets = row_buckets(offsets_h, sort_limit)
+    keys = cp.empty(max(int(offsets_h[r1] - offsets_h[r0]) for r0, r1 in buckets), cp.uint64)
+    for r0, r1 in buckets:
+        want = int(offsets_h[r1] - offsets_h[r0])
+        if want == 0:
+            continue
+        got = fill_bucket(r0, r1, keys)
+        if got != want:  # cannot happen unless the device misbehaves: never return junk
+            raise BfsError(f"{what}: rows [{r0}, {r1}) produced {got} entries, "
+                           f"their degrees say {want}")
+        part = keys[:want]
+        part.sort()  # CuPy: radix sort for unsigned integer keys
+        base = int(offsets_h[r0])
+        low_words(part, columns[base:base + want])
+        del part
+    del keys
+
+
+def streamed_kernel1_bytes(m: int, n: int, chunk: int, sort_limit: int = SORT_LIMIT) -> int:
+    """Peak device bytes of build_csr_streamed: degrees and offsets (16 n), the columns (8 m:
+    2m uint32), one chunk of edges (8 chunk), one bucket of keys and the sort's buffer
+    (16 sort_limit). No edge list is kept."""
+    return 16 * (n + 1) + 8 * m + 8 * chunk + 16 * min(sort_limit, 2 * m)
+
+
+def build_csr_streamed(generate, m: int, n: int, chunk: int, sort_limit: int = SORT_LIMIT):
+    """GPU Kernel 1 without the edge list in memory: generate(lo, hi, (src, dst)) fills device
+    uint32 arrays with edges [lo, hi) (deterministically: it is called again per bucket).
+    Pass 1 counts degrees chunk by chunk; then per bucket of rows every chunk is regenerated
+    and its keys appended, the bucket sorted and written. Same output as build_csr_gpu; the
+    peak is streamed_kernel1_bytes (scale 28: ~51 GiB instead of the ~196 GiB model of an edge
+    list plus build_csr_gpu)."""
+    cp = require_gpu()
+    n, m = int(n), int(m)
+    _check_vertices(n)
+    check_fits(streamed_kernel1_bytes(m, n, chunk, sort_limit),
+               f"streamed GPU Kernel 1 ({m} edges, {n} vertices)")
+    src = cp.empty(min(chunk, max(m, 1)), cp.uint32)
+    dst = cp.empty_like(src)
+
+    def regenerated():
+        for lo in range(0, m, chunk):
+            k = min(lo + chunk, m) - lo
+            generate(lo, lo + k, (src[:k], dst[:k]))
+            yield src[:k], dst[:k]
+
+    return _csr_from_chunks(regenerated, n, sort_limit, "streamed GPU Kernel 1")

@@ -1,0 +1,153 @@
+"""GPU plumbing every layer shares: CuPy access, the device memory model and its checks, launch
+sizes, and loading the CUDA C++ that sits in .cu/.cuh files beside the Python that runs it.
+
+CuPy is imported lazily, so a CPU run never needs it.
+
+Memory model (what `check_fits` is told; all in bytes, m = input edges, n = vertices):
+
+    device edge list                      8 m        (src, dst as uint32)
+    Kernel 1 (sort-based CSR)            40 m + 16 n   (at most 2m uint64 keys, the radix
+                                                      sort's equal-sized buffer, 2m uint32
+                                                      columns; degrees and int64 offsets)
+    CSR kept for the searches             8 m + 8 n
+    merrill search state                 8 n + 4 n + n/8 + 8 n + 8 n   (parent int64, level
+                                                      int32, visited bits, two uint32 queues,
+                                                      queue degrees and their scan, int64 each)
+                                          + 8 nnz/1024  (merrill's tile starts) and, for
+                                                      merrill-do, n/4 (two frontier bitmaps)
+
+A Kronecker graph of scale s has n = 2^s and m = edgefactor * 2^s, so bench and tests state the
+largest scale that fits from these per-edge / per-vertex figures (`largest_kronecker_scale`).
+"""
+from __future__ import annotations
+
+import functools
+import math
+import re
+from pathlib import Path
+
+from .errors import BfsError
+
+# Bytes per input edge / per vertex of each stage (see the module docstring).
+EDGE_LIST_BYTES_PER_EDGE = 8
+KERNEL1_BYTES_PER_EDGE = 40
+KERNEL1_BYTES_PER_VERTEX = 16
+CSR_BYTES_PER_EDGE = 8
+CSR_BYTES_PER_VERTEX = 8
+SEARCH_BYTES_PER_VERTEX = 29  # 8 + 4 + 1/8 + 8 + 8 rounded up
+
+BLOCK = 256
+
+
+def cupy():
+    """The cupy module, or BfsError saying how to get it."""
+    try:
+        import cupy as cp
+    except ImportError as e:
+        raise BfsError(f"the GPU backend needs CuPy (pip install cupy-cuda12x or cupy-cuda13x): "
+                       f"{e}") from None
+    return cp
+
+
+def require_gpu():
+    """CuPy with at least one visible CUDA device, or a BfsError that says which is missing."""
+    cp = cupy()
+    try:
+        count = cp.cuda.runtime.getDeviceCount()
+    except Exception as e:  # CUDARuntimeError: no driver, no device
+        raise BfsError(f"no usable CUDA GPU: {e}") from None
+    if count < 1:
+        raise BfsError("no CUDA GPU is visible to this process (CuPy found none)")
+    return cp
+
+
+def gpu_usable() -> bool:
+    try:
+        require_gpu()
+        return True
+    except BfsError:
+        return False
+
+
+def kronecker_bytes(scale: int, edgefactor: int = 16, stage: str = "bench") -> int:
+    """Peak device bytes of a stage for a Kronecker graph (the module docstring's model).
+
+    stage "kernel1": edge list + Kernel 1; "search": CSR + search state;
+    "bench": the larger of the two (the edge list freed before searching);
+    "bench-validated": Kernel 1, or the search with the edge list kept for bfs.validate.gpu.
+    """
+    n = 2 ** scale
+    m = edgefactor * n
+    k1 = (EDGE_LIST_BYTES_PER_EDGE + KERNEL1_BYTES_PER_EDGE) * m + KERNEL1_BYTES_PER_VERTEX * n
+    search = CSR_BYTES_PER_EDGE * m + (CSR_BYTES_PER_VERTEX + SEARCH_BYTES_PER_VERTEX) * n
+    validated = search + EDGE_LIST_BYTES_PER_EDGE * m + n   # + bfs.validate.gpu's n marks
+    return {"kernel1": k1, "search": search, "bench": max(k1, search),
+            "bench-validated": max(k1, validated)}[stage]
+
+
+def largest_kronecker_scale(free_bytes: int, edgefactor: int = 16, stage: str = "bench") -> int:
+    """Largest scale s whose stage fits in free_bytes (0 if none does)."""
+    s = 0
+    while s < 40 and kronecker_bytes(s + 1, edgefactor, stage) <= free_bytes:
+        s += 1
+    return s
+
+
+def free_memory() -> tuple[int, int]:
+    cp = cupy()
+    free, total = cp.cuda.runtime.memGetInfo()
+    # CuPy's pool holds freed blocks that cudaMemGetInfo counts as used: they are ours to reuse.
+    pool = cp.get_default_memory_pool()
+    return int(free) + int(pool.free_bytes()), int(total)
+
+
+def check_fits(bytes_needed: int, what: str, largest_scale_fn=None) -> None:
+    """BfsError naming both numbers (and the largest scale that fits) if the GPU lacks memory."""
+    free, total = free_memory()
+    if bytes_needed <= free:
+        return
+    msg = (f"{what} needs {bytes_needed / 2**30:.2f} GiB of GPU memory "
+           f"({bytes_needed} bytes); the GPU has {free / 2**30:.2f} GiB free "
+           f"({free} bytes) of {total / 2**30:.2f} GiB")
+    if largest_scale_fn is not None:
+        msg += f"; the largest Kronecker scale that fits is {largest_scale_fn(free)}"
+    raise BfsError(msg)
+
+
+def grid_for(n_items: int, block: int = BLOCK, per_thread: int = 1) -> int:
+    """Blocks for n_items with grid-stride loops: capped, so > 2^31 items still launch."""
+    blocks = max(1, math.ceil(n_items / (block * per_thread)))
+    return min(blocks, sm_count() * 32)
+
+
+@functools.lru_cache(maxsize=None)
+def sm_count() -> int:
+    cp = require_gpu()
+    dev = cp.cuda.Device()
+    return int(dev.attributes["MultiProcessorCount"])
+
+
+KERNEL1_SOURCE_FILE = "kernel1.cu"  # CUDA C++ beside this module
+
+# Most keys one radix sort handles: below 2^31 so that 32-bit item counts in the sort library
+# (CUB/Thrust builds that take int) can never overflow; scale 26 has exactly 2^31 entries.
+
+
+_INCLUDE = re.compile(r'^#include "([^"]+)"[ \t]*$', re.M)
+
+
+def cuda_source(path: str | Path) -> str:
+    """The text of a .cu file with its local `#include "x.cuh"` lines replaced by the headers'
+    text (looked up beside it). Inlined rather than passed as -I so that CuPy's kernel cache,
+    keyed on the source text, sees a header change."""
+    path = Path(path)
+    return _INCLUDE.sub(lambda m: cuda_source(path.with_name(m.group(1))), path.read_text())
+
+
+@functools.lru_cache(maxsize=None)
+def load_module(path: str | Path, name_expressions: tuple[str, ...] = ()):
+    """The compiled CuPy RawModule of a .cu file (compiled once per process; CuPy caches the
+    binary on disk)."""
+    cp = require_gpu()
+    return cp.RawModule(code=cuda_source(path), options=("-std=c++17",),
+                        name_expressions=list(name_expressions) or None)

@@ -1,0 +1,238 @@
+"""Figures (`bfs report figure KIND`, written as KIND.png and KIND.svg):
+    strong_scaling  Fu et al. 2014 Table I as a plot: GTEPS vs ranks, with ideal linear scaling.
+    weak_scaling    Fu et al. 2014 Table II as a plot: GTEPS vs ranks, with ideal linear scaling.
+    frontier        Fu et al. 2014 Fig. 1: frontier size (vertices discovered) per BFS level.
+    comm_vs_compute Fu et al. 2014 Fig. 8: per level, local expansion vs communication time.
+    teps_vs_scale   SEI report Fig. 16: GTEPS vs Kronecker scale, one line per implementation.
+"""
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from .runs import SERIES_KEYS, atomic_write, count_label, implementation_label, load_levels, pool
+
+# ---------------------------------------------------------------------------------- figures
+
+def _plt():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+    sns.set_theme(style="whitegrid", context="notebook")
+    return plt, sns
+
+
+def _ranks(n) -> str:
+    return f"{n} rank" if n == 1 else f"{n} ranks"
+
+
+def _plain_log_ticks(axis) -> None:
+    """Log-axis tick labels as plain numbers (0.02, not 2×10⁻²), minor ones only at 2, 3 and 5
+    times a power of ten so that short ranges get labels and long ones stay uncrowded."""
+    from matplotlib.ticker import FuncFormatter
+
+    def plain(value, _):
+        mantissa = round(value / 10 ** math.floor(math.log10(value)), 6) if value > 0 else 0
+        return f"{value:g}" if mantissa in (1, 2, 3, 5) else ""
+    axis.set_major_formatter(FuncFormatter(plain))
+    axis.set_minor_formatter(FuncFormatter(plain))
+
+
+def _empty_figure(title: str, note: str):
+    plt, _ = _plt()
+    fig, ax = plt.subplots(figsize=(7, 4))
+    ax.set_axis_off()
+    ax.set_title(title)
+    ax.text(0.5, 0.5, note, ha="center", va="center", fontsize=13, wrap=True,
+            transform=ax.transAxes)
+    return fig
+
+
+def _scaling_figure(runs: pd.DataFrame, title: str, annotate_scale: bool):
+    plt, sns = _plt()
+    count = count_label(runs)
+    # weak scaling: the graph changes along a series, so a series is an implementation
+    keys = SERIES_KEYS[1:] if annotate_scale else SERIES_KEYS
+    points = []
+    for values, series in runs.groupby(keys, dropna=False, sort=True):
+        pooled = series.groupby("ranks").apply(pool, include_groups=False).reset_index()
+        named = dict(zip(keys, values))
+        implementation = implementation_label(named["algorithm"], named["backend"], named["exchange"])
+        pooled["series"] = implementation if annotate_scale else \
+            f"{named['graph']} · {implementation}"
+        pooled["scale"] = [series.loc[series["ranks"] == r, "scale"].iloc[0]
+                           for r in pooled["ranks"]]
+        points.append(pooled)
+    data = pd.concat(points, ignore_index=True)
+    data["GTEPS"] = data["teps"] / 1e9
+    fig, ax = plt.subplots(figsize=(8, 5))
+    labels = data["series"].unique()
+    palette = dict(zip(labels, sns.color_palette(n_colors=len(labels))))
+    for label, series in data.groupby("series", sort=False):
+        series = series.sort_values("ranks")
+        color = palette[label]
+        ax.plot(series["ranks"], series["GTEPS"], "o-", color=color, label=label)
+        base = series.iloc[0]
+        if len(series) > 1:
+            ax.plot(series["ranks"], base["GTEPS"] * series["ranks"] / base["ranks"], "--",
+                    color=color, alpha=0.6)
+        if annotate_scale:
+            for r in series.itertuples():
+                ax.annotate(f"scale {r.scale}", (r.ranks, r.GTEPS), textcoords="offset points",
+                            xytext=(6, 6), fontsize=8, color=color)
+    ax.plot([], [], "--", color="gray", label="ideal: linear from the smallest count")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    _plain_log_ticks(ax.yaxis)
+    ranks = sorted(data["ranks"].unique())
+    ax.set_xticks(ranks, [str(r) for r in ranks])
+    ax.margins(x=0.12)
+    ax.set_xlabel(f"{'GPUs' if count == 'GPUs' else 'MPI ranks'} (log2 scale)")
+    ax.set_ylabel("GTEPS (10⁹ traversed edges/s, log scale)")
+    ax.set_title(f"{title}\nGraph500 harmonic-mean TEPS, undirected input edges "
+                 f"(Fu's directed TEPS = 2×)", fontsize=11)
+    ax.legend(fontsize=8, loc="best")
+    fig.tight_layout()
+    return fig
+
+
+def strong_scaling_figure(runs: pd.DataFrame):
+    return _scaling_figure(runs, "Strong scaling: GTEPS vs ranks, fixed graph", False)
+
+
+def weak_scaling_figure(runs: pd.DataFrame):
+    return _scaling_figure(runs, "Weak scaling: GTEPS vs ranks, graph grows with ranks", True)
+
+
+def _per_level(levels: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    """Per (run, root, level): the maximum over ranks. Frontier sizes are global (every rank
+    reports the same number), times differ by rank and the slowest rank sets the level's time."""
+    return levels.groupby(["run_dir", "graph", "ranks", "algorithm", "backend", "exchange",
+                           "root", "level"], dropna=False)[columns].max().reset_index()
+
+
+def frontier_figure(runs: pd.DataFrame):
+    plt, sns = _plt()
+    levels = _per_level(load_levels(runs), ["frontier_size"])
+    per_graph = levels.groupby(["graph", "level"])["frontier_size"].mean().reset_index()
+    fig, ax = plt.subplots(figsize=(8, 5))
+    sns.lineplot(per_graph, x="level", y="frontier_size", hue="graph", marker="o", ax=ax)
+    ax.set_yscale("log")
+    ax.xaxis.get_major_locator().set_params(integer=True)
+    ax.set_xlabel("BFS level")
+    ax.set_ylabel("frontier size (vertices, log scale)")
+    ax.set_title("Frontier size per BFS level: vertices discovered at the level, "
+                 "mean over roots", fontsize=11)
+    fig.tight_layout()
+    return fig
+
+
+def comm_vs_compute_figure(runs: pd.DataFrame):
+    """One panel per run (a strong-scaling set gives one per rank count), stacked bars."""
+    plt, _ = _plt()
+    levels = load_levels(runs)
+    levels = levels[levels["expand_s"].notna()]
+    title = "Communication vs computation per BFS level"
+    if levels.empty:
+        return None, title, ("no runs with per-level timing: single-process (non-MPI)\n"
+                             "runs record no expansion or communication time")
+    per_level = _per_level(levels, ["expand_s", "comm_s"])
+    per_run = per_level.groupby(["run_dir", "graph", "ranks", "algorithm", "backend",
+                                 "exchange", "level"], dropna=False)[["expand_s", "comm_s"]] \
+        .mean().reset_index()
+    panels = per_run.groupby(["ranks", "graph", "algorithm", "backend", "exchange", "run_dir"],
+                             dropna=False, sort=True)
+    # wrap panels into rows of at most four so a long experiment stays readable
+    n_cols = min(4, panels.ngroups)
+    n_rows = -(-panels.ngroups // n_cols)
+    fig, axes = plt.subplots(n_rows, n_cols, figsize=(4.5 * n_cols + 1, 4.2 * n_rows),
+                             squeeze=False, sharey=True)
+    for ax in axes.flat[panels.ngroups:]:
+        ax.set_visible(False)
+    for ax, ((ranks, graph, algorithm, backend, exchange, _), panel) in zip(axes.flat, panels):
+        panel = panel.sort_values("level")
+        ms_expand, ms_comm = 1e3 * panel["expand_s"], 1e3 * panel["comm_s"]
+        ax.bar(panel["level"], ms_expand, label="local expansion (computation)")
+        ax.bar(panel["level"], ms_comm, bottom=ms_expand, label="communication")
+        scheme = f"/{exchange}" if isinstance(exchange, str) else ""
+        ax.set_title(f"{graph} · {algorithm}{scheme} ({backend})\n{_ranks(ranks)}", fontsize=10)
+        ax.set_xlabel("BFS level")
+        ax.set_xticks(panel["level"])
+    for row in axes:
+        row[0].set_ylabel("time per level (ms)")
+    axes[0][n_cols - 1].legend(fontsize=8)
+    fig.suptitle(f"{title}: slowest rank's time, mean over roots", fontsize=11)
+    fig.tight_layout()
+    return fig, title, None
+
+
+def teps_vs_scale_figure(runs: pd.DataFrame):
+    plt, sns = _plt()
+    title = "GTEPS vs scale per implementation"
+    kron = runs[runs["scale"].notna()].copy()
+    if kron.empty:
+        return None, title, "no Kronecker runs: only Kronecker graphs have a scale"
+    several_counts = kron["ranks"].nunique() > 1
+    kron["implementation"] = [
+        implementation_label(r.algorithm, r.backend, r.exchange)
+        + (f", {_ranks(r.ranks)}" if several_counts else "") for r in kron.itertuples()]
+    points = kron.groupby(["implementation", "scale"]).apply(pool, include_groups=False) \
+        .reset_index()
+    points["GTEPS"] = points["teps"] / 1e9
+    points["scale"] = points["scale"].astype(int)
+    fig, ax = plt.subplots(figsize=(8, 5))
+    sns.lineplot(points, x="scale", y="GTEPS", hue="implementation", marker="o", ax=ax)
+    ax.xaxis.get_major_locator().set_params(integer=True)
+    ax.set_yscale("log")
+    _plain_log_ticks(ax.yaxis)
+    ax.set_xlabel("Kronecker scale (log2 vertices)")
+    ax.set_ylabel("GTEPS (10⁹ traversed edges/s, log scale)")
+    ax.set_title(f"{title}\nGraph500 harmonic-mean TEPS, undirected input edges", fontsize=11)
+    fig.tight_layout()
+    return fig, title, None
+
+
+def _always(figure, title):
+    """Adapt a figure function that always has something to plot once it has rows."""
+    def make(runs):
+        return figure(runs), title, None
+    return make
+
+
+FIGURES = {
+    "strong_scaling": _always(strong_scaling_figure, "Strong scaling"),
+    "weak_scaling": _always(weak_scaling_figure, "Weak scaling"),
+    "frontier": _always(frontier_figure, "Frontier size per BFS level"),
+    "comm_vs_compute": comm_vs_compute_figure,
+    "teps_vs_scale": teps_vs_scale_figure,
+}
+
+
+def write_figure(kind: str, runs: pd.DataFrame, out_stem) -> tuple[Path, Path]:
+    """Write out_stem.png and out_stem.svg. With nothing to plot the figure says so (and so
+    does stderr) rather than failing, so a workflow target for an omitted experiment builds."""
+    plt, _ = _plt()
+    make = FIGURES[kind]
+    if runs.empty:
+        fig, title, note = None, kind.replace("_", " "), "no runs for this figure"
+    else:
+        fig, title, note = make(runs)
+    if fig is None:
+        print(f"[bfs] report figure {kind}: {note.replace(chr(10), ' ')}; "
+              f"writing a placeholder", file=sys.stderr)
+        fig = _empty_figure(title, note)
+    out_stem = Path(out_stem)
+    paths = tuple(out_stem.with_name(f"{out_stem.name}.{fmt}") for fmt in ("png", "svg"))
+    try:
+        for path in paths:
+            fmt = path.suffix[1:]
+            atomic_write(path, lambda p: fig.savefig(p, format=fmt, dpi=150))
+    finally:
+        plt.close(fig)
+    return paths
+
+

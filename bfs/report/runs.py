@@ -1,0 +1,165 @@
+"""Stage 6 of the pipeline: tables and figures from run directories, each reproducing one published
+presentation (tables.py, figures.py). This module loads and pools the runs.
+
+TEPS conventions. "GTEPS" is the Graph500 3.0 figure: the harmonic mean over searches,
+n / sum(time_i / nedge_i), where nedge counts the traversed component's undirected input edges
+(self-loops excluded, duplicates kept). Fu et al. count every undirected edge in both directions,
+so their "directed GTEPS" is twice that; both are shown where Fu's tables are reproduced.
+
+Runs repeated with the same configuration are pooled as one: the harmonic mean over all their
+searches. Only valid runs are aggregated: a run directory marked invalid, holding an invalid search or
+missing a file is refused with an error naming it.
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+
+from ..errors import BfsError
+
+RUN_FILES = ("run.json", "searches.parquet", "levels.parquet")
+SERIES_KEYS = ["graph", "algorithm", "backend", "exchange"]
+
+
+# ---------------------------------------------------------------------------------- loading
+
+def _refuse(run_dir, why: str):
+    raise BfsError(f"{run_dir}: {why}; an invalid or incomplete run is never aggregated "
+                   "as a result")
+
+
+def _read_run(run_dir: Path) -> tuple[dict, pd.DataFrame]:
+    missing = [f for f in RUN_FILES if not (run_dir / f).is_file()]
+    if missing:
+        _refuse(run_dir, f"not a complete run directory (missing {', '.join(missing)})")
+    try:
+        info = json.loads((run_dir / "run.json").read_text())
+    except json.JSONDecodeError as e:
+        _refuse(run_dir, f"run.json is not valid JSON ({e})")
+    if info.get("valid") is not True:
+        _refuse(run_dir, f"run.json marks the run invalid (\"valid\": "
+                         f"{json.dumps(info.get('valid'))})")
+    searches = pq.read_table(run_dir / "searches.parquet").to_pandas()
+    if searches.empty:
+        _refuse(run_dir, "searches.parquet holds no search")
+    bad = searches.loc[~searches["valid"].astype(bool), "root"].tolist()
+    if bad:
+        _refuse(run_dir, f"{len(bad)} search(es) failed validation (roots {bad[:5]})")
+    return info, searches
+
+
+def harmonic_mean_teps(times, nedges) -> float:
+    """Graph500's mean TEPS: n / sum(time_i / nedge_i)."""
+    times, nedges = np.asarray(times, np.float64), np.asarray(nedges, np.float64)
+    return len(times) / float(np.sum(times / nedges))
+
+
+def _run_row(run_dir: Path, info: dict, searches: pd.DataFrame) -> dict:
+    graph, params, env = info["graph"], info["parameters"], info.get("environment", {})
+    backend = params["backend"]
+    return {
+        "run_dir": str(run_dir),
+        "graph": graph["name"],
+        "source": graph["source"],
+        # SNAP graphs have no Kronecker scale; run.json's top-level "scale" is log2(n) for them
+        "scale": graph.get("scale"),
+        "n_vertices": graph["n_vertices"],
+        "n_edges": graph["n_edges"],
+        # Fu's directed-edge count: the largest traversed component's input edges, both ways
+        "directed_edges": 2 * int(searches["nedge"].max()),
+        "algorithm": params["algorithm"],
+        "backend": backend,
+        "ranks": int(params["mpi_size"]),
+        "gpus": len(env.get("gpus") or []) if backend == "gpu" else 0,
+        "exchange": params.get("exchange"),
+        "construction_time": float(info["construction_time"]),
+        "n_searches": len(searches),
+        "teps": harmonic_mean_teps(searches["time_s"], searches["nedge"]),
+        "mean_time_s": float(searches["time_s"].mean()),
+        "max_depth": int(searches["depth"].max()),
+        "mean_depth": float(searches["depth"].mean()),
+        "mean_reached": float(searches["reached"].mean()),
+        "mean_nedge": float(searches["nedge"].mean()),
+    }
+
+
+RUN_COLUMNS = [
+    "run_dir", "graph", "source", "scale", "n_vertices", "n_edges", "directed_edges",
+    "algorithm", "backend", "ranks", "gpus", "exchange", "construction_time", "n_searches",
+    "teps", "mean_time_s", "max_depth", "mean_depth", "mean_reached", "mean_nedge"]
+
+
+def load_runs(run_dirs) -> pd.DataFrame:
+    """One row per run directory; refuses (BfsError) any run that is invalid or incomplete."""
+    rows = []
+    for run_dir in map(Path, run_dirs):
+        info, searches = _read_run(run_dir)
+        rows.append(_run_row(run_dir, info, searches))
+    runs = pd.DataFrame(rows, columns=RUN_COLUMNS)
+    runs["scale"] = runs["scale"].astype("Int64")
+    return runs
+
+
+def load_levels(runs: pd.DataFrame) -> pd.DataFrame:
+    """levels.parquet of every run in `runs`, with the run's identifying columns added."""
+    frames = []
+    for run in runs.itertuples(index=False):
+        levels = pq.read_table(Path(run.run_dir) / "levels.parquet").to_pandas()
+        for key in ["run_dir", "graph", "algorithm", "backend", "exchange", "ranks"]:
+            levels[key] = getattr(run, key)
+        frames.append(levels)
+    if not frames:
+        return pd.DataFrame(columns=["run_dir", "graph", "algorithm", "backend", "exchange",
+                                     "ranks", "root", "rank", "level", "frontier_size",
+                                     "expand_s", "comm_s", "comm_bytes"])
+    return pd.concat(frames, ignore_index=True)
+
+
+def pool(runs: pd.DataFrame) -> pd.Series:
+    """Repeated runs of one configuration pooled as if one run: Graph500 harmonic mean over
+    all their searches (n / teps recovers each run's sum of time_i / nedge_i exactly)."""
+    n = runs["n_searches"].sum()
+    return pd.Series({
+        "teps": n / (runs["n_searches"] / runs["teps"]).sum(),
+        "mean_time_s": (runs["mean_time_s"] * runs["n_searches"]).sum() / n,
+        "mean_depth": (runs["mean_depth"] * runs["n_searches"]).sum() / n,
+    })
+
+
+def implementation_label(algorithm, backend, exchange) -> str:
+    return "/".join(p for p in [algorithm, backend, exchange] if isinstance(p, str))
+
+
+# ----------------------------------------------------------------------------------- tables
+
+def count_label(runs: pd.DataFrame) -> str:
+    return "GPUs" if len(runs) and (runs["backend"] == "gpu").all() else "ranks"
+
+
+def atomic_write(path: Path, write) -> None:
+    """Call write(tmp_path) on a temporary sibling of `path`, then rename it into place."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.tmp-", dir=path.parent)
+    os.close(fd)
+    try:
+        write(Path(tmp))
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+
+def read_runs_file(path) -> list[str]:
+    """Run directories listed one per line; blank lines and '#' comments are skipped."""
+    try:
+        lines = Path(path).read_text().splitlines()
+    except OSError as e:
+        raise BfsError(f"--runs-file {path}: {e.strerror}") from None
+    return [s for s in (line.strip() for line in lines) if s and not s.startswith("#")]

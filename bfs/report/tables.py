@@ -1,0 +1,106 @@
+"""Tables (`bfs report table KIND`, written as KIND.csv and KIND.md):
+    strong_scaling  Fu et al. 2014, Table I: one graph, growing rank (GPU) counts; GTEPS in both
+                    conventions, mean BFS time, speedup and parallel efficiency against the
+                    smallest count of each (graph, algorithm, backend, exchange) series.
+    weak_scaling    Fu et al. 2014, Table II: the graph grows with the ranks; scale, vertices,
+                    directed edges, directed edges per rank, BFS time and GTEPS.
+    graphs          Merrill et al. 2012 / Racherla per-graph tables: vertices, edges, search
+                    depth, time (ms) and GTEPS per graph and algorithm.
+    kernel1         SEI report: Kernel-1 (graph construction) time per graph, algorithm and ranks.
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .runs import SERIES_KEYS, atomic_write, count_label, pool
+
+def strong_scaling_table(runs: pd.DataFrame) -> pd.DataFrame:
+    count = count_label(runs)
+    out = []
+    for keys, series in runs.groupby(SERIES_KEYS, dropna=False, sort=True):
+        pooled = series.groupby("ranks").apply(pool, include_groups=False).sort_index()
+        base_ranks = pooled.index[0]
+        base_teps = pooled["teps"].iloc[0]
+        for ranks, p in pooled.iterrows():
+            # from TEPS, not times, so speedup and the figure's GTEPS curve tell the same story
+            speedup = p["teps"] / base_teps
+            out.append({**dict(zip(SERIES_KEYS, keys)), count: ranks,
+                        "GTEPS": p["teps"] / 1e9, "directed GTEPS": 2 * p["teps"] / 1e9,
+                        "BFS time (s)": p["mean_time_s"], "speedup": speedup,
+                        "efficiency": speedup / (ranks / base_ranks)})
+    return pd.DataFrame(out, columns=[*SERIES_KEYS, count, "GTEPS", "directed GTEPS",
+                                      "BFS time (s)", "speedup", "efficiency"])
+
+
+def weak_scaling_table(runs: pd.DataFrame) -> pd.DataFrame:
+    count = count_label(runs)
+    keys = ["algorithm", "backend", "exchange"]
+    out = []
+    for series_keys, series in runs.groupby(keys, dropna=False, sort=True):
+        for (ranks, graph), group in series.groupby(["ranks", "graph"], sort=True):
+            p = pool(group)
+            first = group.iloc[0]
+            out.append({**dict(zip(keys, series_keys)), count: ranks, "graph": graph,
+                        "scale": first["scale"], "vertices": first["n_vertices"],
+                        "directed edges": first["directed_edges"],
+                        "directed edges per rank": first["directed_edges"] / ranks,
+                        "BFS time (s)": p["mean_time_s"], "GTEPS": p["teps"] / 1e9,
+                        "directed GTEPS": 2 * p["teps"] / 1e9})
+    return pd.DataFrame(out, columns=[*keys, count, "graph", "scale", "vertices",
+                                      "directed edges", "directed edges per rank",
+                                      "BFS time (s)", "GTEPS", "directed GTEPS"])
+
+
+def graphs_table(runs: pd.DataFrame) -> pd.DataFrame:
+    keys = ["graph", "algorithm", "backend", "exchange", "ranks"]
+    out = []
+    for values, group in runs.groupby(keys, dropna=False, sort=True):
+        p = pool(group)
+        first = group.iloc[0]
+        out.append({**dict(zip(keys, values)), "vertices": first["n_vertices"],
+                    "edges": first["n_edges"], "search depth": p["mean_depth"],
+                    "time (ms)": 1e3 * p["mean_time_s"], "GTEPS": p["teps"] / 1e9})
+    return pd.DataFrame(out, columns=[*keys, "vertices", "edges", "search depth", "time (ms)",
+                                      "GTEPS"])
+
+
+def kernel1_table(runs: pd.DataFrame) -> pd.DataFrame:
+    cols = ["graph", "scale", "algorithm", "backend", "ranks", "construction_time", "run_dir"]
+    table = runs[cols].sort_values(["graph", "algorithm", "backend", "ranks", "run_dir"])
+    return table.rename(columns={"construction_time": "construction time (s)"}) \
+        .reset_index(drop=True)
+
+
+TABLES = {"strong_scaling": strong_scaling_table, "weak_scaling": weak_scaling_table,
+          "graphs": graphs_table, "kernel1": kernel1_table}
+
+
+def _markdown_cell(value) -> str:
+    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    if isinstance(value, (float, np.floating)):
+        return f"{value:.4g}"
+    return str(value).replace("|", "\\|")
+
+
+def to_markdown(df: pd.DataFrame) -> str:
+    numeric = [pd.api.types.is_numeric_dtype(df[c]) for c in df.columns]
+    lines = ["| " + " | ".join(map(str, df.columns)) + " |",
+             "|" + "|".join("---:" if num else ":---" for num in numeric) + "|"]
+    lines += ["| " + " | ".join(_markdown_cell(v) for v in row) + " |"
+              for row in df.itertuples(index=False)]
+    return "\n".join(lines) + "\n"
+
+
+def write_table(df: pd.DataFrame, out_stem) -> tuple[Path, Path]:
+    out_stem = Path(out_stem)
+    csv, md = out_stem.with_name(out_stem.name + ".csv"), out_stem.with_name(out_stem.name + ".md")
+    atomic_write(csv, lambda p: df.to_csv(p, index=False))
+    atomic_write(md, lambda p: p.write_text(to_markdown(df)))
+    return csv, md
+
+
