@@ -4,7 +4,7 @@
     bfs generate snap INPUT --out GRAPH_DIR
     bfs partition GRAPH_DIR (--grid RxC | --1d P) --out PART_DIR
     bfs run GRAPH_DIR --algorithm NAME [--backend cpu|gpu|auto] [--roots N | --root V] --out RUN_DIR
-    mpiexec -n P bfs run PART_DIR --algorithm 2d|1d [--exchange scan|wave] --out RUN_DIR
+    mpiexec -n P bfs run PART_DIR --algorithm 2d|1d [--exchange scan|wave] [--comm nccl|mpi] --out RUN_DIR
     bfs validate RUN_DIR
     bfs report table strong_scaling|weak_scaling|graphs|kernel1 RUN_DIR... --out STEM
     bfs report figure strong_scaling|weak_scaling|frontier|comm_vs_compute|teps_vs_scale \
@@ -95,7 +95,7 @@ def cmd_run(args) -> int:
     from .harness.runner import RunOptions, run
     opts = RunOptions(algorithm=args.algorithm, backend=args.backend, n_roots=args.roots,
                       root=args.root, save_parents=args.save_parents, force=args.force)
-    extra = {}
+    extra = {"comm": args.comm} if args.comm else {}
     if args.algorithm == "2d":
         extra["exchange"] = args.exchange
     if args.algorithm == "1d":
@@ -283,6 +283,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "(Checconi)")
     r.add_argument("--small-frontier", type=nonnegative_int, default=1000, metavar="N",
                    help="1d: levels with fewer frontier vertices run on rank 0 alone")
+    r.add_argument("--comm", choices=["nccl", "mpi"],
+                   help="2d/1d: per-level exchanges on device buffers through NCCL (the GPU "
+                        "default) or through MPI, device buffers staged on the host (the CPU "
+                        "backend's only choice)")
     r.add_argument("--out", required=True, help="run directory to write")
     r.add_argument("--force", action="store_true", help="replace an existing --out")
     r.set_defaults(func=cmd_run)

@@ -17,7 +17,7 @@ extern "C" __global__ void reset(i64 n_row_bits, i64 n_col_bits, int* level_row,
         }
         if (i < n_col_bits) {
             level_col[i] = i == c_root ? 0 : -1;
-            if (pred) pred[i] = -1;
+            pred[i] = -1;
             if ((i & 63) == 0) {
                 visited[i >> 6] = (c_root >= 0 && (c_root >> 6) == (i >> 6))
                                   ? (1ULL << (c_root & 63)) : 0ULL;
@@ -106,93 +106,49 @@ expand_tiles(const i64* __restrict__ offsets, const u32* __restrict__ columns,
     if (threadIdx.x == 0 && s_count) atomicAdd(ctl + 2, (u64)s_count);
 }
 
-// Levels (Fig. 6): visited |= uni, level_col = lvl for uni's bits; with out given (one rank,
-// where the prefix is empty) also assigned |= out.
-extern "C" __global__ void finish(const u64* __restrict__ uni, i64 nw, u64* visited,
-                                  int* level_col, int lvl, u64* assigned,
-                                  const u64* __restrict__ out)
+// Contract (Fig. 5): assigned |= out & ~prefix (this rank claims what no rank above it in the
+// grid column found), uni = out | prefix; the parents the expand recorded for bits a rank above
+// claimed are dropped, so pred >= 0 exactly where this rank assigned.
+extern "C" __global__ void contract(const u64* __restrict__ out, const u64* __restrict__ prefix,
+                                    i64 nw, u64* assigned, u64* uni, i64* pred)
 {
+    for (i64 w = (i64)blockIdx.x * blockDim.x + threadIdx.x; w < nw;
+         w += (i64)gridDim.x * blockDim.x) {
+        const u64 o = out[w], p = prefix[w];
+        assigned[w] |= o & ~p;
+        uni[w] = o | p;
+        u64 dup = o & p;
+        while (dup) {
+            const int k = __ffsll((long long)dup) - 1;
+            dup &= dup - 1;
+            pred[w * 64 + k] = -1;
+        }
+    }
+}
+
+// Levels (Fig. 6): visited |= uni, level_col = lvl for uni's bits; own_new += the bits of uni
+// in words [own_lo, own_hi) (this rank's own piece: the next frontier's share it counts).
+extern "C" __global__ void finish(const u64* __restrict__ uni, i64 nw, u64* visited,
+                                  int* level_col, int lvl, i64 own_lo, i64 own_hi, u64* own_new)
+{
+    u64 count = 0;
     for (i64 w = (i64)blockIdx.x * blockDim.x + threadIdx.x; w < nw;
          w += (i64)gridDim.x * blockDim.x) {
         u64 u = uni[w];
         if (!u) continue;
         visited[w] |= u;
-        if (out) assigned[w] |= out[w];
+        if (w >= own_lo && w < own_hi) count += __popcll(u);
         while (u) {
             const int k = __ffsll((long long)u) - 1;
             u &= u - 1;
             level_col[w * 64 + k] = lvl;
         }
     }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) count += __shfl_down_sync(FULL, count, o);
+    if ((threadIdx.x & 31) == 0 && count) atomicAdd(own_new, count);
 }
 
-// Predecessors (Fig. 7): for each column vertex this rank assigned, an in-neighbour in its
-// CSC one level up; pred = -1 elsewhere. A thread per vertex: level 1 -> the root (the only
-// level-0 vertex, and In held nothing else when this rank found it); otherwise the first
-// PRED_K in-neighbours are scanned, and a vertex not resolved there (a hub whose parents sit
-// far into its list) goes to `hard` for predecessors_hard, so no thread walks a long list.
-#define PRED_K 32
-extern "C" __global__ void predecessors(const u64* __restrict__ assigned, i64 n_bits,
-                                        const i64* __restrict__ csc_off,
-                                        const u32* __restrict__ csc_rows,
-                                        const int* __restrict__ level_row,
-                                        const int* __restrict__ level_col,
-                                        const i64* __restrict__ row_global, i64* pred,
-                                        i64 root, u32* hard, u64* ctl)
-{
-    for (i64 v = (i64)blockIdx.x * blockDim.x + threadIdx.x; v < n_bits;
-         v += (i64)gridDim.x * blockDim.x) {
-        i64 p = -1;
-        if ((assigned[v >> 6] >> (v & 63)) & 1ULL) {
-            const int want = level_col[v] - 1;
-            if (want == 0) {
-                p = root;
-            } else {
-                const i64 start = csc_off[v], end = csc_off[v + 1];
-                const i64 stop = end < start + PRED_K ? end : start + PRED_K;
-                for (i64 e = start; e < stop; ++e) {
-                    const u32 u = csc_rows[e];
-                    if (level_row[u] == want) { p = row_global[u]; break; }
-                }
-                if (p < 0 && stop < end) hard[atomicAdd(ctl + 3, 1ULL)] = (u32)v;
-            }
-        }
-        pred[v] = p;
-    }
-}
-
-// The unresolved vertices (hubs whose parents sit deep in a long in-list), a block each:
-// blockDim in-neighbours a step, so a long list takes 8x fewer dependent steps than a warp
-// would; the block stops at the first step with a match. Several matching threads may write
-// pred[v]: every one of them is a valid parent, so any write may win.
-extern "C" __global__ void predecessors_hard(const u32* __restrict__ hard, const u64* ctl,
-                                             const i64* __restrict__ csc_off,
-                                             const u32* __restrict__ csc_rows,
-                                             const int* __restrict__ level_row,
-                                             const int* __restrict__ level_col,
-                                             const i64* __restrict__ row_global, i64* pred)
-{
-    const i64 count = (i64)ctl[3];
-    for (i64 h = blockIdx.x; h < count; h += gridDim.x) {
-        const u32 v = hard[h];
-        const int want = level_col[v] - 1;
-        const i64 end = csc_off[(u64)v + 1];
-        for (i64 e = csc_off[v] + PRED_K; e < end; e += blockDim.x) {
-            const i64 x = e + threadIdx.x;
-            bool hit = false;
-            if (x < end) {
-                const u32 u = csc_rows[x];
-                if (level_row[u] == want) {
-                    hit = true;
-                    pred[v] = row_global[u];
-                }
-            }
-            if (__syncthreads_or(hit)) break;
-        }
-    }
-}
-
-// Degree sum of the column vertices with level >= 0 (nedge, 1x1 only: the CSR is symmetric).
 extern "C" __global__ void reached_degrees(const int* __restrict__ level, i64 n,
                                            const i64* __restrict__ offsets, u64* sum)
 {

@@ -31,7 +31,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ..comm.mpi import Timer
+from ..comm.exchange import LevelClock, check_comm, default_comm, make_exchange
 from . import RunContext, SearchResult
 
 WORD = 64
@@ -155,6 +155,12 @@ class Fu2D:
         # grid row i talks along j (allgather); grid column j along i (scan, broadcast)
         self.row_comm = self.comm.Split(color=self.i, key=self.j)
         self.col_comm = self.comm.Split(color=self.j, key=self.i)
+        kind = check_comm(ctx.options.get("comm", default_comm(ctx.backend)), ctx.backend)
+        self.comm_kind = kind
+        # a grid of one rank never exchanges: no NCCL communicators for it
+        self.world_x, self.row_x, self.col_x = (
+            make_exchange(kind if R * C > 1 else "mpi", c)
+            for c in (self.comm, self.row_comm, self.col_comm))
         self.bounds = bounds
         # the piece this rank owns is the i-th piece of its column
         self.own = slice(int(self.cols.word_offset[self.i]), int(self.cols.word_offset[self.i + 1]))
@@ -175,118 +181,126 @@ class Fu2D:
         self.csc_offsets, self.csc_rows = _compress(col_local, row_local,
                                                     self.cols.n_words * WORD)
 
-    # --- the exclusive OR-scan down the grid column -------------------------------------
-    def _scan(self, out: np.ndarray) -> tuple[np.ndarray, int]:
-        """Exclusive prefix OR of `out` over ranks above in the column; returns (prefix, bytes sent)."""
-        comm, me, R = self.col_comm, self.i, self.R
-        prefix = np.zeros_like(out)
+    # --- the level loop, shared by both backends -----------------------------------------
+    def _scan(self) -> int:
+        """self.prefix = exclusive prefix OR of self.out over the ranks above in the grid
+        column; returns the bytes this rank sent. `scan`: Hillis-Steele, log R rounds of
+        sendrecv; `wave`: Checconi's chain, R - 1 steps."""
+        x, me, R = self.col_x, self.i, self.R
+        out, prefix = self.out, self.prefix
+        prefix.fill(0)
         sent = 0
         if self.exchange == "wave":
             if me > 0:
-                comm.Recv(prefix, source=me - 1, tag=7)
+                x.sendrecv(None, None, prefix, me - 1)
             if me < R - 1:
-                comm.Send(prefix | out, dest=me + 1, tag=7)
+                self.inclusive[...] = prefix | out
+                x.sendrecv(self.inclusive, me + 1, None, None)
                 sent += out.nbytes
-            return prefix, sent
-        inclusive = out.copy()
-        received = np.empty_like(out)
+            return sent
+        inclusive, received = self.inclusive, self.received
+        inclusive[...] = out
         d = 1
         while d < R:
-            dest = me + d if me + d < R else self.MPI.PROC_NULL
-            source = me - d if me - d >= 0 else self.MPI.PROC_NULL
-            comm.Sendrecv(inclusive, dest=dest, sendtag=d, recvbuf=received, source=source,
-                          recvtag=d)
-            if dest != self.MPI.PROC_NULL:
+            dest = me + d if me + d < R else None
+            source = me - d if me - d >= 0 else None
+            x.sendrecv(inclusive, dest, received, source)
+            if dest is not None:
                 sent += inclusive.nbytes
-            if source != self.MPI.PROC_NULL:
+            if source is not None:
                 inclusive |= received
                 prefix |= received
             d *= 2
-        return prefix, sent
+        return sent
 
-    def _share_union(self, union: np.ndarray, in_words: np.ndarray) -> int:
-        """The level's last two exchanges: the grid column's last rank (which holds the full
-        prefix OR) broadcasts the union down the column, then each grid row allgathers the
-        ranks' own pieces into In. Host buffers; returns the bytes this rank sent."""
-        self.col_comm.Bcast(union, root=self.R - 1)
-        sent = union.nbytes * (self.R - 1) if self.i == self.R - 1 else 0
-        self.row_comm.Allgatherv(union[self.own], [in_words, self.row_counts, self.row_displs,
-                                                   self.MPI.UINT64_T])
-        return sent + union[self.own].nbytes * (self.C - 1)
+    def _share_union(self) -> int:
+        """The grid column's last rank (which holds the full prefix OR) broadcasts the union
+        down the column, then each grid row allgathers the ranks' own pieces into In. Returns
+        the bytes this rank sent."""
+        uni = self.uni
+        self.col_x.bcast(uni, root=self.R - 1)
+        sent = uni.nbytes * (self.R - 1) if self.i == self.R - 1 else 0
+        own = uni[self.own]
+        self.row_x.allgatherv(own, self.in_words, self.row_counts, self.row_displs)
+        return sent + own.nbytes * (self.C - 1)
 
-    def _level_loop(self, c_local: int) -> None:
+    def _level_loop(self) -> None:
         """Fig. 5's level loop over the grid, for both backends. The local work goes through
-        four hooks (here on numpy arrays; bfs.algorithms.fu_2d_gpu runs them on the GPU):
-        _local_expand(level) -> Out's bit count; _out_host() -> Out as a host array;
-        _local_contract(out, prefix) -> the union (host); _local_finish(union, level) ->
-        vertices new in the own piece. Sets self.profile (level, frontier, expand s, comm s,
-        bytes sent) and self.levels_run."""
-        timer = Timer()
-        profile = []
-        counts = np.zeros(2, np.int64)  # [this rank's Out_ij bits, new vertices in own piece]
-        totals = np.zeros(2, np.int64)
-        counts[1] = 1 if self.own.start * WORD <= c_local < self.own.stop * WORD else 0
+        hooks (numpy here; bfs.algorithms.fu_2d_gpu runs them on the GPU):
+          _begin_level(level) -> the global frontier size (the last level's count all-reduce;
+                                 the GPU also compacts In here, and reads the device once)
+          _expand_level(level)   In -> Out minus visited
+          _contract()            assigned |= Out & ~prefix, uni = Out | prefix
+          _finish(level)         visited |= uni, levels, self.counts = new own vertices
+        Sets self.profile (level, frontier, expand s, comm s, bytes sent; by CUDA events on
+        the GPU) and self.levels_run."""
+        clock = LevelClock(device=self.on_device)
+        clock.start()
         level = 0
         while True:
-            with timer("expand"):
-                counts[0] = self._local_expand(level)
-            with timer("comm"):
-                # one Allreduce: the termination count and the size of the current frontier
-                self.comm.Allreduce(counts, totals, op=self.MPI.SUM)
-                sent = counts.nbytes
-            if totals[0] == 0:
-                profile.append((level, totals[1], timer.pop("expand"), timer.pop("comm"), sent))
+            frontier = self._begin_level(level)
+            if frontier == 0:
+                clock.mark("expand")
+                clock.end_level(level, 0, 0)
                 break
-            with timer("comm"):
-                out = self._out_host()
-                prefix, scan_bytes = self._scan(out)
-                sent += scan_bytes
-            with timer("expand"):
-                union = self._local_contract(out, prefix)
-            with timer("comm"):
-                sent += self._share_union(union, self.in_host)
-            with timer("expand"):
-                counts[1] = self._local_finish(union, level + 1)
-            profile.append((level, totals[1], timer.pop("expand"), timer.pop("comm"), sent))
+            self._expand_level(level)
+            clock.mark("expand")
+            sent = self._scan()
+            clock.mark("comm")
+            self._contract()
+            clock.mark("expand")
+            sent += self._share_union()
+            clock.mark("comm")
+            self._finish(level + 1)
+            clock.mark("expand")
+            # one all-reduce a level: the next frontier's size, which also ends the search
+            self.world_x.allreduce(self.counts, self.totals)
+            sent += self.counts.nbytes
+            clock.mark("comm")
+            clock.end_level(level, frontier, sent)
             level += 1
         self.levels_run = level
-        self.profile = np.array(profile, np.float64).reshape(-1, 5)
+        self.profile = clock.rows()
 
     # --- the CPU hooks --------------------------------------------------------------------
-    def _local_expand(self, level: int) -> int:
-        self.out = np.zeros(self.cols.n_words, np.uint64)
-        _expand(self.in_host, self.csr_offsets, self.csr_cols, self.visited, self.out)
-        return int(np.bitwise_count(self.out).sum())
+    on_device = False
 
-    def _out_host(self) -> np.ndarray:
-        return self.out
+    def _begin_level(self, level: int) -> int:
+        return int(self.totals[0])
 
-    def _local_contract(self, out: np.ndarray, prefix: np.ndarray) -> np.ndarray:
-        self.assigned |= out & ~prefix
-        return out | prefix
+    def _expand_level(self, level: int) -> None:
+        self.out.fill(0)
+        _expand(self.in_words, self.csr_offsets, self.csr_cols, self.visited, self.out)
 
-    def _local_finish(self, union: np.ndarray, level: int) -> int:
-        self.visited |= union
-        _set_levels(union, self.level_col, level)
-        _set_levels(self.in_host, self.level_row, level)
-        return int(np.bitwise_count(union[self.own]).sum())
+    def _contract(self) -> None:
+        self.assigned |= self.out & ~self.prefix
+        np.bitwise_or(self.out, self.prefix, out=self.uni)
+
+    def _finish(self, level: int) -> None:
+        self.visited |= self.uni
+        _set_levels(self.uni, self.level_col, level)
+        _set_levels(self.in_words, self.level_row, level)
+        self.counts[0] = int(np.bitwise_count(self.uni[self.own]).sum())
 
     def search(self, root: int) -> None:
         rows, cols = self.rows, self.cols
-        self.in_host = np.zeros(rows.n_words, np.uint64)
+        self.in_words = np.zeros(rows.n_words, np.uint64)
+        self.out, self.prefix, self.uni, self.inclusive, self.received = (
+            np.zeros(cols.n_words, np.uint64) for _ in range(5))
+        self.counts, self.totals = np.zeros(1, np.int64), np.ones(1, np.int64)
         self.visited = np.zeros(cols.n_words, np.uint64)
         self.assigned = np.zeros(cols.n_words, np.uint64)
         self.level_row = np.full(rows.n_words * WORD, -1, np.int32)
         self.level_col = np.full(cols.n_words * WORD, -1, np.int32)
         r_local, c_local = rows.find(root), cols.find(root)
         if r_local >= 0:
-            self.in_host[r_local >> 6] |= np.uint64(1) << np.uint64(r_local & 63)
+            self.in_words[r_local >> 6] |= np.uint64(1) << np.uint64(r_local & 63)
             self.level_row[r_local] = 0
         if c_local >= 0:
             self.visited[c_local >> 6] |= np.uint64(1) << np.uint64(c_local & 63)
             self.level_col[c_local] = 0
         self.root = root
-        self._level_loop(c_local)
+        self._level_loop()
         self.pred = np.full(cols.n_words * WORD, -1, np.int64)
         _predecessors(self.assigned, self.csc_offsets, self.csc_rows, self.level_row,
                       self.level_col, rows.global_id, self.pred)

@@ -155,33 +155,34 @@ class Fu2DGpu(Fu2D):
         n_row_bits, n_col_bits = rows.n_words * WORD, cols.n_words * WORD
         self.nnz = int(self.csr_cols.size)
         need = (4 * n_row_bits + 4 * n_col_bits + 8 * n_col_bits + 8 * n_row_bits  # levels, pred,
-                + 4 * n_col_bits + 20 * n_row_bits  # hard queue; queue, degrees, scan
-                + 8 * (self.nnz // TILE + 2) + 5 * 8 * max(rows.n_words, cols.n_words))
+                + 20 * n_row_bits  # queue, degrees, scan
+                + 8 * (self.nnz // TILE + 2) + 9 * 8 * max(rows.n_words, cols.n_words))
         device.check_fits(need, f"2d search state ({n_row_bits} x {n_col_bits} local vertices)")
         self.level_row = cp.empty(n_row_bits, cp.int32)
         self.level_col = cp.empty(n_col_bits, cp.int32)
         self.pred = cp.empty(n_col_bits, cp.int64)
         self.row_global = cp.asarray(rows.global_id)
         self.in_words = cp.empty(rows.n_words, cp.uint64)
-        self.out = cp.empty(cols.n_words, cp.uint64)
-        self.visited = cp.empty(cols.n_words, cp.uint64)
-        self.assigned = cp.empty(cols.n_words, cp.uint64)
+        self.out, self.visited, self.assigned, self.prefix, self.uni, self.inclusive, \
+            self.received = (cp.empty(cols.n_words, cp.uint64) for _ in range(7))
         self.queue = cp.empty(max(n_row_bits, 1), cp.uint32)
         self.qdeg = cp.empty(max(n_row_bits, 1), cp.int64)
         self.scan = cp.empty(max(n_row_bits, 1), cp.int64)
         self.tile_first = cp.empty(self.nnz // TILE + 2, cp.int64)
-        self.hard = cp.empty(max(n_col_bits, 1), cp.uint32)
-        self.ctl = cp.zeros(4, cp.uint64)
+        # ctl: [0] frontier vertices, [1] frontier edges, [2] Out bits (after the compaction
+        # and expand of a level); [4] the global frontier size (the count all-reduce's result),
+        # [5] this rank's new own vertices (its input). The level loop reads [0:5] once.
+        self.ctl = cp.zeros(8, cp.uint64)
+        self.totals, self.counts = self.ctl[4:5], self.ctl[5:6]
         self.profile_levels: list | None = None   # bench --profile-levels sets a list
         import cupyx
-        self.host_ctl = cupyx.empty_pinned((4,), dtype=np.uint64)
+        self.host_ctl = cupyx.empty_pinned((8,), dtype=np.uint64)
         mod = _module()
         self.k = {name: mod.get_function(name) for name in
-                  ("reset", "compact", "partition_tiles", "expand_tiles", "finish",
-                   "predecessors", "predecessors_hard", "reached_degrees")}
-        self.contract, self.popcount = _elementwise()
+                  ("reset", "compact", "partition_tiles", "expand_tiles", "contract", "finish",
+                   "reached_degrees")}
         self.launches = {"expand": 0, "levels": 0}
-        # the single rank of a 1x1 grid (from_csr, or a world of one) needs no MPI in the loop
+        # the single rank of a 1x1 grid (from_csr, or a world of one) needs no exchange
         self.single = self.comm is None or (self.R == 1 and self.C == 1)
         cp.cuda.get_current_stream().synchronize()
 
@@ -189,35 +190,39 @@ class Fu2DGpu(Fu2D):
         self.ctl.get(out=self.host_ctl)   # blocking: waits for the stream
         return self.host_ctl
 
-    def _expand(self, level: int) -> tuple[int, int]:
-        """Compact In (setting level_row), then expand it into the cleared Out; (q, edges)."""
-        cp, k = self.cp, self.k
+    def _compact(self, level: int) -> tuple[int, int, int]:
+        """In -> the frontier queue (setting level_row), Out cleared; then the level's one
+        read of the device: (queue vertices, their edges, the global frontier size)."""
         rows = self.rows
-        self.ctl.fill(0)
-        k["compact"]((device.grid_for(rows.n_words),), (BLOCK,),
-                     (self.in_words, np.int64(rows.n_words), self.csr_offsets, self.queue,
-                      self.qdeg, self.ctl, self.level_row, np.int32(level)))
+        self.ctl[0:4].fill(0)
+        self.k["compact"]((device.grid_for(rows.n_words),), (BLOCK,),
+                          (self.in_words, np.int64(rows.n_words), self.csr_offsets, self.queue,
+                           self.qdeg, self.ctl, self.level_row, np.int32(level)))
         self.out.fill(0)
         ctl = self._read_ctl()
-        q, edges = int(ctl[0]), int(ctl[1])
-        if edges:
-            cp.cumsum(self.qdeg[:q], out=self.scan[:q])
-            tiles = -(-edges // TILE)
-            k["partition_tiles"]((device.grid_for(tiles + 1),), (BLOCK,),
-                                 (self.scan, np.int64(q), np.int64(tiles), self.tile_first))
-            k["expand_tiles"]((tiles,), (BLOCK,),
-                              (self.csr_offsets, self.csr_cols, self.queue, self.scan,
-                               np.int64(q), self.tile_first, self.visited, self.out, self.ctl,
-                               self.pred if self.single else np.uint64(0), self.row_global))
-            self.launches["expand"] += 1
-        return q, edges
+        return int(ctl[0]), int(ctl[1]), int(ctl[4])
 
-    def _finish(self, uni, level: int, out_for_assigned=None) -> None:
+    def _expand_tiles(self, q: int, edges: int) -> None:
+        """The compacted frontier's edges -> Out minus visited; the winner of each new bit
+        records its parent (so no predecessor pass, Fu's Fig. 7, is needed)."""
+        if not edges:
+            return
+        cp, k = self.cp, self.k
+        cp.cumsum(self.qdeg[:q], out=self.scan[:q])
+        tiles = -(-edges // TILE)
+        k["partition_tiles"]((device.grid_for(tiles + 1),), (BLOCK,),
+                             (self.scan, np.int64(q), np.int64(tiles), self.tile_first))
+        k["expand_tiles"]((tiles,), (BLOCK,),
+                          (self.csr_offsets, self.csr_cols, self.queue, self.scan,
+                           np.int64(q), self.tile_first, self.visited, self.out, self.ctl,
+                           self.pred, self.row_global))
+        self.launches["expand"] += 1
+
+    def _launch_finish(self, uni, level: int) -> None:
         nw = self.cols.n_words
         self.k["finish"]((device.grid_for(nw),), (BLOCK,),
                          (uni, np.int64(nw), self.visited, self.level_col, np.int32(level),
-                          self.assigned, out_for_assigned if out_for_assigned is not None
-                          else np.uint64(0)))
+                          np.int64(self.own.start), np.int64(self.own.stop), self.counts))
 
     def search(self, root: int) -> None:
         cp = self.cp
@@ -229,31 +234,13 @@ class Fu2DGpu(Fu2D):
         self.k["reset"]((device.grid_for(n),), (BLOCK,),
                         (np.int64(rows.n_words * WORD), np.int64(cols.n_words * WORD),
                          self.level_row, self.level_col, self.in_words, self.visited,
-                         self.assigned, np.int64(r_local), np.int64(c_local),
-                         self.pred if self.single else np.uint64(0)))
-        if self.single:   # parents recorded by the expand itself
+                         self.assigned, np.int64(r_local), np.int64(c_local), self.pred))
+        self.ctl.fill(0)
+        self.totals.fill(1)    # level 0's frontier: the root
+        if self.single:
             self._search_single()
-            cp.cuda.get_current_stream().synchronize()
-            return
-        self._search_mpi(c_local)
-        if self.profile_levels is not None:
-            t0 = cp.cuda.Event()
-            t0.record()
-        self.k["predecessors"]((device.grid_for(cols.n_words * WORD),), (BLOCK,),
-                               (self.assigned, np.int64(cols.n_words * WORD), self.csc_offsets,
-                                self.csc_rows, self.level_row, self.level_col, self.row_global,
-                                self.pred, np.int64(root), self.hard, self.ctl))
-        self.k["predecessors_hard"]((device.sm_count() * 8,), (BLOCK,),
-                                    (self.hard, self.ctl, self.csc_offsets, self.csc_rows,
-                                     self.level_row, self.level_col, self.row_global, self.pred))
-        if self.profile_levels is not None:
-            t1 = cp.cuda.Event()
-            t1.record()
-            t1.synchronize()
-            self.profile_levels.append({"depth": self.levels_run, "kind": "predecessors",
-                                        "levels": 0, "frontier_vertices": int(self.ctl[3].get()),
-                                        "frontier_edges": 0, "next_vertices": 0,
-                                        "ms": cp.cuda.get_elapsed_time(t0, t1)})
+        else:
+            self._level_loop()
         cp.cuda.get_current_stream().synchronize()
 
     def _search_single(self) -> None:
@@ -269,12 +256,13 @@ class Fu2DGpu(Fu2D):
                 t0 = self.cp.cuda.Event()
                 t0.record()
             with timer("expand"):
-                q, edges = self._expand(level)
+                q, edges, _ = self._compact(level)
+                self._expand_tiles(q, edges)
             if q == 0:
                 break
             with timer("expand"):
                 if edges:
-                    self._finish(self.out, level + 1)
+                    self._launch_finish(self.out, level + 1)
                 self.in_words, self.out = self.out, self.in_words
             if prof is not None:
                 t1 = self.cp.cuda.Event()
@@ -289,29 +277,25 @@ class Fu2DGpu(Fu2D):
         self.levels_run = level
         self.profile = np.array(profile, np.float64).reshape(-1, 5)
 
-    def _search_mpi(self, c_local: int) -> None:
-        """Any grid: Fu2D's level loop, the bitmaps staged through host numpy for MPI."""
-        self.in_host = np.empty(self.rows.n_words, np.uint64)
-        self.uni = self.cp.empty(self.cols.n_words, self.cp.uint64)
-        self._level_loop(c_local)
+    # --- Fu2D._level_loop's hooks on the GPU: no host wait but _begin_level's one read ------
+    on_device = True
 
-    # --- Fu2D._level_loop's hooks on the GPU ------------------------------------------------
-    def _local_expand(self, level: int) -> int:
-        self._expand(level)
-        return int(self._read_ctl()[2])
+    def _begin_level(self, level: int) -> int:
+        self._q, self._edges, frontier = self._compact(level)
+        return frontier
 
-    def _out_host(self) -> np.ndarray:
-        return self.out.get()
+    def _expand_level(self, level: int) -> None:
+        self._expand_tiles(self._q, self._edges)
 
-    def _local_contract(self, out: np.ndarray, prefix: np.ndarray) -> np.ndarray:
-        self.contract(self.out, self.cp.asarray(prefix), self.assigned, self.uni)
-        return self.uni.get()
+    def _contract(self) -> None:
+        nw = self.cols.n_words
+        self.k["contract"]((device.grid_for(nw),), (BLOCK,),
+                           (self.out, self.prefix, np.int64(nw), self.assigned, self.uni,
+                            self.pred))
 
-    def _local_finish(self, union: np.ndarray, level: int) -> int:
-        self.uni.set(union)
-        self.in_words.set(self.in_host)
-        self._finish(self.uni, level)
-        return int(self.popcount(self.uni[self.own]))
+    def _finish(self, level: int) -> None:
+        self.counts.fill(0)
+        self._launch_finish(self.uni, level)
 
     def _results(self):
         return self.level_col.get(), self.pred.get()

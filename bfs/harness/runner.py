@@ -31,6 +31,7 @@ from ..algorithms import ALGORITHMS, EdgeList, RunContext, get_algorithm
 from ..errors import BfsError
 from ..graphs.graphdir import GraphMeta, atomic_dir, read_edges, read_meta, write_json
 from ..algorithms.kernel1 import nonloop_degrees
+from ..comm.exchange import check_comm, default_comm
 from .roots import check_root, graph500_roots
 from .stats import graph500_statistics, output_block
 from ..validate import validate
@@ -287,6 +288,11 @@ def run(input_dir: Path, out: Path, opts: RunOptions, extra: dict | None = None)
     backend = resolve_backend(opts.backend, spec)
     options = dict(extra or {})
     started = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    if spec.distributed:
+        options["comm"] = check_comm(options.get("comm") or default_comm(backend), backend)
+    elif "comm" in options:
+        raise BfsError(f"--comm is for the distributed algorithms; {spec.name} runs on one "
+                       "process")
     if spec.distributed:
         from ..comm.mpi import abort_on_error, world
         with abort_on_error(world()):

@@ -1,0 +1,229 @@
+"""The per-level exchanges of the distributed searches, on the memory the search keeps its
+vectors in.
+
+A distributed search talks over a few communicators (the world; for 2d also its grid row and
+grid column). Each is wrapped in an exchange with the five operations the searches need, all
+on whole arrays:
+
+    allreduce(send, recv, op)              op "sum" or "max"
+    bcast(buf, root)
+    sendrecv(send, dest, recv, source)     dest / source None: no partner on that side
+    allgatherv(send, recv, counts, displs) counts / displs in elements of recv
+    (size, rank)
+
+Two kinds, chosen by `--comm`:
+
+  mpi   MpiExchange: mpi4py's buffer (upper-case) calls. Host (numpy) arrays go straight to
+        MPI; device (CuPy) arrays are staged through host copies, which synchronizes the
+        device at every call (the fallback, and what the CPU backend uses).
+  nccl  NcclExchange: NCCL on device buffers (cupy.cuda.nccl), enqueued on the current CuPy
+        stream, so kernels and exchanges of a level run back to back without the host
+        waiting. NCCL has no bitwise OR: the searches OR what sendrecv delivers with a local
+        kernel. allgatherv is a group of broadcasts, one rooted at each member, each landing
+        in the member's slice (NCCL's all-gather needs equal counts).
+
+The NCCL unique id travels by an MPI Bcast of its 128 bytes; one NCCL communicator per MPI
+communicator (world, grid row, grid column), created in the same order on every rank.
+NVLink multicast (NVLS) stays off unless the user's environment turns it on: the exchanges
+here are point-to-point and broadcasts, which do not use it.
+"""
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+
+from ..errors import BfsError
+
+COMM_KINDS = ("nccl", "mpi")
+
+
+def default_comm(backend: str) -> str:
+    return "nccl" if backend == "gpu" else "mpi"
+
+
+def check_comm(kind: str, backend: str) -> str:
+    if kind not in COMM_KINDS:
+        raise BfsError(f"--comm {kind!r}: choose one of {', '.join(COMM_KINDS)}")
+    if kind == "nccl" and backend != "gpu":
+        raise BfsError("--comm nccl moves device buffers: it needs --backend gpu")
+    return kind
+
+
+def _is_device(a) -> bool:
+    return type(a).__module__.startswith("cupy")
+
+
+class MpiExchange:
+    """mpi4py buffer calls; device arrays staged through the host."""
+
+    def __init__(self, comm):
+        from mpi4py import MPI
+        self.MPI = MPI
+        self.comm = comm
+        self.size, self.rank = comm.Get_size(), comm.Get_rank()
+
+    def _host(self, a):
+        return a.get() if _is_device(a) else a
+
+    @staticmethod
+    def _back(dev, host) -> None:
+        if _is_device(dev):
+            dev.set(host)
+
+    def allreduce(self, send, recv, op: str = "sum") -> None:
+        out = np.empty(recv.shape, recv.dtype)
+        self.comm.Allreduce(self._host(send), out,
+                            op={"sum": self.MPI.SUM, "max": self.MPI.MAX}[op])
+        if _is_device(recv):
+            recv.set(out)
+        else:
+            recv[...] = out
+
+    def bcast(self, buf, root: int) -> None:
+        host = self._host(buf)
+        host = np.ascontiguousarray(host)
+        self.comm.Bcast(host, root=root)
+        if _is_device(buf):
+            buf.set(host)
+        elif host is not buf:
+            buf[...] = host
+
+    def sendrecv(self, send, dest, recv, source) -> None:
+        MPI = self.MPI
+        if dest is None and source is None:
+            return
+        empty = np.empty(0, np.uint8)
+        host_send = empty if dest is None else np.ascontiguousarray(self._host(send))
+        host_recv = (empty if source is None else
+                     np.empty(recv.shape, recv.dtype) if _is_device(recv) else recv)
+        self.comm.Sendrecv(host_send, dest=MPI.PROC_NULL if dest is None else dest,
+                           sendtag=11, recvbuf=host_recv,
+                           source=MPI.PROC_NULL if source is None else source, recvtag=11)
+        if source is not None:
+            self._back(recv, host_recv)
+
+    def allgatherv(self, send, recv, counts, displs) -> None:
+        host_recv = np.empty(recv.shape, recv.dtype) if _is_device(recv) else recv
+        mpi_type = self.MPI._typedict[np.dtype(recv.dtype).char]
+        self.comm.Allgatherv(np.ascontiguousarray(self._host(send)),
+                             [host_recv, np.asarray(counts, np.int64),
+                              np.asarray(displs, np.int64), mpi_type])
+        self._back(recv, host_recv)
+
+    def free(self) -> None:
+        pass
+
+
+class NcclExchange:
+    """NCCL on device buffers over the ranks of an MPI communicator (collective to build)."""
+
+    def __init__(self, comm):
+        import cupy as cp
+        from cupy.cuda import nccl
+        os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
+        self.cp, self.nccl = cp, nccl
+        self.size, self.rank = comm.Get_size(), comm.Get_rank()
+        uid = np.zeros(128, np.int8)   # ncclUniqueId: 128 chars
+        if self.rank == 0:
+            uid[:] = np.asarray(nccl.get_unique_id(), np.int64).astype(np.int8)
+        comm.Bcast(uid, root=0)
+        self.nc = nccl.NcclCommunicator(self.size, tuple(int(x) for x in uid), self.rank)
+
+    def _stream(self) -> int:
+        return self.cp.cuda.get_current_stream().ptr
+
+    def _bytes(self, a) -> int:
+        if not a.flags.c_contiguous:
+            raise BfsError("NCCL exchange needs contiguous device buffers")
+        return int(a.nbytes)
+
+    def allreduce(self, send, recv, op: str = "sum") -> None:
+        nccl = self.nccl
+        dtype = {np.dtype(np.int64): nccl.NCCL_INT64, np.dtype(np.uint64): nccl.NCCL_UINT64,
+                 np.dtype(np.int32): nccl.NCCL_INT32}[np.dtype(send.dtype)]
+        self.nc.allReduce(send.data.ptr, recv.data.ptr, send.size, dtype,
+                          {"sum": nccl.NCCL_SUM, "max": nccl.NCCL_MAX}[op], self._stream())
+
+    def bcast(self, buf, root: int) -> None:
+        if self.size > 1:
+            self.nc.bcast(buf.data.ptr, self._bytes(buf), self.nccl.NCCL_UINT8, root,
+                          self._stream())
+
+    def sendrecv(self, send, dest, recv, source) -> None:
+        if dest is None and source is None:
+            return
+        s = self._stream()
+        self.nccl.groupStart()
+        if dest is not None:
+            self.nc.send(send.data.ptr, self._bytes(send), self.nccl.NCCL_UINT8, dest, s)
+        if source is not None:
+            self.nc.recv(recv.data.ptr, self._bytes(recv), self.nccl.NCCL_UINT8, source, s)
+        self.nccl.groupEnd()
+
+    def allgatherv(self, send, recv, counts, displs) -> None:
+        item = recv.dtype.itemsize
+        s = self._stream()
+        base = recv.data.ptr
+        self.nccl.groupStart()
+        for r in range(self.size):
+            nbytes = int(counts[r]) * item
+            if nbytes:
+                self.nc.broadcast(send.data.ptr, base + int(displs[r]) * item, nbytes,
+                                  self.nccl.NCCL_UINT8, r, s)
+        self.nccl.groupEnd()
+
+    def free(self) -> None:
+        self.nc.destroy()
+
+
+def make_exchange(kind: str, comm):
+    """The exchange of the given kind over an MPI communicator (collective)."""
+    return NcclExchange(comm) if kind == "nccl" else MpiExchange(comm)
+
+
+class LevelClock:
+    """Per level, the time spent in local work ("expand") and in exchanges ("comm").
+
+    mark(phase) charges the time since the previous mark to phase. On the device each mark
+    records a CUDA event on the current stream (no host wait); the times are read once, by
+    rows(), after the search. On the host it reads perf_counter."""
+
+    def __init__(self, device: bool):
+        self.device = device
+        self.levels: list[tuple[int, int, int, list]] = []   # level, frontier, bytes, marks
+        self.marks: list = []
+        if device:
+            import cupy as cp
+            self.cp = cp
+
+    def _now(self):
+        if self.device:
+            ev = self.cp.cuda.Event()
+            ev.record()
+            return ev
+        return time.perf_counter()
+
+    def start(self) -> None:
+        self.marks = [(None, self._now())]
+
+    def mark(self, phase: str) -> None:
+        self.marks.append((phase, self._now()))
+
+    def end_level(self, level: int, frontier: int, sent: int) -> None:
+        self.levels.append((level, frontier, sent, self.marks))
+        self.marks = [(None, self.marks[-1][1])]
+
+    def rows(self) -> np.ndarray:
+        """(level, frontier, expand s, comm s, bytes sent) per level."""
+        if self.device and self.levels:
+            self.levels[-1][3][-1][1].synchronize()
+        out = []
+        for level, frontier, sent, marks in self.levels:
+            t = {"expand": 0.0, "comm": 0.0}
+            for (_, a), (phase, b) in zip(marks, marks[1:]):
+                t[phase] += (self.cp.cuda.get_elapsed_time(a, b) / 1e3 if self.device
+                             else b - a)
+            out.append((level, frontier, t["expand"], t["comm"], sent))
+        return np.array(out, np.float64).reshape(-1, 5)
