@@ -44,8 +44,8 @@ def cupy():
     try:
         import cupy as cp
     except ImportError as e:
-        raise BfsError(f"the GPU backend needs CuPy (pip install cupy-cuda12x or cupy-cuda13x): "
-                       f"{e}") from None
+        raise BfsError("the GPU backend needs CuPy (pip install 'bfs[gpu]', i.e. cupy-cuda13x; "
+                       f"cupy-cuda12x on a CUDA 12 driver): {e}") from None
     return cp
 
 

@@ -3,6 +3,8 @@ tables equal to the runs' own searches, figures, report, nothing left to do afte
 import functools
 import hashlib
 import http.server
+import os
+import re
 import shutil
 import subprocess
 import threading
@@ -55,10 +57,10 @@ def loopback_server():
     server.shutdown()
 
 
-def snakemake(workdir: Path, *args, check=True):
+def snakemake(workdir: Path, *args, check=True, env=None):
     cmd = ["snakemake", "-s", str(ROOT / "Snakefile"), "-d", str(workdir),
            "--configfile", str(workdir / "config.yaml"), *args]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1500)
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1500, env=env)
     if check and proc.returncode != 0:
         raise AssertionError(f"{' '.join(cmd)} exited {proc.returncode}\n{proc.stderr[-5000:]}")
     return proc
@@ -145,6 +147,76 @@ def test_schema_rejects_a_name_that_would_reach_the_shell(tmp_path):
     assert proc.returncode != 0
     said = proc.stdout + proc.stderr
     assert "x;rm -rf ~" in said and "does not match" in said
+
+
+# Just enough of conda for Snakemake to work out each job's environment (--list-conda-envs
+# creates none): the commands it checks the installation with.
+CONDA_STUB = """#!/bin/sh
+case "$*" in
+  --version) echo "conda 25.1.1" ;;
+  "info --json") echo '{"conda_prefix": "/nonexistent/conda", "platform": "linux-64"}' ;;
+  "config --get channel_priority --json") echo '{"get": {"channel_priority": "strict"}}' ;;
+  *) echo "conda stub: cannot $*" >&2; exit 1 ;;
+esac
+"""
+
+
+def conda_envs(workdir: Path, rules, targets) -> set:
+    """Env files (relative to the checkout) of the jobs that make `targets` with only `rules`
+    allowed, as Snakemake resolves them for --sdm conda; their inputs must exist already."""
+    stub = workdir / "stub-bin"
+    stub.mkdir(exist_ok=True)
+    (stub / "conda").write_text(CONDA_STUB)
+    (stub / "conda").chmod(0o755)
+    env = {**os.environ, "PATH": f"{stub}{os.pathsep}{os.environ['PATH']}"}
+    out = snakemake(workdir, "--list-conda-envs", "--allowed-rules", *rules, "--", *targets,
+                    env=env).stdout.splitlines()
+    rows = out[out.index("environment\tcontainer\tlocation") + 1:]
+    return {Path(row.split("\t")[0]).resolve().relative_to(ROOT).as_posix() for row in rows}
+
+
+def test_gpu_runs_get_the_gpu_environment(tmp_path):
+    """--backend gpu and auto BFS jobs (every BFS rule) run in envs/gpu.yaml; cpu runs and the
+    validation of every run (on the CPU whatever the backend) in envs/cpu.yaml."""
+    config = {
+        "results": "results", "roots": 4, "save_parents": 1,
+        "graphs": {"kronecker": {"kron-s8": {"scale": 8, "edgefactor": 8}}},
+        "experiments": {
+            "strong_scaling": {"graph": "kron-s8", "algorithm": "2d", "ranks": [1, 2],
+                               "backend": "gpu"},
+            "weak_scaling": {"algorithm": "1d", "backend": "auto",
+                             "points": [{"ranks": 2, "graph": "kron-s8"}]},
+            "implementations": {"graphs": ["kron-s8"], "algorithms": ["merrill"],
+                                "backend": "gpu"},
+            "real_graphs": {"graphs": ["kron-s8"], "algorithms": ["seq-csr", "2d"], "ranks": 2},
+        },
+    }
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    runs = {  # run -> (rule, environment)
+        "2d/gpu-1x1-scan": ("bfs_single_rank", "envs/gpu.yaml"),
+        "2d/gpu-1x2-scan": ("bfs_mpi", "envs/gpu.yaml"),
+        "merrill/gpu-serial-default": ("bfs_serial", "envs/gpu.yaml"),
+        "1d/auto-p2-default": ("bfs_mpi", "envs/gpu.yaml"),
+        "seq-csr/cpu-serial-default": ("bfs_serial", "envs/cpu.yaml"),
+        "2d/cpu-1x2-scan": ("bfs_mpi", "envs/cpu.yaml"),
+    }
+    plan = snakemake(tmp_path, "-n").stdout
+    planned = re.findall(r"^rule (\w+):\n    input: .*\n    output: results/runs/kron-s8/(\S+)$",
+                         plan, re.M)
+    assert sorted(planned) == sorted((rule, run) for run, (rule, _) in runs.items())
+    # the BFS jobs' inputs in place and only BFS rules allowed: a DAG of just the targets' jobs,
+    # so the environments listed are those of these jobs
+    for path in ["graphs/kron-s8", "partitions/kron-s8/1x1", "partitions/kron-s8/1x2",
+                 "partitions/kron-s8/p2"]:
+        (tmp_path / "results" / path).mkdir(parents=True)
+    bfs_rules = [rule for rule, _ in runs.values()]
+    for env in ["envs/gpu.yaml", "envs/cpu.yaml"]:
+        targets = [f"results/runs/kron-s8/{run}" for run, (_, e) in runs.items() if e == env]
+        assert conda_envs(tmp_path, bfs_rules, targets) == {env}, targets
+    for run in runs:
+        (tmp_path / "results" / "runs" / "kron-s8" / run).mkdir(parents=True)
+    validations = [f"results/validation/kron-s8/{run}.json" for run in runs]
+    assert conda_envs(tmp_path, ["validate"], validations) == {"envs/cpu.yaml"}
 
 
 @pytest.mark.parametrize("config", [ROOT / "config.yaml", *sorted((ROOT / "config").glob("*.yaml"))],

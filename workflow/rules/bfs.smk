@@ -5,6 +5,8 @@
 # so batch schedulers see a plain one-task job (bfs_single_rank).
 # Every BFS job asks for one GPU per rank when it needs GPUs (`gpu`, `tasks_per_gpu: 1`); each
 # rank then picks its own device (SLURM_LOCALID / node-local rank) and run.json records which.
+# The conda environment follows the backend (bfs_env): envs/gpu.yaml (CuPy) for gpu and auto
+# runs, envs/cpu.yaml for cpu runs.
 
 
 ruleorder: bfs_single_rank > bfs_mpi
@@ -27,7 +29,7 @@ rule bfs_serial:
     log:
         f"{RESULTS}/logs/bfs/{{graph}}/{{algorithm}}-{{backend}}-serial-default.log",
     conda:
-        "../../envs/cpu.yaml"
+        bfs_env
     shell:
         "python3 -m bfs run {input} --algorithm {wildcards.algorithm} --backend {wildcards.backend}"
         " --roots {params.roots} --save-parents {params.save} --out {output}"
@@ -54,7 +56,7 @@ rule bfs_single_rank:
     log:
         f"{RESULTS}/logs/bfs/{{graph}}/{{algorithm}}-{{backend}}-{{layout}}-{{variant}}.log",
     conda:
-        "../../envs/cpu.yaml"
+        bfs_env
     shell:
         "python3 -m bfs run {input}"
         " --algorithm {wildcards.algorithm} --backend {wildcards.backend} {params.options}"
@@ -86,7 +88,7 @@ rule bfs_mpi:
     log:
         f"{RESULTS}/logs/bfs/{{graph}}/{{algorithm}}-{{backend}}-{{layout}}-{{variant}}.log",
     conda:
-        "../../envs/cpu.yaml"
+        bfs_env
     shell:
         "{resources.mpi} -n {resources.tasks} python3 -m bfs run {input}"
         " --algorithm {wildcards.algorithm} --backend {wildcards.backend} {params.options}"

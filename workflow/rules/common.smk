@@ -213,6 +213,13 @@ def job_ranks(wc):
     return layout_ranks(wc.get("layout", "serial"))
 
 
+def bfs_env(wc):
+    """A BFS job's conda environment, by what the job runs: CuPy's (envs/gpu.yaml) for
+    --backend gpu, and for auto, which searches on a GPU whenever CuPy sees one (both ask for
+    GPUs, see gpus); envs/cpu.yaml for cpu runs, also on GPU nodes (request_gpus: always)."""
+    return "../../envs/gpu.yaml" if wc.backend in ("gpu", "auto") else "../../envs/cpu.yaml"
+
+
 def gpus(wc):
     """GPUs a BFS job asks for: one per rank (each rank drives its own device)."""
     if wc.backend in ("gpu", "auto") or config.get("request_gpus", "auto") == "always":
