@@ -16,8 +16,9 @@ from helpers import ROOT
 # test and all are for developers.)
 ENV_EXTRAS = {"cpu.yaml": ["mpi", "report"], "gpu.yaml": ["mpi", "report", "gpu"]}
 # conda-forge's name for a PyPI package, where the two differ: CuPy's wheels are per CUDA major,
-# conda-forge has one cupy whose CUDA cuda-version picks.
-CONDA_NAME = {"cupy-cuda12x": "cupy", "cupy-cuda13x": "cupy"}
+# conda-forge has one cupy whose CUDA cuda-version picks; NVIDIA's NCCL wheel is conda's nccl.
+CONDA_NAME = {"cupy-cuda12x": "cupy", "cupy-cuda13x": "cupy", "nvidia-nccl-cu13": "nccl",
+              "nvidia-nccl-cu12": "nccl"}
 # conda entries that are no Python requirement: the interpreter, and CuPy's CUDA
 CONDA_ONLY = {"cpu.yaml": {"python"}, "gpu.yaml": {"python", "cuda-version"}}
 
