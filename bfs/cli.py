@@ -108,12 +108,19 @@ def cmd_bench(args) -> int:
     # "merrill,2d" and "merrill 2d" both name two algorithms
     algorithms = [a for arg in args.algorithms or [] for a in arg.split(",") if a] \
         or (["merrill"] if args.backend == "gpu" else ["seq-csr"])
-    if not args.scales and not args.grid and not args.graphs:
-        raise BfsError("bench needs --scales, --grid or --graphs")
+    if args.grid:
+        from .harness.bench_grid import run_bench_grid
+        if args.backend != "gpu" or not args.scales or args.grid_graphs or args.graphs:
+            raise BfsError("bench --grid RxC (ranks) takes --backend gpu and --scales only")
+        return run_bench_grid(args.grid, args.scales, algorithms, args.roots,
+                              Path(args.out) if args.out else None, args.validate,
+                              args.edgefactor, tuple(args.seeds), args.graph500_version)
+    if not args.scales and not args.grid_graphs and not args.graphs:
+        raise BfsError("bench needs --scales, --grid-graphs or --graphs")
     return run_bench(args.backend, args.scales or [], algorithms, args.roots,
                      Path(args.out) if args.out else None, args.validate, args.edgefactor,
                      tuple(args.seeds), args.graph500_version,
-                     profile_levels=args.profile_levels, grids=args.grid or [],
+                     profile_levels=args.profile_levels, grids=args.grid_graphs or [],
                      diagonal_prob=args.diagonal_prob, graph_dirs=args.graphs)
 
 
@@ -320,9 +327,13 @@ def build_parser() -> argparse.ArgumentParser:
                                      "validated searches, a baseline, a table (no files)")
     b.add_argument("--backend", choices=["cpu", "gpu"], default="gpu")
     b.add_argument("--scales", type=positive_int, nargs="+", metavar="S")
-    b.add_argument("--grid", type=grid, nargs="+", metavar="RxC",
+    b.add_argument("--grid", type=grid, metavar="RxC",
+                   help="(gpu, under mpiexec -n R*C) the distributed algorithms on an R x C "
+                        "grid of GPUs, each --scales graph generated in place and routed to "
+                        "the ranks' blocks; every search validated on the GPUs")
+    b.add_argument("--grid-graphs", type=grid, nargs="+", metavar="RxC",
                    help="(gpu) also bench R x C grid graphs built in memory (bfs.graphs.grid)")
-    b.add_argument("--diagonal-prob", type=float, default=0.0, help="for --grid")
+    b.add_argument("--diagonal-prob", type=float, default=0.0, help="for --grid-graphs")
     b.add_argument("--graphs", nargs="+", metavar="GRAPH_DIR", default=[],
                    help="(gpu) also bench graph directories (e.g. from `bfs generate snap`)")
     b.add_argument("--profile-levels", action="store_true",

@@ -27,6 +27,27 @@ extern "C" __global__ void reset(i64 n_row_bits, i64 n_col_bits, int* level_row,
     }
 }
 
+// Global ids -> padded local ids of a row or column range: v's piece k by binary search in
+// bounds[0..n_pieces]; it is the range's ((k - first_piece) / stride)-th piece.
+extern "C" __global__ void local_ids(const u32* __restrict__ ids, i64 m,
+                                     const i64* __restrict__ bounds, int n_pieces,
+                                     int first_piece, int stride,
+                                     const i64* __restrict__ word_offset,
+                                     const i64* __restrict__ lo, u32* out)
+{
+    for (i64 e = (i64)blockIdx.x * blockDim.x + threadIdx.x; e < m;
+         e += (i64)gridDim.x * blockDim.x) {
+        const i64 v = ids[e];
+        int a = 0, b = n_pieces;            // bounds[a] <= v < bounds[b]
+        while (b - a > 1) {
+            const int mid = (a + b) >> 1;
+            if (__ldg(bounds + mid) <= v) a = mid; else b = mid;
+        }
+        const int idx = (a - first_piece) / stride;
+        out[e] = (u32)(word_offset[idx] * 64 + v - lo[idx]);
+    }
+}
+
 // Frontier bitmap -> queue of local row ids with their local degrees, in any order;
 // ctl[0] += vertices, ctl[1] += edges; level[v] = lvl for every frontier vertex.
 // One thread per word, positions by a warp scan of the popcounts and one atomic per warp.

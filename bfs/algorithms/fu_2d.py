@@ -8,7 +8,8 @@ words, so a piece is a word slice and moves without bit shifting.
 
 One BFS level (Fu's Figs. 3-6), on every rank:
   Expand    In_i (frontier of RowRange(i)) through the local CSR -> Out_ij, minus visited.
-  Count     popcount(Out_ij); the global sum (Allreduce) ends the search at zero.
+  Count     the new vertices of the own piece; their global sum (one all-reduce) is the next
+            level's frontier size, and ends the search at zero.
   Contract  exclusive bitwise-OR scan of Out_ij down grid column j: `scan` is the log R
             pairwise (Hillis-Steele) scheme Fu et al. use, `wave` Checconi's R-step chain they
             replaced (Fu report ~30% TEPS between them). Assigned_ij |= Out_ij & ~Prefix_ij
@@ -24,7 +25,8 @@ vertices it Assigned through its CSC to an in-neighbour one level up.
 
 This module is the CPU backend: the local kernels are Numba loops over the bitmaps. The GPU
 backend (--backend gpu) is bfs.algorithms.fu_2d_gpu, which the registry picks: the same class's
-layout and exchange with CUDA kernels for expand, contract, levels and predecessors.
+layout, level loop and exchange with CUDA kernels for the local work. The exchanges go through
+bfs.comm.exchange: MPI buffer calls here (--comm mpi), NCCL on device buffers for the GPU.
 """
 from __future__ import annotations
 

@@ -1,37 +1,40 @@
-"""2d on the GPU: Fu et al.'s 2D bitmap BFS with its local kernels in CUDA (CuPy RawModule).
+"""2d on the GPU: Fu et al.'s 2D bitmap BFS with its local kernels in CUDA (fu_2d.cu) and its
+per-level exchanges on device buffers.
 
-Imported only for `--backend gpu`. The layout, the exchange (scan / wave down the grid column,
-column broadcast, row allgather) and the gathering of results are bfs.algorithms.fu_2d's; this
-module replaces the local work:
+The layout, the level loop and the exchange pattern (scan / wave down the grid column, column
+broadcast, row all-gather, one count all-reduce a level) are bfs.algorithms.fu_2d's; this
+module runs the local work on the GPU:
 
-  CSR / CSC   built on the GPU from the block (padded local ids computed on the device, keys
-              row<<32|col radix-sorted per bucket of rows, as bfs.algorithms.kernel1_gpu); bench's
-              1x1 searcher (from_csr) takes the symmetric device CSR as both.
+  CSR         built on the GPU from the block: padded local ids by one kernel (binary search
+              of each id's piece in the bounds), keys row<<32|col radix-sorted per bucket of
+              rows as in bfs.algorithms.kernel1_gpu; bench's 1x1 searcher (from_csr) takes the
+              symmetric device CSR. No CSC: see Parents.
   Bitmaps     cupy uint64 arrays, piece by piece as in fu_2d (PaddedRange).
   Expand      In_i -> Out_ij minus visited, load-balanced like merrill: the frontier bitmap is
               compacted into a vertex queue with degrees (one warp-aggregated atomic per warp;
               it also sets level_row for the frontier), a CUB scan of the degrees gives the edge
               frontier, a tile partition finds each 1024-edge tile's first vertex, and one CTA
               per tile stages its vertices in shared memory and reads its columns coalesced; a
-              neighbour not visited and not yet in Out gets atomicOr'd into Out's word, and the
-              winners (bits this CTA flipped) are counted: popcount(Out_ij) comes for free.
-  Contract    assigned |= out & ~prefix and union = out | prefix in one elementwise kernel.
-  Levels      one kernel: visited |= union and level_col = t + 1 for union's bits.
-  Pred        after the traversal (Fig. 7): one thread per column vertex claimed by this rank
-              scans the first 32 entries of its CSC for an in-neighbour one level up (level-1
-              vertices take the root directly); the few left over (hubs) get a block each.
-              With one rank the expand records the parent instead (the edge whose atomicOr
-              flips a bit owns that vertex), which removed this pass's ~6 ms at scale 25.
+              neighbour not visited and not yet in Out gets atomicOr'd into Out's word.
+  Parents     the edge whose atomicOr flips a bit of Out records its source as the parent, on
+              every grid; contract drops the ones a rank above in the column claimed, so pred
+              >= 0 exactly where this rank assigned the vertex. This replaces Fu's Fig. 7
+              pass over the CSC after the traversal (~6 ms at scale 25 on one GPU).
+  Contract    assigned |= out & ~prefix, uni = out | prefix (one kernel).
+  Levels      one kernel: visited |= uni, level_col = t + 1, and the own piece's new bits
+              counted into the word the count all-reduce sends.
 
-MPI: only the bitmaps move, staged through host numpy (out for the scan, union for the column
-broadcast, the own piece for the row allgather); counts through one Allreduce a level as on
-the CPU. With one rank (1x1 grid, or from_csr with no communicator at all) the level loop has
-no MPI and one host round trip a level (the frontier size, read after the compaction), and the
-next frontier is Out itself (swapped, not copied).
+Exchanges (bfs.comm.exchange): with --comm nccl (the default) every bitmap and count moves
+through NCCL on the current stream, and the only host wait of a level is one read of a few
+control words (frontier vertices and edges for sizing the expand launch, and the last
+all-reduce's frontier size, which ends the search); --comm mpi stages the same buffers through
+host memory. With one rank (1x1 grid, or from_csr) the level loop has no exchange at all: Out
+is the next frontier (swapped, not copied).
 """
 from __future__ import annotations
 
 import functools
+from types import SimpleNamespace
 
 from pathlib import Path
 
@@ -53,27 +56,16 @@ def _module():
 
 
 @functools.lru_cache(maxsize=None)
-def _elementwise():
-    cp = device.require_gpu()
-    contract = cp.ElementwiseKernel(
-        "uint64 out, uint64 prefix", "uint64 assigned, uint64 uni",
-        "assigned |= out & ~prefix; uni = out | prefix", "fu2d_contract")
-    popcount = cp.ReductionKernel("uint64 x", "int64 y", "__popcll(x)", "a + b", "y = a", "0",
-                                  "fu2d_popcount")
-    return contract, popcount
-
-
-@functools.lru_cache(maxsize=None)
 def _pack_keys():
     cp = device.require_gpu()
-    return cp.ElementwiseKernel("int64 k, int64 v", "uint64 key",
+    return cp.ElementwiseKernel("uint32 k, uint32 v", "uint64 key",
                                 "key = ((unsigned long long)k << 32) | (unsigned long long)v",
                                 "bfs_pack_keys")
 
 
 def device_csr(keys, values, n_keys: int, limit: int = kernel1_gpu.SORT_LIMIT):
     """Directed CSR (keys -> values) on the device: int64 offsets[n_keys + 1], uint32 values,
-    each row sorted; keys and values are device int64 arrays (local ids < 2^32). Rows are cut
+    each row sorted; keys and values are device uint32 arrays (local ids). Rows are cut
     into buckets of at most `limit` entries, each radix-sorted as row<<32|value keys."""
     cp = device.require_gpu()
     deg = cp.bincount(keys, minlength=n_keys) if keys.size else cp.zeros(n_keys, cp.int64)
@@ -100,28 +92,40 @@ class Fu2DGpu(Fu2D):
     """
 
     def __init__(self, block, ctx: RunContext):
-        cp = device.require_gpu()
+        """The block's CSR in padded local ids, built on the GPU. block.src / dst: global ids,
+        host or device arrays (the in-place generator hands device ones). Only the CSR is
+        kept: parents are recorded by the expand, so Fu's CSC (for the predecessor pass) is
+        not needed on the GPU."""
+        device.require_gpu()
         self._layout(block, ctx)
         n_row_bits, n_col_bits = self.rows.n_words * WORD, self.cols.n_words * WORD
         if max(n_row_bits, n_col_bits) >= 2**32:
             raise BfsError("2d --backend gpu takes at most 2^32 vertices per row / column range")
-        bounds = cp.asarray(self.bounds)
-        C = self.C
-
-        def local(v, rng: PaddedRange, first_piece, stride):
-            piece = (cp.searchsorted(bounds, v, side="right") - 1 - first_piece) // stride
-            return (cp.asarray(rng.word_offset)[piece] * WORD
-                    + v - cp.asarray(rng.lo)[piece])
-
-        src = cp.asarray(np.asarray(block.src, np.int64))
-        dst = cp.asarray(np.asarray(block.dst, np.int64))
-        row_local = local(src, self.rows, self.i * C, 1)
-        col_local = local(dst, self.cols, self.j, C)
-        del src, dst
+        if int(self.bounds[-1]) > 2**32:
+            raise BfsError("2d --backend gpu takes vertex ids below 2^32")
+        row_local = self._local_ids(block.src, self.rows, self.i * self.C, 1)
+        col_local = self._local_ids(block.dst, self.cols, self.j, self.C)
         self.csr_offsets, self.csr_cols = device_csr(row_local, col_local, n_row_bits)
-        self.csc_offsets, self.csc_rows = device_csr(col_local, row_local, n_col_bits)
         del row_local, col_local
         self._allocate()
+
+    def _local_ids(self, ids, rng: PaddedRange, first_piece: int, stride: int):
+        """Global ids -> padded local ids of a row or column range (uint32, on the device),
+        by one kernel that finds each id's piece by binary search in the bounds."""
+        cp = self.cp = device.require_gpu()
+        out = cp.empty(len(ids), cp.uint32)
+        bounds = cp.asarray(self.bounds)
+        word_offset, lo = cp.asarray(rng.word_offset), cp.asarray(rng.lo)
+        step = 1 << 28     # host blocks go up in slices: never the whole list twice
+        for a in range(0, len(ids), step):
+            part = ids[a:a + step]
+            part = cp.asarray(part if isinstance(part, cp.ndarray) else
+                              np.ascontiguousarray(part, np.uint32)).astype(cp.uint32, copy=False)
+            _module().get_function("local_ids")(
+                (device.grid_for(part.size),), (BLOCK,),
+                (part, np.int64(part.size), bounds, np.int32(len(self.bounds) - 1),
+                 np.int32(first_piece), np.int32(stride), word_offset, lo, out[a:a + step]))
+        return out
 
     @classmethod
     def from_csr(cls, offsets, columns, exchange: str = "scan") -> "Fu2DGpu":
@@ -143,7 +147,6 @@ class Fu2DGpu(Fu2D):
         if pad:
             offsets = cp.concatenate([offsets, cp.full(pad, offsets[-1], cp.int64)])
         self.csr_offsets, self.csr_cols = offsets, columns
-        self.csc_offsets, self.csc_rows = offsets, columns   # symmetric: CSC = CSR
         self.n = n
         self._allocate()
         return self
@@ -162,6 +165,7 @@ class Fu2DGpu(Fu2D):
         self.level_col = cp.empty(n_col_bits, cp.int32)
         self.pred = cp.empty(n_col_bits, cp.int64)
         self.row_global = cp.asarray(rows.global_id)
+        self.col_global = cp.asarray(cols.global_id)
         self.in_words = cp.empty(rows.n_words, cp.uint64)
         self.out, self.visited, self.assigned, self.prefix, self.uni, self.inclusive, \
             self.received = (cp.empty(cols.n_words, cp.uint64) for _ in range(7))
@@ -297,6 +301,16 @@ class Fu2DGpu(Fu2D):
         self.counts.fill(0)
         self._launch_finish(self.uni, level)
 
+    def grid_view(self) -> SimpleNamespace:
+        """What bfs.validate.grid_gpu checks the last search by: this rank's block CSR with the
+        global ids of its rows and columns, the column range's levels and the parents this rank
+        assigned (device arrays), and the layout of the row and column ranges."""
+        return SimpleNamespace(
+            n=int(self.bounds[-1]), csr_offsets=self.csr_offsets, csr_cols=self.csr_cols,
+            row_global=self.row_global, col_global=self.col_global, level_col=self.level_col,
+            pred=self.pred, own=self.own, row_words=np.diff(self.rows.word_offset),
+            col_words=np.diff(self.cols.word_offset), root_col=self.cols.find(self.root))
+
     def _results(self):
         return self.level_col.get(), self.pred.get()
 
@@ -341,8 +355,6 @@ def warm_up(ctx: RunContext) -> None:
     """Called by the harness before Kernel 1 is timed: the CUDA kernels and the CuPy
     element-wise code of the block's CSR/CSC build compiled on a 3-vertex block of a 1x1 grid
     over MPI.COMM_SELF, so every rank warms up alone."""
-    from types import SimpleNamespace
-
     from mpi4py import MPI
     tiny = SimpleNamespace(comm=MPI.COMM_SELF, manifest={"grid": [1, 1], "bounds": [0, 3]},
                            src=np.array([0, 1], np.int64), dst=np.array([1, 2], np.int64))

@@ -9,6 +9,8 @@ on whole arrays:
     bcast(buf, root)
     sendrecv(send, dest, recv, source)     dest / source None: no partner on that side
     allgatherv(send, recv, counts, displs) counts / displs in elements of recv
+    alltoallv(send, send_counts, recv, recv_counts)   contiguous regions in rank order
+    alltoall_counts(send_counts) -> recv_counts        host int64, through MPI (small)
     (size, rank)
 
 Two kinds, chosen by `--comm`:
@@ -73,6 +75,10 @@ class MpiExchange:
             dev.set(host)
 
     def allreduce(self, send, recv, op: str = "sum") -> None:
+        if self.size == 1:
+            if recv is not send:
+                recv[...] = send
+            return
         out = np.empty(recv.shape, recv.dtype)
         self.comm.Allreduce(self._host(send), out,
                             op={"sum": self.MPI.SUM, "max": self.MPI.MAX}[op])
@@ -82,6 +88,8 @@ class MpiExchange:
             recv[...] = out
 
     def bcast(self, buf, root: int) -> None:
+        if self.size == 1:
+            return
         host = self._host(buf)
         host = np.ascontiguousarray(host)
         self.comm.Bcast(host, root=root)
@@ -105,6 +113,9 @@ class MpiExchange:
             self._back(recv, host_recv)
 
     def allgatherv(self, send, recv, counts, displs) -> None:
+        if self.size == 1:
+            recv[int(displs[0]):int(displs[0]) + int(counts[0])] = send
+            return
         host_recv = np.empty(recv.shape, recv.dtype) if _is_device(recv) else recv
         mpi_type = self.MPI._typedict[np.dtype(recv.dtype).char]
         self.comm.Allgatherv(np.ascontiguousarray(self._host(send)),
@@ -112,8 +123,32 @@ class MpiExchange:
                               np.asarray(displs, np.int64), mpi_type])
         self._back(recv, host_recv)
 
+    def alltoall_counts(self, send_counts) -> np.ndarray:
+        return _alltoall_counts(self.comm, send_counts)
+
+    def alltoallv(self, send, send_counts, recv, recv_counts) -> None:
+        if self.size == 1:
+            recv[...] = send
+            return
+        sc, rc = np.asarray(send_counts, np.int64), np.asarray(recv_counts, np.int64)
+        host_recv = np.empty(recv.shape, recv.dtype) if _is_device(recv) else recv
+        mpi_type = self.MPI._typedict[np.dtype(recv.dtype).char]
+        self.comm.Alltoallv([np.ascontiguousarray(self._host(send)), sc, _displs(sc), mpi_type],
+                            [host_recv, rc, _displs(rc), mpi_type])
+        self._back(recv, host_recv)
+
     def free(self) -> None:
         pass
+
+
+def _displs(counts: np.ndarray) -> np.ndarray:
+    return np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+
+
+def _alltoall_counts(comm, send_counts) -> np.ndarray:
+    recv = np.empty(comm.Get_size(), np.int64)
+    comm.Alltoall(np.ascontiguousarray(send_counts, np.int64), recv)
+    return recv
 
 
 class NcclExchange:
@@ -124,6 +159,7 @@ class NcclExchange:
         from cupy.cuda import nccl
         os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
         self.cp, self.nccl = cp, nccl
+        self.mpi = comm
         self.size, self.rank = comm.Get_size(), comm.Get_rank()
         uid = np.zeros(128, np.int8)   # ncclUniqueId: 128 chars
         if self.rank == 0:
@@ -142,7 +178,8 @@ class NcclExchange:
     def allreduce(self, send, recv, op: str = "sum") -> None:
         nccl = self.nccl
         dtype = {np.dtype(np.int64): nccl.NCCL_INT64, np.dtype(np.uint64): nccl.NCCL_UINT64,
-                 np.dtype(np.int32): nccl.NCCL_INT32}[np.dtype(send.dtype)]
+                 np.dtype(np.int32): nccl.NCCL_INT32,
+                 np.dtype(np.uint8): nccl.NCCL_UINT8}[np.dtype(send.dtype)]
         self.nc.allReduce(send.data.ptr, recv.data.ptr, send.size, dtype,
                           {"sum": nccl.NCCL_SUM, "max": nccl.NCCL_MAX}[op], self._stream())
 
@@ -172,6 +209,29 @@ class NcclExchange:
             if nbytes:
                 self.nc.broadcast(send.data.ptr, base + int(displs[r]) * item, nbytes,
                                   self.nccl.NCCL_UINT8, r, s)
+        self.nccl.groupEnd()
+
+    def alltoall_counts(self, send_counts) -> np.ndarray:
+        return _alltoall_counts(self.mpi, send_counts)
+
+    def alltoallv(self, send, send_counts, recv, recv_counts) -> None:
+        item = send.dtype.itemsize
+        sd, rd = _displs(np.asarray(send_counts)), _displs(np.asarray(recv_counts))
+        s = self._stream()
+        me = self.rank
+        if send_counts[me]:   # the own region: a device copy, not a message to itself
+            n = int(send_counts[me])
+            recv[int(rd[me]):int(rd[me]) + n] = send[int(sd[me]):int(sd[me]) + n]
+        self.nccl.groupStart()
+        for r in range(self.size):
+            if r == me:
+                continue
+            if send_counts[r]:
+                self.nc.send(send.data.ptr + int(sd[r]) * item, int(send_counts[r]) * item,
+                             self.nccl.NCCL_UINT8, r, s)
+            if recv_counts[r]:
+                self.nc.recv(recv.data.ptr + int(rd[r]) * item, int(recv_counts[r]) * item,
+                             self.nccl.NCCL_UINT8, r, s)
         self.nccl.groupEnd()
 
     def free(self) -> None:

@@ -140,7 +140,12 @@ class LocalSession:
     def bcast_roots(self, roots):
         return roots
 
-    def validate(self, result, root):
+    def result(self, searcher, result, keep: bool):
+        """The search's parent and level arrays on the host (every search: the per-level
+        profile counts the levels)."""
+        return searcher.gather(self.meta.n_vertices) if hasattr(searcher, "gather") else result
+
+    def validate(self, searcher, result, root):
         return validate(self.src, self.dst, result.parent, root, result.level)
 
     def profile(self, searcher, result, root):
@@ -173,10 +178,13 @@ class GpuSession(LocalSession):
         from ..graphs.device_edges import nonloop_degrees_device
         return nonloop_degrees_device(self.src, self.dst, self.meta.n_vertices)
 
-    def validate(self, result, root):
+    def validate(self, searcher, result, root):
         import cupy as cp
 
         from ..validate.gpu import validate_device
+        if hasattr(searcher, "device_result"):    # no copy back from the host
+            res = searcher.device_result()
+            return validate_device(lambda: [(self.src, self.dst)], res.parent, res.level, root)
         return validate_device(lambda: [(self.src, self.dst)],
                                cp.asarray(result.parent, dtype=cp.int64),
                                cp.asarray(result.level, dtype=cp.int32), root)
@@ -252,7 +260,22 @@ class MpiSession:
         self.comm.Bcast(buf, root=0)
         return buf
 
-    def validate(self, result, root):
+    def result(self, searcher, result, keep: bool):
+        """Parents and levels gathered on rank 0 only where they are saved (or needed by the
+        CPU validator); the GPU grid is validated where it lies."""
+        if keep or not self.grid_validation(searcher):
+            return searcher.gather(self.meta.n_vertices)
+        return None
+
+    def grid_validation(self, searcher) -> bool:
+        return self.backend == "gpu" and hasattr(searcher, "grid_view")
+
+    def validate(self, searcher, result, root):
+        if self.grid_validation(searcher):
+            from ..validate.grid_gpu import validate_grid_device
+            verdict = validate_grid_device(searcher.grid_view(), root, self.comm,
+                                           searcher.world_x, searcher.row_x, searcher.col_x)
+            return verdict if self.is_root else None
         from ..validate import validate_blocks
         return validate_blocks(self.comm, self.src, self.dst, result, root,
                                self.meta.n_vertices)
@@ -271,7 +294,10 @@ class MpiSession:
     def describe(self) -> dict:
         return {"graph": {"dir": self.manifest["graph"]["dir"], **self.meta.to_json()},
                 "partition": {"dir": str(Path(self.part_dir).resolve()),
-                              "kind": self.manifest["kind"], "grid": self.manifest["grid"]}}
+                              "kind": self.manifest["kind"], "grid": self.manifest["grid"]},
+                "validation": ("gpu, each rank its block (bfs.validate.grid_gpu)"
+                               if self.backend == "gpu" and self.spec.name == "2d"
+                               else "cpu, each rank its block (bfs.validate.validate_blocks)")}
 
 
 @dataclass
@@ -330,9 +356,8 @@ def _run_ranks(session, out, opts, spec, backend, options, started) -> int:
 
     # One untimed search and validation first: JIT compilation, module loads and first-touch
     # page faults belong to no search (the device method's warm-up; Graph500 does not forbid it).
-    warm = searcher.search(int(roots[0]))
-    warm = searcher.gather(meta.n_vertices) if hasattr(searcher, "gather") else warm
-    session.validate(warm, int(roots[0]))
+    warm = session.result(searcher, searcher.search(int(roots[0])), keep=False)
+    session.validate(searcher, warm, int(roots[0]))
 
     rows, level_rows, parents = [], [], {}
     for i, root in enumerate(roots):
@@ -341,10 +366,9 @@ def _run_ranks(session, out, opts, spec, backend, options, started) -> int:
         t = time.perf_counter()
         result = searcher.search(root)
         search_time = session.max(time.perf_counter() - t)
-        if hasattr(searcher, "gather"):
-            result = searcher.gather(meta.n_vertices)
+        result = session.result(searcher, result, keep=i < opts.save_parents)
         t = time.perf_counter()
-        check = session.validate(result, root)
+        check = session.validate(searcher, result, root)
         validate_time = session.max(time.perf_counter() - t)
         level_rows += session.profile(searcher, result, root)
         if not session.is_root:

@@ -1,0 +1,216 @@
+"""`mpiexec -n P bfs bench --backend gpu --grid RxC --scales S...`: the distributed searches on
+P GPUs, the graph generated in place (no partition on disk), every search validated on the GPUs.
+
+Per scale, on every rank (one GPU each):
+  * generation: the rank's share [rank * m / P, (rank + 1) * m / P) of the Graph500 edge list on
+    its GPU (the generator is splittable: edge e's stream is the seed skipped by e * 2^64);
+  * routing: both directions of every non-loop edge to the rank owning its block
+    (bfs.partition.route_gpu: counts and a scatter on the GPU, one all-to-all through NCCL), so
+    each rank holds the block `bfs partition --grid RxC` would write for it;
+  * Graph500 roots from the vertices with an edge (a byte map OR-reduced over the ranks);
+  * per algorithm (2d, 2d@exchange=wave, 2d@comm=mpi, ...): Kernel 1 (the block CSR, max over
+    ranks), one untimed warm-up search, then one search per root: a barrier, the host clock
+    around search() (which ends with the device synchronized), the max over ranks;
+    validation (untimed) by bfs.validate.grid_gpu, each rank checking its own block; per level
+    expand / comm seconds of the first root's search (CUDA events) from every rank.
+The table comes last on rank 0's stdout; --out FILE.json gets every number. A 1x1 grid runs
+the same code on one GPU: the baseline for the scaling figures is `mpiexec -n 1 ... --grid 1x1`
+in the same session.
+"""
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ..algorithms import RunContext, get_algorithm
+from ..comm import mpi
+from ..comm.exchange import make_exchange
+from ..errors import BfsError
+from ..partition import GridLayout
+from . import envinfo
+from .bench import GEN_CHUNK, hmean, parse_algorithm
+from .runner import Block, select_gpu
+
+
+def log(comm, msg: str) -> None:
+    if comm.Get_rank() == 0:
+        print(f"[bfs bench] {msg}", file=sys.stderr, flush=True)
+
+
+def _max(comm, x: float) -> float:
+    return mpi.allreduce_scalar(comm, x, "MAX")
+
+
+def _generate_share(comm, scale, edgefactor, seeds, version):
+    """This rank's contiguous share of the edge list, generated on its GPU in chunks."""
+    import cupy as cp
+
+    from ..graphs.kronecker_gpu import generate_edges_gpu
+    m = edgefactor * 2 ** scale
+    p, r = comm.Get_size(), comm.Get_rank()
+    lo, hi = r * m // p, (r + 1) * m // p
+    src = cp.empty(hi - lo, cp.uint32)
+    dst = cp.empty(hi - lo, cp.uint32)
+    for a in range(lo, hi, GEN_CHUNK):
+        b = min(a + GEN_CHUNK, hi)
+        generate_edges_gpu(scale, edgefactor, seeds, version, a, b,
+                           out=(src[a - lo:b - lo], dst[a - lo:b - lo]))
+    cp.cuda.get_current_stream().synchronize()
+    return src, dst
+
+
+def _roots(comm, world_x, block_src, n, n_roots, seeds):
+    """Graph500 roots (rank 0 draws them from the vertices with an edge; all receive them)."""
+    import cupy as cp
+
+    from .roots import graph500_roots
+    has = cp.zeros(n, cp.uint8)
+    has[block_src] = 1
+    world_x.allreduce(has, has, "max")
+    roots = np.empty(n_roots, np.int64)
+    if comm.Get_rank() == 0:
+        roots[:] = graph500_roots(n, has.get().astype(bool), count=n_roots, seeds=seeds)
+    comm.Bcast(roots, root=0)
+    return roots
+
+
+def bench_grid_scale(comm, grid, scale, edgefactor, seeds, version, algorithms, n_roots,
+                     validate_mode) -> dict:
+    import cupy as cp
+
+    from ..partition.route_gpu import route_to_blocks
+    from ..validate.grid_gpu import validate_grid_device
+    R, C = grid
+    n, m = 2 ** scale, edgefactor * 2 ** scale
+    if scale > 32:
+        raise BfsError(f"bench --grid takes scales up to 32, got {scale}")
+    layout = GridLayout(n, R, C)
+    rec = {"scale": scale, "edgefactor": edgefactor, "n_vertices": n, "n_edges": m,
+           "grid": f"{R}x{C}", "gpus": R * C}
+    # untimed: compile the generator and the routing kernels on a few edges
+    world_x = make_exchange("nccl" if R * C > 1 else "mpi", comm)
+    comm.Barrier()
+    t = time.perf_counter()
+    src, dst = _generate_share(comm, scale, edgefactor, seeds, version)
+    rec["generation_s"] = _max(comm, time.perf_counter() - t)
+    comm.Barrier()
+    t = time.perf_counter()
+    block_src, block_dst = route_to_blocks(layout, src, dst, world_x)
+    del src, dst
+    rec["route_s"] = _max(comm, time.perf_counter() - t)
+    rec["block_entries_max"] = int(_max(comm, float(block_src.size)))
+    log(comm, f"scale {scale} on {R}x{C}: generated in {rec['generation_s']:.3f} s, routed in "
+              f"{rec['route_s']:.3f} s (largest block {rec['block_entries_max']} entries)")
+    roots = _roots(comm, world_x, block_src, n, n_roots, seeds)
+    manifest = {"grid": [R, C], "bounds": layout.bounds.tolist(), "n_vertices": n}
+    rec["algorithms"] = {}
+    for name in algorithms:
+        base, options = parse_algorithm(name)
+        module = get_algorithm(base).load("gpu")
+        ctx = RunContext("gpu", options)
+        if hasattr(module, "warm_up"):
+            module.warm_up(ctx)
+        cp.get_default_memory_pool().free_all_blocks()
+        comm.Barrier()
+        t = time.perf_counter()
+        searcher = module.build(Block(comm, manifest, block_src, block_dst), ctx)
+        cp.cuda.get_current_stream().synchronize()
+        kernel1_s = _max(comm, time.perf_counter() - t)
+        searcher.search(int(roots[0]))                          # warm-up, untimed
+        rows, profile = [], None
+        for i, root in enumerate(int(r) for r in roots):
+            comm.Barrier()
+            t = time.perf_counter()
+            searcher.search(root)
+            elapsed = _max(comm, time.perf_counter() - t)
+            row = {"root": root, "time_s": elapsed, "valid": None}
+            if i == 0:
+                profile = _gather_profile(comm, searcher.profile)
+            if validate_mode == "every" or (validate_mode == "first" and i == 0):
+                t = time.perf_counter()
+                verdict = validate_grid_device(searcher.grid_view(), root, comm,
+                                               searcher.world_x, searcher.row_x,
+                                               searcher.col_x)
+                row.update(valid=verdict.valid, nedge=verdict.nedge, depth=verdict.depth,
+                           reached=verdict.reached, message=verdict.message,
+                           validate_s=_max(comm, time.perf_counter() - t))
+                row["teps"] = verdict.nedge / elapsed if verdict.valid else 0.0
+                if not verdict.valid:
+                    log(comm, f"{name} root {root}: INVALID: {verdict.message}")
+            rows.append(row)
+            log(comm, f"s{scale} {R}x{C} {name} {i + 1}/{len(roots)} root={root} "
+                      f"time={elapsed * 1e3:.3f} ms"
+                      + (f" GTEPS={row['teps'] / 1e9:.2f} "
+                         f"{'valid' if row['valid'] else 'INVALID'}" if "teps" in row else ""))
+        timed = [r for r in rows if "teps" in r]
+        rec["algorithms"][name] = {
+            "kernel1_s": kernel1_s,
+            "median_time_s": statistics.median(r["time_s"] for r in rows),
+            "hmean_teps": hmean([r["teps"] for r in timed]) if timed else None,
+            "valid": all(r["valid"] is not False for r in rows),
+            "validated": sum(r["valid"] is not None for r in rows),
+            "median_validate_s": (statistics.median(r["validate_s"] for r in timed)
+                                  if timed else None),
+            "levels_first_root": profile, "searches": rows,
+            "comm": getattr(searcher, "comm_kind", None), "exchange": options.get(
+                "exchange", "scan")}
+        del searcher
+        cp.get_default_memory_pool().free_all_blocks()
+    return rec
+
+
+def _gather_profile(comm, profile: np.ndarray) -> list | None:
+    """Every rank's (level, frontier, expand s, comm s, bytes) rows on rank 0."""
+    rows = mpi.gatherv(comm, np.ascontiguousarray(profile, np.float64).ravel())
+    ranks = mpi.gatherv(comm, np.full(len(profile), comm.Get_rank(), np.int64))
+    if comm.Get_rank() != 0:
+        return None
+    return [{"rank": int(r), "level": int(lv), "frontier": int(f), "expand_s": e, "comm_s": c,
+             "bytes": int(b)} for r, (lv, f, e, c, b) in zip(ranks, rows.reshape(-1, 5))]
+
+
+def table(records) -> str:
+    lines = ["| scale | grid | algorithm | comm | GTEPS (hmean) | median search | Kernel 1 | "
+             "validated | median validation |", "|---|---|---|---|---|---|---|---|---|"]
+    for rec in records:
+        for name, a in rec["algorithms"].items():
+            g = f"{a['hmean_teps'] / 1e9:.2f}" if a["hmean_teps"] else "-"
+            v = f"{a['median_validate_s'] * 1e3:.1f} ms" if a["median_validate_s"] else "-"
+            lines.append(f"| {rec['scale']} | {rec['grid']} | {name} | {a['comm']} | {g} | "
+                         f"{a['median_time_s'] * 1e3:.3f} ms | {a['kernel1_s']:.3f} s | "
+                         f"{a['validated']} ({'all valid' if a['valid'] else 'INVALID'}) | "
+                         f"{v} |")
+    return "\n".join(lines) + "\n"
+
+
+def run_bench_grid(grid, scales, algorithms, n_roots, out: Path | None, validate_mode: str,
+                   edgefactor: int = 16, seeds=(2, 3), version: str = "3.0") -> int:
+    if validate_mode == "cpu":
+        raise BfsError("bench --grid validates on the GPUs (--validate every|first|none)")
+    comm = mpi.world()
+    with mpi.abort_on_error(comm):
+        with mpi.collective_errors(comm):
+            mpi.check_world_size(comm, grid[0] * grid[1], f"bench --grid {grid[0]}x{grid[1]}")
+            for name in algorithms:
+                spec = get_algorithm(parse_algorithm(name)[0])
+                if not spec.distributed or "gpu" not in spec.backends:
+                    raise BfsError(f"bench --grid runs the distributed GPU algorithms; "
+                                   f"{spec.name!r} is not one")
+            gpu = select_gpu(envinfo.local_rank(mpi.node_rank(comm)))
+        ranks = envinfo.rank_infos(comm, {"gpu_index": gpu})
+        hosts = envinfo.hostnames(comm)
+        records = [bench_grid_scale(comm, grid, s, edgefactor, seeds, version, algorithms,
+                                    n_roots, validate_mode) for s in scales]
+        if comm.Get_rank() != 0:
+            return 0
+        result = {"backend": "gpu", "grid": list(grid), "records": records,
+                  "environment": envinfo.environment(hosts, comm.Get_size(), ranks)}
+        if out is not None:
+            out.write_text(json.dumps(result, indent=1, default=float) + "\n")
+        sys.stdout.write(table(records))
+        return 0 if all(a["valid"] for r in records for a in r["algorithms"].values()) else 1

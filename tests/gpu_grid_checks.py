@@ -1,0 +1,184 @@
+"""Multi-rank GPU checks, run by tests/test_gpu_grid.py as `mpiexec -n 2 python3 THIS CHECK R C`.
+Each check raises (and the rank exits non-zero) on a mismatch; rank 0 prints `ok CHECK`.
+
+  exchange   every NcclExchange operation equals MpiExchange's on the same data, bit for bit
+  route      in-place generation + GPU routing equals `bfs partition`'s blocks (as multisets)
+  search     2d on the GPU grid, --comm nccl and mpi, scan and wave: levels equal the CPU BFS,
+             every search valid by bfs.validate.grid_gpu with the CPU validator's nedge
+  faults     a fault planted in one rank's results is caught, whichever rank holds it
+"""
+import sys
+import tempfile
+from pathlib import Path
+
+import cupy as cp
+import numpy as np
+from mpi4py import MPI
+
+from bfs.algorithms import RunContext, get_algorithm
+from bfs.algorithms.kernel1 import build_csr
+from bfs.algorithms.seq_csr import bfs_csr
+from bfs.comm.exchange import MpiExchange, NcclExchange
+from bfs.graphs.kronecker import generate_edges
+from bfs.harness.bench_grid import _generate_share
+from bfs.harness.runner import Block, select_gpu
+from bfs.partition import GridLayout
+from bfs.partition.route_gpu import route_to_blocks
+from bfs.validate import validate
+from bfs.validate.grid_gpu import validate_grid_device
+
+comm = MPI.COMM_WORLD
+rank = comm.Get_rank()
+SCALE, EF = 11, 16
+
+
+def check_exchange(R, C):
+    rng = np.random.default_rng(100 + rank)
+    nccl, host = NcclExchange(comm), MpiExchange(comm)
+    p = comm.Get_size()
+    words = rng.integers(0, 2**63, 1000, dtype=np.int64).astype(np.uint64)
+    for op in ("sum", "max"):
+        a = rng.integers(-5, 50, 17).astype(np.int64)
+        want = np.empty_like(a)
+        host.allreduce(a, want, op)
+        got = cp.empty(17, cp.int64)
+        nccl.allreduce(cp.asarray(a), got, op)
+        assert (got.get() == want).all(), op
+    buf = words.copy() if rank == 1 else np.zeros_like(words)
+    host.bcast(buf, 1)
+    dev = cp.asarray(words) if rank == 1 else cp.zeros(words.size, cp.uint64)
+    nccl.bcast(dev, 1)
+    assert (dev.get() == buf).all() and (buf == comm.bcast(words if rank == 1 else None, 1)).all()
+    dest, source = (rank + 1) % p, (rank - 1) % p
+    want = np.zeros_like(words)
+    host.sendrecv(words, dest, want, source)
+    got = cp.zeros(words.size, cp.uint64)
+    nccl.sendrecv(cp.asarray(words), dest, got, source)
+    assert (got.get() == want).all()
+    counts = np.array([3 + 5 * r for r in range(p)], np.int64)
+    displs = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    mine = words[:counts[rank]]
+    want = np.zeros(counts.sum(), np.uint64)
+    host.allgatherv(mine, want, counts, displs)
+    got = cp.zeros(int(counts.sum()), cp.uint64)
+    nccl.allgatherv(cp.asarray(mine), got, counts, displs)
+    assert (got.get() == want).all()
+    send_counts = rng.integers(0, 20, p).astype(np.int64)
+    recv_counts = host.alltoall_counts(send_counts)
+    send = words[:send_counts.sum()]
+    want = np.zeros(recv_counts.sum(), np.uint64)
+    host.alltoallv(send, send_counts, want, recv_counts)
+    got = cp.zeros(int(recv_counts.sum()), cp.uint64)
+    nccl.alltoallv(cp.asarray(send), send_counts, got, recv_counts)
+    assert (got.get() == want).all()
+
+
+def blocks_in_place(R, C):
+    layout = GridLayout(2 ** SCALE, R, C)
+    src, dst = _generate_share(comm, SCALE, EF, (2, 3), "3.0")
+    x = NcclExchange(comm)
+    return layout, route_to_blocks(layout, src, dst, x)
+
+
+def check_route(R, C):
+    from bfs.graphs.kronecker import write_kronecker
+    from bfs.partition import load_manifest, partition_graph, read_block
+    layout, (bsrc, bdst) = blocks_in_place(R, C)
+    got = np.sort(bsrc.get().astype(np.uint64) << 32 | bdst.get().astype(np.uint64))
+    with tempfile.TemporaryDirectory() as tmp:
+        part = Path(tmp) / "part"
+        if rank == 0:
+            write_kronecker(Path(tmp) / "g", SCALE, EF)
+            partition_graph(Path(tmp) / "g", part, R, C)
+        comm.Barrier()
+        fsrc, fdst = read_block(part, load_manifest(part), rank)
+        want = np.sort(fsrc.astype(np.uint64) << 32 | fdst.astype(np.uint64))
+        comm.Barrier()
+    assert got.size == want.size and (got == want).all(), (rank, got.size, want.size)
+
+
+def searcher_for(R, C, bsrc, bdst, layout, **options):
+    manifest = {"grid": [R, C], "bounds": layout.bounds.tolist(), "n_vertices": 2 ** SCALE}
+    return get_algorithm("2d").load("gpu").build(Block(comm, manifest, bsrc, bdst),
+                                                 RunContext("gpu", options))
+
+
+def gathered(searcher):
+    return searcher.gather(2 ** SCALE)
+
+
+def check_search(R, C):
+    layout, (bsrc, bdst) = blocks_in_place(R, C)
+    src, dst = generate_edges(SCALE, EF)
+    n = 2 ** SCALE
+    csr = build_csr(src, dst, n)
+    roots = [int(r) for r in np.flatnonzero(np.diff(csr.offsets))[::397][:5]]
+    for options in ({"comm": "nccl"}, {"comm": "mpi"}, {"comm": "nccl", "exchange": "wave"},
+                    {"comm": "mpi", "exchange": "wave"}):
+        s = searcher_for(R, C, bsrc, bdst, layout, **options)
+        for root in roots:
+            s.search(root)
+            verdict = validate_grid_device(s.grid_view(), root, comm, s.world_x, s.row_x,
+                                           s.col_x)
+            res = gathered(s)
+            if rank == 0:
+                _, level = bfs_csr(csr.offsets, csr.columns, root)
+                assert (res.level == level).all(), (options, root)
+                ref = validate(src, dst, res.parent, root, res.level)
+                assert ref.valid, ref.message
+                assert verdict.valid and verdict.nedge == ref.nedge, (verdict, ref)
+                assert verdict.depth == ref.depth and verdict.reached == ref.reached
+            assert verdict.valid, verdict.message
+
+
+def check_faults(R, C):
+    layout, (bsrc, bdst) = blocks_in_place(R, C)
+    s = searcher_for(R, C, bsrc, bdst, layout)
+    src, dst = generate_edges(SCALE, EF)
+    csr = build_csr(src, dst, 2 ** SCALE)
+    root = int(np.argmax(np.diff(csr.offsets)))
+    own = slice(s.own.start * 64, s.own.stop * 64)
+    for faulty in range(comm.Get_size()):
+        for fault, rule in (("level", 2), ("parent-range", 1), ("parent-far", 5),
+                            ("unreached", 4)):
+            s.search(root)
+            if rank == faulty:
+                lv = s.level_col[own].get()
+                pred = s.pred.get()
+                reached = np.flatnonzero(lv > 1) + own.start
+                v = int(reached[len(reached) // 2])
+                if fault == "level":          # a reached vertex one level too deep
+                    s.level_col[v] = int(lv[v - own.start]) + 1
+                elif fault == "parent-range":  # a parent that is no vertex
+                    assigned = np.flatnonzero(pred >= 0)
+                    s.pred[int(assigned[0])] = 2 ** SCALE + 7
+                elif fault == "parent-far":   # a parent that is the root, not a neighbour
+                    assigned = np.flatnonzero(pred >= 0)
+                    far = [a for a in assigned if s.level_col[int(a)].get() > 1]
+                    s.pred[int(far[0])] = root
+                else:                          # a reached vertex reported unreached
+                    s.level_col[v] = -1
+            verdict = validate_grid_device(s.grid_view(), root, comm, s.world_x, s.row_x,
+                                           s.col_x)
+            assert not verdict.valid, (fault, faulty)
+            if fault != "parent-far":
+                assert verdict.rule in (rule, 2, 3, 4), (fault, faulty, verdict)
+            else:
+                assert verdict.rule in (2, 5), (fault, faulty, verdict)
+            if rank == 0:
+                print(f"fault {fault} on rank {faulty}: {verdict.message}", flush=True)
+
+
+if __name__ == "__main__":
+    check, R, C = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    select_gpu(rank)
+    try:
+        globals()[f"check_{check}"](R, C)
+    except Exception:
+        import traceback
+        traceback.print_exc()
+        sys.stdout.flush()
+        comm.Abort(1)
+    comm.Barrier()
+    if rank == 0:
+        print(f"ok {check} {R}x{C}", flush=True)

@@ -1,0 +1,80 @@
+"""Multi-GPU 2d: NCCL exchanges, in-place generation and routing, distributed GPU validation,
+and `bfs run` / `bfs bench --grid` on 2 ranks. Marked gpu; skipped without 2 GPUs and mpiexec.
+On a 2-GPU machine: python3 -m pytest -q -m gpu tests/test_gpu_grid.py
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from helpers import ROOT, bfs_cli, searches
+
+try:
+    import cupy as cp
+    _N_GPUS = cp.cuda.runtime.getDeviceCount()
+except Exception:   # ImportError, or a CUDA runtime/driver error
+    _N_GPUS = 0
+
+pytestmark = [pytest.mark.gpu,
+              pytest.mark.skipif(_N_GPUS < 2 or shutil.which("mpiexec") is None,
+                                 reason=f"needs 2 GPUs and mpiexec ({_N_GPUS} GPUs)")]
+GRIDS = [(1, 2), (2, 1)]
+# NVLink multicast stays off wherever NCCL starts; Open MPI may run as root in containers
+ENV = {"NCCL_NVLS_ENABLE": "0", "OMPI_ALLOW_RUN_AS_ROOT": "1",
+       "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1", "PYTHONPATH": str(ROOT)}
+
+
+def mpi_check(check, rows, cols):
+    proc = subprocess.run(["mpiexec", "-n", str(rows * cols), sys.executable,
+                           str(ROOT / "tests" / "gpu_grid_checks.py"), check, str(rows),
+                           str(cols)], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, **ENV}, cwd=ROOT)
+    assert proc.returncode == 0 and f"ok {check} {rows}x{cols}" in proc.stdout, \
+        proc.stdout[-3000:] + proc.stderr[-3000:]
+    return proc.stdout
+
+
+@pytest.mark.parametrize("grid", GRIDS, ids=lambda g: f"{g[0]}x{g[1]}")
+@pytest.mark.parametrize("check", ["exchange", "route", "search", "faults"])
+def test_grid_checks(check, grid):
+    out = mpi_check(check, *grid)
+    if check == "faults":   # every planted fault was named, on each rank
+        assert out.count("fault ") == 8
+
+
+@pytest.mark.parametrize("comm", ["nccl", "mpi"])
+def test_run_two_gpus(tmp_path, comm):
+    """bfs run on a 1x2 partition: every search validated on the GPUs, the same depths,
+    reached counts and nedge as the CPU backend."""
+    graph, part = tmp_path / "g", tmp_path / "p"
+    bfs_cli("generate", "kronecker", "--scale", 12, "--out", graph)
+    bfs_cli("partition", graph, "--grid", "1x2", "--out", part)
+    gpu, cpu = tmp_path / "gpu", tmp_path / "cpu"
+    bfs_cli("run", part, "--algorithm", "2d", "--backend", "gpu", "--comm", comm,
+            "--roots", 6, "--out", gpu, ranks=2, env=ENV)
+    bfs_cli("run", part, "--algorithm", "2d", "--backend", "cpu", "--roots", 6, "--out", cpu,
+            ranks=2, env=ENV)
+    info = json.loads((gpu / "run.json").read_text())
+    assert info["valid"] and info["parameters"]["comm"] == comm
+    assert "grid_gpu" in info["validation"]
+    key = [(r["root"], r["depth"], r["reached"], r["nedge"]) for r in searches(gpu)]
+    assert key == [(r["root"], r["depth"], r["reached"], r["nedge"]) for r in searches(cpu)]
+
+
+def test_bench_grid_two_gpus(tmp_path):
+    out = tmp_path / "bench.json"
+    proc = bfs_cli("bench", "--backend", "gpu", "--grid", "2x1", "--scales", 12,
+                   "--algorithms", "2d,2d@comm=mpi", "--roots", 4, "--out", out, ranks=2,
+                   env=ENV)
+    rec = json.loads(out.read_text())["records"][0]
+    assert rec["grid"] == "2x1"
+    for name in ("2d", "2d@comm=mpi"):
+        a = rec["algorithms"][name]
+        assert a["valid"] and a["validated"] == 4
+        assert {r["rank"] for r in a["levels_first_root"]} == {0, 1}
+    assert rec["algorithms"]["2d"]["comm"] == "nccl"
+    assert rec["algorithms"]["2d@comm=mpi"]["comm"] == "mpi"
+    assert "all valid" in proc.stdout
