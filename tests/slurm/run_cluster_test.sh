@@ -34,7 +34,7 @@ if ! command -v slurmctld >/dev/null || ! command -v slurmd >/dev/null || ! comm
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq slurm-wlm munge >/dev/null
 fi
 python3 -c "import snakemake_executor_plugin_slurm" 2>/dev/null \
-    || die "snakemake-executor-plugin-slurm is missing: pip install -e '.[workflow]'"
+    || die "snakemake-executor-plugin-slurm is missing: run the tests through bash envs/venv.sh (it installs '.[all]')"
 
 # --- 2. a single-node cluster in a temporary directory ---------------------------------------
 TMP=$(mktemp -d /tmp/bfs-slurm-test.XXXXXX)
