@@ -51,9 +51,12 @@ def route_to_blocks(layout: GridLayout, src, dst, exchange):
         mod.get_function("scatter_owners")((grid_for(m),), (BLOCK,),
                                            (src, dst, np.int64(m), bounds, np.int32(p),
                                             np.int32(C), cursor, packed))
-    recv_counts = exchange.alltoall_counts(send_counts)
-    received = cp.empty(int(recv_counts.sum()), cp.uint64)
-    exchange.alltoallv(packed, send_counts, received, recv_counts)
+    if p == 1:
+        received = packed     # one block: nothing moves
+    else:
+        recv_counts = exchange.alltoall_counts(send_counts)
+        received = cp.empty(int(recv_counts.sum()), cp.uint64)
+        exchange.alltoallv(packed, send_counts, received, recv_counts)
     del packed
     out_src = cp.empty(received.size, cp.uint32)
     out_dst = cp.empty(received.size, cp.uint32)
