@@ -394,7 +394,7 @@ def test_bench_small(tmp_path):
 
 def test_bench_profile_grid_and_variants(tmp_path):
     out = tmp_path / "bench.json"
-    bfs_cli("bench", "--backend", "gpu", "--scales", "12", "--grid", "40x300",
+    bfs_cli("bench", "--backend", "gpu", "--scales", "12", "--grid-graphs", "40x300",
             "--algorithms", "merrill", "merrill-do", "merrill@expand=v0", "--roots", "3",
             "--profile-levels", "--out", out)
     import json

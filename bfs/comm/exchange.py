@@ -161,11 +161,16 @@ class NcclExchange:
         self.cp, self.nccl = cp, nccl
         self.mpi = comm
         self.size, self.rank = comm.Get_size(), comm.Get_rank()
-        uid = np.zeros(128, np.int8)   # ncclUniqueId: 128 chars
+        # ncclUniqueId: 128 chars; CuPy hands it out as bytes (14.x) or a tuple of ints (older)
+        as_bytes = isinstance(nccl.get_unique_id(), (bytes, bytearray))
+        uid = np.zeros(128, np.int8)
         if self.rank == 0:
-            uid[:] = np.asarray(nccl.get_unique_id(), np.int64).astype(np.int8)
+            made = nccl.get_unique_id()
+            uid[:] = (np.frombuffer(bytes(made), np.int8) if as_bytes
+                      else np.asarray(made, np.int64).astype(np.int8))
         comm.Bcast(uid, root=0)
-        self.nc = nccl.NcclCommunicator(self.size, tuple(int(x) for x in uid), self.rank)
+        self.nc = nccl.NcclCommunicator(self.size, uid.tobytes() if as_bytes
+                                        else tuple(int(x) for x in uid), self.rank)
 
     def _stream(self) -> int:
         return self.cp.cuda.get_current_stream().ptr
