@@ -86,10 +86,11 @@ def check_route(R, C):
     layout, (bsrc, bdst) = blocks_in_place(R, C)
     got = np.sort(bsrc.get().astype(np.uint64) << 32 | bdst.get().astype(np.uint64))
     with tempfile.TemporaryDirectory() as tmp:
-        part = Path(tmp) / "part"
+        tmp = Path(comm.bcast(tmp, root=0))    # rank 0's directory, on the same host
+        part = tmp / "part"
         if rank == 0:
-            write_kronecker(Path(tmp) / "g", SCALE, EF)
-            partition_graph(Path(tmp) / "g", part, R, C)
+            write_kronecker(tmp / "g", SCALE, EF)
+            partition_graph(tmp / "g", part, R, C)
         comm.Barrier()
         fsrc, fdst = read_block(part, load_manifest(part), rank)
         want = np.sort(fsrc.astype(np.uint64) << 32 | fdst.astype(np.uint64))
