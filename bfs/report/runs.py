@@ -176,4 +176,7 @@ def read_runs_file(path) -> list[str]:
         lines = Path(path).read_text().splitlines()
     except OSError as e:
         raise BfsError(f"--runs-file {path}: {e.strerror}") from None
+    except UnicodeDecodeError:
+        raise BfsError(f"--runs-file {path}: binary data, not a list of run directories") \
+            from None
     return [s for s in (line.strip() for line in lines) if s and not s.startswith("#")]
