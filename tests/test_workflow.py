@@ -186,7 +186,8 @@ def test_cache_shares_graphs_and_partitions(tmp_path):
     logs = work["second"] / "results" / "logs"
     assert "taken from" in (logs / "graphs" / "kron-s8.log").read_text()
     assert "taken from" in (logs / "partition" / "kron-s8-1x2.log").read_text()
-    for part in ("graphs/kron-s8/edges/part-00000.parquet", "partitions/kron-s8/1x2/block-0-1.parquet"):
+    for part in ("graphs/kron-s8/edges/part-00000.parquet",
+                 "partitions/kron-s8/1x2/block-0-1.parquet"):
         assert (work["first"] / "results" / part).read_bytes() == \
             (work["second"] / "results" / part).read_bytes()
 
@@ -194,6 +195,7 @@ def test_cache_shares_graphs_and_partitions(tmp_path):
     damaged.write_bytes(damaged.read_bytes()[:100])
     proc = snakemake(work["third"], "-c", "1", target, check=False)
     assert proc.returncode != 0
-    last = (work["third"] / "results" / "logs" / "graphs" / "kron-s8.log").read_text().splitlines()[-1]
+    log = work["third"] / "results" / "logs" / "graphs" / "kron-s8.log"
+    last = log.read_text().splitlines()[-1]
     assert last.startswith("bfs: error:") and "edges/part-00000.parquet: damaged" in last
     assert not (work["third"] / "results" / "graphs" / "kron-s8").exists()

@@ -188,7 +188,8 @@ def read_meta(graph_dir: str | os.PathLike) -> GraphMeta:
     return GraphMeta.from_json(read_json_object(path, "graph metadata"), str(path))
 
 
-def edge_files(graph_dir: str | os.PathLike, meta: GraphMeta | None = None) -> list[tuple[Path, int]]:
+def edge_files(graph_dir: str | os.PathLike,
+               meta: GraphMeta | None = None) -> list[tuple[Path, int]]:
     """The edge part files as (path, rows), after the cheap check every reader makes.
 
     Each part graph.json records is there, its Parquet footer opens with columns src and dst

@@ -8,8 +8,8 @@ so their "directed GTEPS" is twice that; both are shown where Fu's tables are re
 
 Runs repeated with the same configuration are pooled as one: the harmonic mean over all their
 searches. Only valid runs are aggregated: a run directory marked invalid, holding an invalid search or
-missing a file is refused with an error naming it; a damaged file (footer or row count unlike
-run.json's record) is refused with an error naming the file.
+missing a file is refused with an error naming it; so is a damaged file (footer or row count
+unlike run.json's record).
 """
 from __future__ import annotations
 
