@@ -1,18 +1,20 @@
 """The `bfs` command line: one convention for every stage.
 
-    bfs generate kronecker --scale S [--edgefactor 16] [--seeds 2 3] --out GRAPH_DIR
+    bfs generate kronecker --scale S [--edgefactor 16] [--seeds 2 3] [--cache DIR] --out GRAPH_DIR
     bfs generate snap INPUT --out GRAPH_DIR
-    bfs partition GRAPH_DIR (--grid RxC | --1d P) --out PART_DIR
+    bfs partition GRAPH_DIR (--grid RxC | --1d P) [--cache DIR] --out PART_DIR
     bfs run GRAPH_DIR --algorithm NAME [--backend cpu|gpu|auto] [--roots N | --root V] --out RUN_DIR
     mpiexec -n P bfs run PART_DIR --algorithm 2d|1d [--exchange scan|wave] [--comm nccl|mpi] --out RUN_DIR
     bfs validate RUN_DIR
+    bfs verify GRAPH_DIR|PART_DIR|RUN_DIR
     bfs report table strong_scaling|weak_scaling|graphs|kernel1 RUN_DIR... --out STEM
     bfs report figure strong_scaling|weak_scaling|frontier|comm_vs_compute|teps_vs_scale \
         RUN_DIR... [--runs-file FILE] --out STEM
     bfs algorithms
 
 Inputs are positional, outputs are --out, every output is written atomically. Errors print one
-line naming what was wrong and exit 1; progress goes to stderr, results to stdout.
+line naming what was wrong and exit 1 (BFS_DEBUG=1 shows the traceback instead); progress goes
+to stderr, results to stdout.
 """
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ from pathlib import Path
 
 from . import __version__
 from .graphs.graphdir import GRAPH_JSON, read_meta, write_json
-from .errors import BfsError
+from .errors import BfsError, debugging, input_errors, one_line
 
 
 class Progress:
@@ -56,6 +58,18 @@ def _record_generation_time(out: Path, seconds: float) -> None:
 
 def cmd_generate_kronecker(args) -> int:
     from .graphs.kronecker import generate_edges, write_kronecker
+    entry = None
+    if args.cache:
+        from .harness import cache
+        entry = cache.kronecker_entry(Path(args.cache), args.scale, args.edgefactor, args.seeds,
+                                      args.graph500_version)
+        meta = cache.take_kronecker(entry, Path(args.out),
+                                    args.name or f"kron-s{args.scale}-e{args.edgefactor}",
+                                    args.force, args.scale, args.edgefactor, args.seeds,
+                                    args.graph500_version)
+        if meta is not None:
+            print(f"{args.out}: {meta.n_vertices} vertices, {meta.n_edges} edges (from the cache)")
+            return 0
     generate = generate_edges
     if args.backend == "gpu":
         from .device import require_gpu
@@ -67,6 +81,8 @@ def cmd_generate_kronecker(args) -> int:
                            progress=Progress("kronecker", "edges"), generate=generate,
                            chunk_edges=(1 << 24) if args.backend == "gpu" else (1 << 22))
     _record_generation_time(Path(args.out), time.perf_counter() - t)
+    if entry is not None:
+        cache.store(Path(args.out), entry)
     print(f"{args.out}: {meta.n_vertices} vertices, {meta.n_edges} edges")
     return 0
 
@@ -148,8 +164,19 @@ def cmd_partition(args) -> int:
     else:
         rows, cols = args.grid or squarest_grid(args.ranks)
         kind = "2d"
-    manifest = partition_graph(args.graph, args.out, rows, cols, kind=kind, force=args.force,
+
+    def make():
+        return partition_graph(args.graph, args.out, rows, cols, kind=kind, force=args.force,
                                progress=Progress("partition", "edges"))
+
+    if args.cache:
+        from .harness.cache import partition_cached
+        if not Path(args.graph).is_dir():
+            raise BfsError(f"{args.graph}: no such graph directory")
+        manifest = partition_cached(args.graph, args.out, rows, cols, kind, args.force,
+                                    Path(args.cache), make)
+    else:
+        manifest = make()
     print(f"{args.out}: {kind} {rows}x{cols}, {manifest['n_directed_edges']} directed edges "
           f"in {len(manifest['blocks'])} blocks")
     return 0
@@ -164,6 +191,40 @@ def cmd_validate(args) -> int:
     print(f"{args.run_dir}: {'valid' if ok else 'INVALID'} "
           f"({sum(r['valid'] for r in report)}/{len(report)} saved searches valid)")
     return 0 if ok else 1
+
+
+def _size(n: int) -> str:
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024
+
+
+def cmd_verify(args) -> int:
+    from .harness.verify import verify_dir
+    directory = Path(args.dir)
+    big = sum(p.stat().st_size for p in directory.rglob("*") if p.is_file()) \
+        if directory.is_dir() else 0
+    progress = Progress("verify", "bytes") if big >= 1 << 30 else None
+    verdict = verify_dir(directory, progress)
+    for f in verdict.files:
+        if f.problem:
+            print(f"DAMAGED  {f.path}: {f.problem}")
+        elif not args.quiet:
+            rows = f"{f.rows} rows, " if f.rows is not None else ""
+            print(f"ok       {f.path} ({rows}{_size(f.bytes or 0)}"
+                  f"{', sha256' if f.hashed else ''})")
+    for note in verdict.notes:
+        print(f"note     {note}")
+    damaged = verdict.damaged()
+    if damaged:
+        raise BfsError(damaged[0] if len(damaged) == 1 else
+                       f"{directory}: {len(damaged)} problems: {'; '.join(damaged)}")
+    total = sum(f.bytes or 0 for f in verdict.files)
+    n = len(verdict.files)
+    print(f"{directory}: {verdict.kind} directory intact ({n} file{'s' if n != 1 else ''}, "
+          f"{_size(total)}{', every sha256 checked' if not verdict.notes else ''})")
+    return 0
 
 
 def cmd_fetch(args) -> int:
@@ -243,6 +304,9 @@ def build_parser() -> argparse.ArgumentParser:
     k.add_argument("--graph500-version", choices=["3.0", "2.1.4"], default="3.0")
     k.add_argument("--backend", choices=["cpu", "gpu"], default="cpu",
                    help="generate on the CPU (Numba) or the GPU (CuPy); the edges are identical")
+    k.add_argument("--cache", metavar="DIR",
+                   help="shared cache: take the graph from DIR/graphs/ if there (verified), "
+                        "else generate it and store a copy there")
     add_graph_output(k, "kron-sS-eE")
     k.set_defaults(func=cmd_generate_kronecker)
 
@@ -272,6 +336,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="1D row blocks for P ranks")
     pa_.add_argument("--out", required=True, help="partition directory to write")
     pa_.add_argument("--force", action="store_true", help="replace an existing --out")
+    pa_.add_argument("--cache", metavar="DIR",
+                     help="shared cache: take the partition from DIR/partitions/ if there "
+                          "(verified), else make it and store a copy there")
     pa_.set_defaults(func=cmd_partition)
 
     r = sub.add_parser("run", help="Kernel 1 + validated BFS searches into a run directory")
@@ -303,6 +370,13 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--graph", help="graph directory (default: the one run.json names)")
     v.add_argument("--report", help="also write the verdict as JSON here")
     v.set_defaults(func=cmd_validate)
+
+    ver = sub.add_parser("verify", help="check every file of a graph, partition or run "
+                                        "directory against its recorded sha256 and counts")
+    ver.add_argument("dir", metavar="DIR", help="graph, partition or run directory")
+    ver.add_argument("-q", "--quiet", action="store_true",
+                     help="print only damaged files and the verdict")
+    ver.set_defaults(func=cmd_verify)
 
     f = sub.add_parser("fetch", help="download a file and verify its sha256")
     f.add_argument("url", help="http(s):// or file:// URL")
@@ -367,9 +441,13 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _terminated)
     try:
         return args.func(args)
-    except BfsError as e:
-        print(f"bfs: error: {e}", file=sys.stderr)
-        return 1
     except KeyboardInterrupt:
         print("bfs: interrupted", file=sys.stderr)
         return 130
+    except (BfsError, *input_errors()) as e:
+        # BfsError: a reader's own message; the rest is the net under the readers' checks, so
+        # bad input never ends in a traceback (BFS_DEBUG=1 shows it, for bugs)
+        if debugging():
+            raise
+        print(f"bfs: error: {one_line(e)}", file=sys.stderr)
+        return 1

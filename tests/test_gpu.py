@@ -608,3 +608,22 @@ def test_bench_validates_every_search_on_gpu(tmp_path):
         for a in list(rec["algorithms"].values()) + [rec["baseline"]]:
             assert len(a["searches"]) == 4
             assert all(r["validated"] and r["valid"] for r in a["searches"])
+
+
+@pytest.mark.parametrize("command", [
+    ["bench", "--backend", "gpu", "--graphs", "{g}", "--algorithms", "merrill", "--roots", "2"],
+    ["run", "{g}", "--algorithm", "merrill", "--backend", "gpu", "--roots", "2", "--out", "{r}"],
+], ids=["bench", "run"])
+@pytest.mark.parametrize("how", ["truncated", "foreign"])
+def test_damaged_graph_is_named_by_the_gpu_readers(tmp_path, command, how):
+    """The GPU edge reader (pinned batches of row groups) goes through the same checked parts."""
+    g = tmp_path / "g"
+    bfs_cli("generate", "kronecker", "--scale", "10", "--out", g)
+    part = g / "edges" / "part-00000.parquet"
+    part.write_bytes(part.read_bytes()[:5000] if how == "truncated" else b"not parquet" * 100)
+    proc = bfs_cli(*[a.format(g=g, r=tmp_path / "r") for a in command], check=False)
+    assert proc.returncode == 1, proc.stderr
+    assert "Traceback" not in proc.stderr + proc.stdout
+    last = proc.stderr.splitlines()[-1]
+    assert last.startswith("bfs: error:") and "g/edges/part-00000.parquet: " in last, last
+    assert not (tmp_path / "r").exists()

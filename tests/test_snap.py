@@ -1,3 +1,4 @@
+import dataclasses
 import gzip
 import hashlib
 import json
@@ -152,7 +153,9 @@ def test_tiny_chunks_match_default(tmp_path, chunk_bytes):
     path = write(tmp_path, text)
     default = convert(path, tmp_path / "default")
     tiny = convert(path, tmp_path / "tiny", chunk_bytes=chunk_bytes)
-    assert default[0] == tiny[0]
+    # the same metadata; the part files themselves differ in row groups, so do their records
+    assert dataclasses.replace(default[0], files=None) == dataclasses.replace(tiny[0], files=None)
+    assert [f["rows"] for f in default[0].files] == [f["rows"] for f in tiny[0].files]
     assert default[0].directed_source is False
     for a, b in zip(default[1:], tiny[1:]):
         np.testing.assert_array_equal(a, b)
@@ -163,7 +166,7 @@ def test_tiny_chunks_on_real_file(tmp_path):
     path = DATA / "email-Eu-core.txt"
     default = convert(path, tmp_path / "default")
     tiny = convert(path, tmp_path / "tiny", chunk_bytes=1000)
-    assert default[0] == tiny[0]
+    assert dataclasses.replace(default[0], files=None) == dataclasses.replace(tiny[0], files=None)
     for a, b in zip(default[1:], tiny[1:]):
         np.testing.assert_array_equal(a, b)
 

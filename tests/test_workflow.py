@@ -233,3 +233,41 @@ def test_schema_names_every_registered_algorithm():
     from bfs.algorithms import ALGORITHMS
     schema = yaml.safe_load((ROOT / "workflow/schemas/config.schema.yaml").read_text())
     assert set(schema["definitions"]["algorithm"]["enum"]) == set(ALGORITHMS)
+
+
+def test_cache_shares_graphs_and_partitions(tmp_path):
+    """With `cache` in the config a second results directory takes the Kronecker graph and its
+    partition from the cache (verified), and a damaged cache entry fails the job naming it."""
+    cache = tmp_path / "cache"
+    config = {"results": "results", "cache": str(cache),
+              "graphs": {"kronecker": {"kron-s8": {"scale": 8, "edgefactor": 8}}},
+              "experiments": {"real_graphs": {"graphs": ["kron-s8"], "algorithms": ["2d"],
+                                              "ranks": 2}}}
+    target = "results/partitions/kron-s8/1x2"
+    work = {}
+    for name in ("first", "second", "third"):
+        work[name] = tmp_path / name
+        work[name].mkdir()
+        (work[name] / "config.yaml").write_text(yaml.safe_dump(config))
+    snakemake(work["first"], "-c", "1", target)
+    logs = work["first"] / "results" / "logs"
+    assert "stored" in (logs / "graphs" / "kron-s8.log").read_text()
+    assert "stored" in (logs / "partition" / "kron-s8-1x2.log").read_text()
+
+    snakemake(work["second"], "-c", "1", target)
+    logs = work["second"] / "results" / "logs"
+    assert "taken from" in (logs / "graphs" / "kron-s8.log").read_text()
+    assert "taken from" in (logs / "partition" / "kron-s8-1x2.log").read_text()
+    for part in ("graphs/kron-s8/edges/part-00000.parquet",
+                 "partitions/kron-s8/1x2/block-0-1.parquet"):
+        assert (work["first"] / "results" / part).read_bytes() == \
+            (work["second"] / "results" / part).read_bytes()
+
+    damaged = next(cache.glob("graphs/*/edges/part-00000.parquet"))
+    damaged.write_bytes(damaged.read_bytes()[:100])
+    proc = snakemake(work["third"], "-c", "1", target, check=False)
+    assert proc.returncode != 0
+    log = work["third"] / "results" / "logs" / "graphs" / "kron-s8.log"
+    last = log.read_text().splitlines()[-1]
+    assert last.startswith("bfs: error:") and "edges/part-00000.parquet: damaged" in last
+    assert not (work["third"] / "results" / "graphs" / "kron-s8").exists()

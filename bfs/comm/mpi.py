@@ -73,9 +73,14 @@ def abort_on_error(comm):
         yield
     except (BfsError, KeyboardInterrupt, SystemExit):
         raise
-    except BaseException:
-        import traceback
-        traceback.print_exc()
+    except BaseException as e:
+        from ..errors import debugging, input_errors, one_line
+        if isinstance(e, input_errors()) and not debugging():
+            # bad input that slipped past the readers' checks: one line, as the CLI prints it
+            print(f"bfs: error: rank {comm.Get_rank()}: {one_line(e)}", file=sys.stderr)
+        else:
+            import traceback
+            traceback.print_exc()
         sys.stderr.flush()
         comm.Abort(1)
 

@@ -9,6 +9,9 @@
 
 Every writer goes through `atomic_dir`: the directory is built under a temporary sibling and
 renamed into place only when complete, so a crash or a bad input never leaves half a graph.
+`write_meta`, the last step of every writer, records each data file (path, rows, bytes, sha256)
+in graph.json's `files`; every reader goes through `edge_files`, which checks the parts' Parquet
+footers against those records (cheap), and `bfs verify` checks the sha256s.
 """
 from __future__ import annotations
 
@@ -27,10 +30,16 @@ import pyarrow.parquet as pq
 
 from .. import __version__
 from ..errors import BfsError
+from ..integrity import (check_records, file_problem, file_records, is_count, read_json_object,
+                         reading)
 
 GRAPH_JSON = "graph.json"
 EDGES_DIR = "edges"
 VERTICES_FILE = "vertices.parquet"
+PART_GLOB = "part-*.parquet"
+EDGE_COLUMNS = ("src", "dst")
+# what a reader that finds a damaged graph file tells the user
+REMEDY = "regenerate the graph or restore the file"
 
 
 @dataclass
@@ -50,6 +59,9 @@ class GraphMeta:
     original_sha256: str | None = None
     bfs_version: str = __version__
     extra: dict = field(default_factory=dict)
+    # the data files, each {path, rows, bytes, sha256}; None for a graph written before they
+    # were recorded (still read: its footers are checked, not its digests)
+    files: list[dict] | None = None
 
     def to_json(self) -> dict:
         # directed_source stays even when null, so "the source does not say" is explicit
@@ -57,9 +69,24 @@ class GraphMeta:
                 if k == "directed_source" or (v is not None and v != {})}
 
     @classmethod
-    def from_json(cls, d: dict) -> "GraphMeta":
+    def from_json(cls, d: dict, where: str = GRAPH_JSON) -> "GraphMeta":
+        """GraphMeta from graph.json's object; BfsError naming `where` if it is not one."""
+        if not isinstance(d, dict):
+            raise BfsError(f"{where}: graph metadata is not a JSON object")
+        missing = [k for k in ("name", "source", "n_vertices", "n_edges") if k not in d]
+        if missing:
+            raise BfsError(f"{where}: not graph metadata (lacks {', '.join(missing)})")
+        bad = [k for k in ("n_vertices", "n_edges") if not is_count(d[k])]
+        if bad:
+            raise BfsError(f"{where}: {', '.join(f'{k} = {d[k]!r}' for k in bad)} is not a "
+                           f"count")
+        if not isinstance(d.get("extra", {}), dict):
+            raise BfsError(f"{where}: 'extra' is not a JSON object")
+        if d.get("files") is not None:
+            check_records(d["files"], where)
         known = set(cls.__dataclass_fields__)
-        return cls(**{k: v for k, v in d.items() if k in known})
+        return cls(**{"directed_source": None,
+                      **{k: v for k, v in d.items() if k in known}})
 
 
 def id_dtype(n_vertices: int) -> np.dtype:
@@ -137,7 +164,20 @@ class EdgeWriter:
         self.close()
 
 
+def data_files(graph_dir: Path) -> list[str]:
+    """The graph directory's data files, relative: edges/part-*.parquet, then vertices.parquet."""
+    graph_dir = Path(graph_dir)
+    rels = [f"{EDGES_DIR}/{p.name}" for p in sorted((graph_dir / EDGES_DIR).glob(PART_GLOB))]
+    if (graph_dir / VERTICES_FILE).is_file():
+        rels.append(VERTICES_FILE)
+    return rels
+
+
 def write_meta(graph_dir: Path, meta: GraphMeta) -> None:
+    """Complete a graph directory: record its data files in `meta.files`, then write graph.json.
+
+    Every writer calls this last, inside atomic_dir, once no data file will change."""
+    meta.files = file_records(Path(graph_dir), data_files(graph_dir))
     write_json(Path(graph_dir) / GRAPH_JSON, meta.to_json())
 
 
@@ -145,30 +185,98 @@ def read_meta(graph_dir: str | os.PathLike) -> GraphMeta:
     path = Path(graph_dir) / GRAPH_JSON
     if not path.is_file():
         raise BfsError(f"{graph_dir}: not a graph directory (no {GRAPH_JSON})")
-    try:
-        return GraphMeta.from_json(json.loads(path.read_text()))
-    except (json.JSONDecodeError, TypeError) as e:
-        raise BfsError(f"{path}: unreadable graph metadata: {e}") from None
+    return GraphMeta.from_json(read_json_object(path, "graph metadata"), str(path))
+
+
+def edge_files(graph_dir: str | os.PathLike,
+               meta: GraphMeta | None = None) -> list[tuple[Path, int]]:
+    """The edge part files as (path, rows), after the cheap check every reader makes.
+
+    Each part graph.json records is there, its Parquet footer opens with columns src and dst
+    and the recorded row count; no part is unrecorded; the rows add up to n_edges. A graph from
+    before `files` was recorded has every part's footer checked and the total. Errors name the
+    damaged file."""
+    graph_dir = Path(graph_dir)
+    meta = meta if meta is not None else read_meta(graph_dir)
+    found = [f"{EDGES_DIR}/{p.name}" for p in sorted((graph_dir / EDGES_DIR).glob(PART_GLOB))]
+    if meta.files is None:
+        records = [{"path": rel} for rel in found]
+    else:
+        records = [r for r in meta.files if r["path"].startswith(f"{EDGES_DIR}/")]
+        listed = {r["path"] for r in records}
+        stray = [rel for rel in found if rel not in listed]
+        if stray:
+            raise BfsError(f"{graph_dir / stray[0]}: not listed in {graph_dir / GRAPH_JSON} "
+                           f"(a stray or foreign part file); remove it or regenerate the graph")
+    files = []
+    for rec in records:
+        problem = file_problem(graph_dir, rec, EDGE_COLUMNS)
+        if problem:
+            raise BfsError(f"{graph_dir / rec['path']}: {problem}; {REMEDY}")
+        rows = rec.get("rows")
+        if rows is None:
+            with reading(graph_dir / rec["path"], REMEDY):
+                rows = pq.ParquetFile(graph_dir / rec["path"]).metadata.num_rows
+        files.append((graph_dir / rec["path"], rows))
+    total = sum(rows for _, rows in files)
+    if total != meta.n_edges:
+        raise BfsError(f"{graph_dir}: graph.json says {meta.n_edges} edges, the edge files "
+                       f"hold {total}; {REMEDY}")
+    return files
 
 
 def edges_dataset(graph_dir: str | os.PathLike) -> pads.Dataset:
-    return pads.dataset(Path(graph_dir) / EDGES_DIR, format="parquet")
+    """The checked edge parts as one pyarrow dataset (see edge_files)."""
+    graph_dir = Path(graph_dir)
+    meta = read_meta(graph_dir)
+    paths = [str(p) for p, _ in edge_files(graph_dir, meta)]
+    if not paths:
+        dtype = pa.from_numpy_dtype(id_dtype(meta.n_vertices))
+        return pads.dataset(pa.table({c: pa.array([], dtype) for c in EDGE_COLUMNS}))
+    return pads.dataset(paths, format="parquet")
 
 
 def read_edges(graph_dir: str | os.PathLike) -> tuple[np.ndarray, np.ndarray]:
-    """The whole edge list as two arrays (src, dst), in stored order."""
+    """The whole edge list as two arrays (src, dst), in stored order, read part by part into
+    arrays of the final size (the host holds the list once, plus one part)."""
+    graph_dir = Path(graph_dir)
     meta = read_meta(graph_dir)
-    table = edges_dataset(graph_dir).to_table(columns=["src", "dst"])
-    if table.num_rows != meta.n_edges:
-        raise BfsError(f"{graph_dir}: graph.json says {meta.n_edges} edges, "
-                       f"{EDGES_DIR}/ holds {table.num_rows}")
-    src = table.column("src").to_numpy()
-    dst = table.column("dst").to_numpy()
+    files = edge_files(graph_dir, meta)
+    dtype = id_dtype(meta.n_vertices)
+    if files:
+        with reading(files[0][0], REMEDY):
+            dtype = pq.ParquetFile(files[0][0]).schema_arrow.field("src").type.to_pandas_dtype()
+    src = np.empty(meta.n_edges, dtype=dtype)
+    dst = np.empty(meta.n_edges, dtype=dtype)
+    pos = 0
+    for path, rows in files:
+        with reading(path, REMEDY):
+            table = pq.read_table(path, columns=list(EDGE_COLUMNS))
+        if table.num_rows != rows:  # the footer said otherwise a moment ago
+            raise BfsError(f"{path}: {table.num_rows} rows read, {rows} recorded; {REMEDY}")
+        for out, name in ((src, "src"), (dst, "dst")):
+            with reading(path, REMEDY):
+                out[pos:pos + rows] = table.column(name).to_numpy()
+        pos += rows
     return src, dst
 
 
 def iter_edge_batches(graph_dir: str | os.PathLike, batch_rows: int = 1 << 22):
-    """Stream the edge list as (src, dst) array pairs, never holding the whole list."""
-    for batch in edges_dataset(graph_dir).to_batches(columns=["src", "dst"],
-                                                     batch_size=batch_rows):
-        yield batch.column(0).to_numpy(), batch.column(1).to_numpy()
+    """Stream the edge list as (src, dst) array pairs, never holding the whole list; each batch
+    has at most batch_rows rows and comes from one part file."""
+    graph_dir = Path(graph_dir)
+    for path, rows in edge_files(graph_dir):
+        seen = 0
+        batches = None
+        with reading(path, REMEDY):
+            batches = pq.ParquetFile(path).iter_batches(batch_size=batch_rows,
+                                                        columns=list(EDGE_COLUMNS))
+        while True:
+            with reading(path, REMEDY):
+                batch = next(batches, None)
+            if batch is None:
+                break
+            seen += batch.num_rows
+            yield batch.column(0).to_numpy(), batch.column(1).to_numpy()
+        if seen != rows:
+            raise BfsError(f"{path}: {seen} rows read, {rows} recorded; {REMEDY}")

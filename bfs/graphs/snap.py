@@ -275,6 +275,8 @@ def default_name(input_path: str | os.PathLike) -> str:
 
 def _quote(line: bytes) -> str:
     text = line.rstrip(b"\r").decode("utf-8", errors="replace")
+    # binary junk quoted as is could break the one-line message (\v, \f, \x1c... end lines)
+    text = "".join(c if c.isprintable() or c == "\t" else "\ufffd" for c in text)
     return text if len(text) <= _QUOTE_LIMIT else text[:_QUOTE_LIMIT] + "..."
 
 

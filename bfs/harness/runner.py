@@ -7,14 +7,14 @@ search validated untimed, Graph500 statistics, and the run directory:
     RUN_DIR/parents/root-<r>.parquet columns parent (int64, -1 unreached), level (int32)
     RUN_DIR/graph500.txt             the reference's output block
 
-The directory is written atomically. A search that fails validation marks the run invalid
-(run.json "valid": false) and the command exits non-zero.
+The directory is written atomically, run.json last: it records every other file (rows, bytes,
+sha256; see rundir.py). A search that fails validation marks the run invalid (run.json
+"valid": false) and the command exits non-zero.
 """
 from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import json
 import math
 import sys
 import time
@@ -30,6 +30,10 @@ from . import envinfo
 from ..algorithms import ALGORITHMS, EdgeList, RunContext, get_algorithm
 from ..errors import BfsError
 from ..graphs.graphdir import GraphMeta, atomic_dir, read_edges, read_meta, write_json
+from ..integrity import file_records
+from .rundir import (GRAPH500_FILE, LEVELS_FILE, LEVELS_SCHEMA, PARENTS_DIR, RUN_JSON,
+                     SEARCHES_FILE, SEARCHES_SCHEMA, check_run_file, data_files, read_run_json,
+                     read_run_table)
 from ..algorithms.kernel1 import nonloop_degrees
 from ..comm.exchange import check_comm, default_comm
 from .roots import check_root, graph500_roots
@@ -405,16 +409,14 @@ def _write_run(session, out, opts, spec, backend, options, started, roots, const
                              construction_time=construction_time, stats=stats)
     with atomic_dir(out, opts.force) as tmp:
         if parents:
-            (tmp / "parents").mkdir()
+            (tmp / PARENTS_DIR).mkdir()
         for root, (parent, level) in parents.items():
             pq.write_table(pa.table({"parent": parent, "level": level}),
-                           tmp / "parents" / f"root-{root}.parquet")
-        pq.write_table(pa.Table.from_pylist(rows, schema=SEARCHES_SCHEMA),
-                       tmp / "searches.parquet")
-        pq.write_table(pa.Table.from_pylist(level_rows, schema=LEVELS_SCHEMA),
-                       tmp / "levels.parquet")
-        (tmp / "graph500.txt").write_text(block)
-        write_json(tmp / "run.json", {
+                           tmp / PARENTS_DIR / f"root-{root}.parquet")
+        pq.write_table(pa.Table.from_pylist(rows, schema=SEARCHES_SCHEMA), tmp / SEARCHES_FILE)
+        pq.write_table(pa.Table.from_pylist(level_rows, schema=LEVELS_SCHEMA), tmp / LEVELS_FILE)
+        (tmp / GRAPH500_FILE).write_text(block)
+        write_json(tmp / RUN_JSON, {
             "valid": valid,
             "bfs_version": __version__,
             "command": sys.argv,
@@ -431,6 +433,7 @@ def _write_run(session, out, opts, spec, backend, options, started, roots, const
             "graph500": stats,
             "environment": envinfo.environment(session.hostnames, session.size,
                                                getattr(session, "ranks", None)),
+            "files": file_records(tmp, data_files(tmp)),
         })
     sys.stdout.write(block)
     if not valid:
@@ -440,36 +443,39 @@ def _write_run(session, out, opts, spec, backend, options, started, roots, const
     return 0
 
 
-SEARCHES_SCHEMA = pa.schema([("root", pa.int64()), ("time_s", pa.float64()),
-                             ("nedge", pa.int64()), ("teps", pa.float64()),
-                             ("depth", pa.int64()), ("reached", pa.int64()),
-                             ("valid", pa.bool_()), ("validate_s", pa.float64())])
-LEVELS_SCHEMA = pa.schema([("root", pa.int64()), ("rank", pa.int64()), ("level", pa.int64()),
-                           ("frontier_size", pa.int64()), ("expand_s", pa.float64()),
-                           ("comm_s", pa.float64()), ("comm_bytes", pa.int64())])
-
-
 def revalidate(run_dir: Path, graph_dir: Path | None = None) -> tuple[bool, list[dict]]:
     """Re-check a run's saved parents against its graph's own edge list (`bfs validate`)."""
-    run_json = run_dir / "run.json"
-    if not run_json.is_file():
-        raise BfsError(f"{run_dir}: not a run directory (no run.json)")
-    info = json.loads(run_json.read_text())
-    graph_dir = Path(graph_dir or info["graph"]["dir"])
-    searches = pq.read_table(run_dir / "searches.parquet").to_pylist()
+    run_dir = Path(run_dir)
+    run_json = run_dir / RUN_JSON
+    info = read_run_json(run_dir)
+    if graph_dir is None:
+        graph = info.get("graph")
+        if not isinstance(graph, dict) or not isinstance(graph.get("dir"), str):
+            raise BfsError(f"{run_json}: names no graph directory (graph.dir); pass --graph")
+        graph_dir = Path(graph["dir"])
+    searches = read_run_table(run_dir, info, SEARCHES_FILE).to_pylist()
     by_root = {r["root"]: r for r in searches}
-    files = sorted((run_dir / "parents").glob("root-*.parquet")) \
-        if (run_dir / "parents").is_dir() else []
-    if not files:
+    listed = [r["path"] for r in info.get("files") or () if r["path"].startswith(f"{PARENTS_DIR}/")]
+    found = [f"{PARENTS_DIR}/{p.name}" for p in (run_dir / PARENTS_DIR).glob("*.parquet")]
+    rels = sorted(set(listed) | set(found))
+    if not rels:
         raise BfsError(f"{run_dir}: no saved parents to validate (run with --save-parents K)")
+    roots = {}
+    for rel in rels:
+        try:
+            roots[rel] = int(Path(rel).stem.removeprefix("root-"))
+        except ValueError:
+            raise BfsError(f"{run_dir / rel}: not a parents file (expected "
+                           f"root-<vertex>.parquet)") from None
+        check_run_file(run_dir, info, rel)  # every file checked before the long reads
     src, dst = read_edges(graph_dir)
     n = read_meta(graph_dir).n_vertices
     report, ok = [], bool(info.get("valid"))
     if not ok:
         log(f"{run_json}: the run itself is marked invalid")
-    for path in files:
-        root = int(path.stem.removeprefix("root-"))
-        table = pq.read_table(path)
+    for rel in rels:
+        root = roots[rel]
+        table = read_run_table(run_dir, info, rel)
         parent = table.column("parent").to_numpy()
         level = table.column("level").to_numpy() if "level" in table.column_names else None
         if len(parent) != n:

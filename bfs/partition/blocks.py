@@ -1,7 +1,7 @@
 """Partition a graph directory into per-rank edge blocks for the distributed BFS (the layout is
 bfs.partition.layout).
 
-    PART_DIR/manifest.json             grid, bounds, ranges, per-block edge counts and sha256
+    PART_DIR/manifest.json             grid, bounds, ranges, per-block edge counts, bytes and sha256
     PART_DIR/block-{i}-{j}.parquet     2D; columns src, dst = GLOBAL vertex ids (id_dtype(n))
     PART_DIR/block-{i}.parquet         1D
 
@@ -13,7 +13,6 @@ depend on the streaming batch size.
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 
 import numpy as np
@@ -22,12 +21,16 @@ import pyarrow.parquet as pq
 
 from .. import __version__
 from ..errors import BfsError
+from ..integrity import is_count, read_json_object, reading, sha256_file, size_problem
 from .layout import GridLayout
-from ..graphs.graphdir import (GRAPH_JSON, atomic_dir, id_dtype, iter_edge_batches, read_meta,
-                               write_json)
+from ..graphs.graphdir import (GRAPH_JSON, GraphMeta, atomic_dir, id_dtype, iter_edge_batches,
+                               read_meta, write_json)
 
 MANIFEST_JSON = "manifest.json"
 KINDS = ("2d", "1d")
+BLOCK_GLOB = "block-*.parquet"
+# what a reader that finds a damaged block tells the user
+REMEDY = "partition the graph again (bfs partition) or restore the file"
 # Output row-group size; also the most rows each block buffers, so memory is p * this * 2 ids.
 ROW_GROUP_ROWS = 1 << 18
 
@@ -72,14 +75,6 @@ class _BlockWriter:
     def close(self) -> None:
         self._flush(final=True)
         self.writer.close()
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _route(layout: GridLayout, src: np.ndarray, dst: np.ndarray, dtype: np.dtype):
@@ -136,7 +131,7 @@ def partition_graph(graph_dir, out, rows: int, cols: int, kind: str = "2d", forc
     if not graph_dir.is_dir():
         raise BfsError(f"{graph_dir}: no such graph directory")
     meta = read_meta(graph_dir)
-    graph_json = json.loads((graph_dir / GRAPH_JSON).read_text())
+    graph_json = read_json_object(graph_dir / GRAPH_JSON, "graph metadata")
     layout = GridLayout(meta.n_vertices, rows, cols)
     dtype = id_dtype(meta.n_vertices)
 
@@ -156,7 +151,8 @@ def partition_graph(graph_dir, out, rows: int, cols: int, kind: str = "2d", forc
             i, j = layout.coords(rank)
             name = _block_file(kind, i, j)
             blocks.append({"row": i, "col": j, "rank": rank, "file": name,
-                           "n_edges": writer.n_edges, "sha256": _sha256(tmp / name)})
+                           "n_edges": writer.n_edges, "bytes": (tmp / name).stat().st_size,
+                           "sha256": sha256_file(tmp / name)})
         manifest = {
             "kind": kind,
             "grid": [layout.rows, layout.cols],
@@ -178,17 +174,50 @@ def is_partition_dir(path) -> bool:
 
 
 def load_manifest(part_dir) -> dict:
+    """manifest.json, checked for the shape every reader relies on; errors name the file."""
     path = Path(part_dir) / MANIFEST_JSON
     if not path.is_file():
         raise BfsError(f"{part_dir}: not a partition directory (no {MANIFEST_JSON})")
-    try:
-        manifest = json.loads(path.read_text())
-    except json.JSONDecodeError as e:
-        raise BfsError(f"{path}: unreadable manifest: {e}") from None
-    missing = [k for k in ("kind", "grid", "n_vertices", "bounds", "blocks") if k not in manifest]
+    manifest = read_json_object(path, "manifest")
+    missing = [k for k in ("kind", "grid", "n_vertices", "bounds", "blocks", "graph")
+               if k not in manifest]
     if missing:
         raise BfsError(f"{path}: manifest lacks {', '.join(missing)}")
+    grid = manifest["grid"]
+    problem = None
+    if manifest["kind"] not in KINDS:
+        problem = f"kind {manifest['kind']!r} is not one of {', '.join(KINDS)}"
+    elif not (isinstance(grid, list) and len(grid) == 2 and all(is_count(g) and g > 0
+                                                                for g in grid)):
+        problem = f"grid {grid!r} is not [rows, cols]"
+    elif not is_count(manifest["n_vertices"]):
+        problem = f"n_vertices {manifest['n_vertices']!r} is not a count"
+    elif not isinstance(manifest["blocks"], list) or len(manifest["blocks"]) != grid[0] * grid[1]:
+        problem = f"blocks is not a list of {grid[0] * grid[1]} entries"
+    else:
+        for rank, b in enumerate(manifest["blocks"]):
+            if not (isinstance(b, dict) and b.get("rank") == rank
+                    and isinstance(b.get("file"), str) and Path(b["file"]).name == b["file"]
+                    and b["file"].endswith(".parquet") and is_count(b.get("n_edges"))
+                    and isinstance(b.get("sha256"), str)
+                    and ("bytes" not in b or is_count(b["bytes"]))):
+                problem = f"block entry {rank} is not a {{rank, file, n_edges, sha256}} record"
+                break
+    graph = manifest["graph"]
+    if problem is None:
+        if not isinstance(graph, dict) or not isinstance(graph.get("graph_json"), dict):
+            problem = "'graph' is not a {dir, graph_json} record"
+        else:
+            GraphMeta.from_json(graph["graph_json"], f"{path} (graph.graph_json)")
+    if problem:
+        raise BfsError(f"{path}: {problem}")
     return manifest
+
+
+def block_files(part_dir, manifest: dict) -> list[dict]:
+    """The blocks as file records {path, rows, bytes, sha256} (bytes absent in old manifests)."""
+    return [{"path": b["file"], "rows": b["n_edges"], "sha256": b["sha256"],
+             **({"bytes": b["bytes"]} if "bytes" in b else {})} for b in manifest["blocks"]]
 
 
 def read_block(part_dir, manifest: dict, rank: int) -> tuple[np.ndarray, np.ndarray]:
@@ -200,17 +229,24 @@ def read_block(part_dir, manifest: dict, rank: int) -> tuple[np.ndarray, np.ndar
     entry = blocks[rank]
     path = Path(part_dir) / entry["file"]
     if not path.is_file():
-        raise BfsError(f"{path}: block file missing")
+        raise BfsError(f"{path}: block file missing; {REMEDY}")
     # One read serves both the hash and the decode, so the checked bytes are the decoded bytes.
-    data = path.read_bytes()
+    with reading(path, REMEDY):
+        data = path.read_bytes()
+    recorded = entry.get("bytes", len(data))
+    if len(data) != recorded:
+        raise BfsError(f"{path}: {size_problem(len(data), recorded)}; {REMEDY}")
     digest = hashlib.sha256(data).hexdigest()
     if digest != entry["sha256"]:
-        raise BfsError(f"{path}: sha256 mismatch (manifest {entry['sha256']}, file {digest})")
-    table = pq.read_table(pa.BufferReader(data), columns=["src", "dst"])
+        raise BfsError(f"{path}: sha256 mismatch (manifest {entry['sha256']}, file {digest}); "
+                       f"{REMEDY}")
+    with reading(path, REMEDY):
+        table = pq.read_table(pa.BufferReader(data), columns=["src", "dst"])
     if table.num_rows != entry["n_edges"]:
         raise BfsError(f"{path}: edge count mismatch (manifest {entry['n_edges']}, "
-                       f"file {table.num_rows})")
+                       f"file {table.num_rows}); {REMEDY}")
     dtype = id_dtype(manifest["n_vertices"])
-    src = table.column("src").to_numpy().astype(dtype, copy=False)
-    dst = table.column("dst").to_numpy().astype(dtype, copy=False)
+    with reading(path, REMEDY):
+        src = table.column("src").to_numpy().astype(dtype, copy=False)
+        dst = table.column("dst").to_numpy().astype(dtype, copy=False)
     return src, dst

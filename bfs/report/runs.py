@@ -8,7 +8,8 @@ so their "directed GTEPS" is twice that; both are shown where Fu's tables are re
 
 Runs repeated with the same configuration are pooled as one: the harmonic mean over all their
 searches. Only valid runs are aggregated: a run directory marked invalid, holding an invalid search or
-missing a file is refused with an error naming it.
+missing a file is refused with an error naming it; so is a damaged file (footer or row count
+unlike run.json's record).
 """
 from __future__ import annotations
 
@@ -19,9 +20,10 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pyarrow.parquet as pq
 
 from ..errors import BfsError
+from ..harness.rundir import (LEVELS_FILE, RUN_JSON, SEARCHES_FILE, check_run_file,
+                              read_run_json, read_run_table)
 
 RUN_FILES = ("run.json", "searches.parquet", "levels.parquet")
 SERIES_KEYS = ["graph", "algorithm", "backend", "exchange"]
@@ -34,18 +36,29 @@ def _refuse(run_dir, why: str):
                    "as a result")
 
 
+# what _run_row reads from run.json: section -> keys (None: top level)
+RUN_JSON_KEYS = {"graph": ("name", "source", "n_vertices", "n_edges"),
+                 "parameters": ("algorithm", "backend", "mpi_size"),
+                 None: ("construction_time",)}
+
+
 def _read_run(run_dir: Path) -> tuple[dict, pd.DataFrame]:
     missing = [f for f in RUN_FILES if not (run_dir / f).is_file()]
     if missing:
         _refuse(run_dir, f"not a complete run directory (missing {', '.join(missing)})")
-    try:
-        info = json.loads((run_dir / "run.json").read_text())
-    except json.JSONDecodeError as e:
-        _refuse(run_dir, f"run.json is not valid JSON ({e})")
+    info = read_run_json(run_dir)
     if info.get("valid") is not True:
-        _refuse(run_dir, f"run.json marks the run invalid (\"valid\": "
-                         f"{json.dumps(info.get('valid'))})")
-    searches = pq.read_table(run_dir / "searches.parquet").to_pandas()
+        _refuse(run_dir / RUN_JSON, f"marks the run invalid (\"valid\": "
+                                    f"{json.dumps(info.get('valid'))})")
+    for section, keys in RUN_JSON_KEYS.items():
+        where = info if section is None else info.get(section)
+        lacking = [k for k in keys if not isinstance(where, dict) or k not in where]
+        if lacking:
+            prefix = f"{section}." if section else ""
+            raise BfsError(f"{run_dir / RUN_JSON}: not a run record (lacks "
+                           f"{', '.join(prefix + k for k in lacking)})")
+    check_run_file(run_dir, info, LEVELS_FILE)  # read later by the figures: checked now
+    searches = read_run_table(run_dir, info, SEARCHES_FILE).to_pandas()
     if searches.empty:
         _refuse(run_dir, "searches.parquet holds no search")
     bad = searches.loc[~searches["valid"].astype(bool), "root"].tolist()
@@ -110,7 +123,8 @@ def load_levels(runs: pd.DataFrame) -> pd.DataFrame:
     """levels.parquet of every run in `runs`, with the run's identifying columns added."""
     frames = []
     for run in runs.itertuples(index=False):
-        levels = pq.read_table(Path(run.run_dir) / "levels.parquet").to_pandas()
+        run_dir = Path(run.run_dir)
+        levels = read_run_table(run_dir, read_run_json(run_dir), LEVELS_FILE).to_pandas()
         for key in ["run_dir", "graph", "algorithm", "backend", "exchange", "ranks"]:
             levels[key] = getattr(run, key)
         frames.append(levels)
@@ -162,4 +176,7 @@ def read_runs_file(path) -> list[str]:
         lines = Path(path).read_text().splitlines()
     except OSError as e:
         raise BfsError(f"--runs-file {path}: {e.strerror}") from None
+    except UnicodeDecodeError:
+        raise BfsError(f"--runs-file {path}: binary data, not a list of run directories") \
+            from None
     return [s for s in (line.strip() for line in lines) if s and not s.startswith("#")]

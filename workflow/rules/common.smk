@@ -12,6 +12,8 @@ from bfs.partition import squarest_grid
 validate(config, schema="../schemas/config.schema.yaml")
 
 RESULTS = config["results"]
+# `--cache DIR` for the rules that make graphs and partitions, when the config names a cache
+CACHE_ARG = f"--cache {shlex.quote(config['cache'])}" if config.get("cache") else ""
 KRONECKER = config["graphs"].get("kronecker", {})
 SNAP = config["graphs"].get("snap", {})
 EXPERIMENTS = config["experiments"]

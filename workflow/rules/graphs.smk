@@ -1,4 +1,6 @@
 # Graphs: Graph500 Kronecker graphs and SNAP edge lists, each into a graph directory.
+# With `cache` in the config a Kronecker graph is taken from the shared cache when there (every
+# sha256 verified first; a damaged entry fails the job) and stored there when generated.
 
 
 rule kronecker:
@@ -8,6 +10,7 @@ rule kronecker:
         graph=names_regex(KRONECKER),
     params:
         args=kronecker_args,
+        cache=CACHE_ARG,
     resources:
         mem_mb=lambda wc: mem_mb_for(wc.graph, per_edge=48),
         runtime=lambda wc: runtime_for(wc.graph, work_per_edge=4),
@@ -16,7 +19,7 @@ rule kronecker:
     conda:
         "../../envs/cpu.yaml"
     shell:
-        "python3 -m bfs generate kronecker {params.args} --name {wildcards.graph}"
+        "python3 -m bfs generate kronecker {params.args} {params.cache} --name {wildcards.graph}"
         " --out {output} 2>&1 | tee {log}"
 
 

@@ -1,4 +1,5 @@
 # Partition: per (graph, layout) the block files the distributed runs read, one per rank.
+# With `cache` in the config, taken from / stored in the shared cache like the graphs.
 
 
 rule partition:
@@ -10,6 +11,7 @@ rule partition:
         layout="[0-9]+x[0-9]+|p[0-9]+",
     params:
         shape=partition_args,
+        cache=CACHE_ARG,
     resources:
         mem_mb=lambda wc: mem_mb_for(wc.graph, per_edge=64),
         runtime=lambda wc: runtime_for(wc.graph, work_per_edge=4),
@@ -18,4 +20,5 @@ rule partition:
     conda:
         "../../envs/cpu.yaml"
     shell:
-        "python3 -m bfs partition {input} {params.shape} --out {output} 2>&1 | tee {log}"
+        "python3 -m bfs partition {input} {params.shape} {params.cache} --out {output}"
+        " 2>&1 | tee {log}"
