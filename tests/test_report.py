@@ -1,4 +1,5 @@
-"""`bfs report` on real run directories: a seq-csr run and 2d runs on 1x1 and 1x2 grids."""
+"""`bfs report` on real run directories: a seq-csr run and 2d runs on 1x1, 1x2 and 2x1 grids
+(and copies of them relabelled as GPU runs exchanging through NCCL or MPI)."""
 import json
 import shutil
 
@@ -19,7 +20,8 @@ ROOTS = 4
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    """{"seq": run dir, 1: 2d run on 1 rank, 2: 2d run on 2 ranks}, one scale-9 graph."""
+    """{"seq": run dir, 1: 2d run on 1 rank, 2: 2d run on 2 ranks (1x2), "2x1": 2d run on
+    the other 2-rank grid}, one scale-9 graph."""
     base = tmp_path_factory.mktemp("report")
     graph = base / "graph"
     bfs_cli("generate", "kronecker", "--scale", 9, "--edgefactor", 8, "--out", graph)
@@ -30,6 +32,29 @@ def runs(tmp_path_factory):
         bfs_cli("run", base / f"part-{shape}", "--algorithm", "2d", "--roots", ROOTS,
                 "--out", base / f"2d-{ranks}", ranks=ranks)
         out[ranks] = base / f"2d-{ranks}"
+    bfs_cli("partition", graph, "--grid", "2x1", "--out", base / "part-2x1")
+    bfs_cli("run", base / "part-2x1", "--algorithm", "2d", "--roots", ROOTS,
+            "--out", base / "2d-2x1", ranks=2)
+    out["2x1"] = base / "2d-2x1"
+    return out
+
+
+def relabelled(run_dir, out, backend=None, comm=None, drop_comm=False, time_factor=1.0):
+    """A copy of a run directory with run.json's backend/comm changed and every search's time
+    scaled by time_factor (TEPS with it), standing for a run made another way."""
+    shutil.copytree(run_dir, out)
+    info = json.loads((out / "run.json").read_text())
+    if backend:
+        info["parameters"]["backend"] = backend
+    if comm:
+        info["parameters"]["comm"] = comm
+    if drop_comm:
+        del info["parameters"]["comm"]
+    (out / "run.json").write_text(json.dumps(info))
+    table = pq.read_table(out / "searches.parquet").to_pandas()
+    table["time_s"] *= time_factor
+    table["teps"] /= time_factor
+    table.to_parquet(out / "searches.parquet")
     return out
 
 
@@ -44,6 +69,10 @@ def test_load_runs_one_row_per_run(runs):
     assert (seq["algorithm"], seq["ranks"], seq["gpus"]) == ("seq-csr", 1, 0)
     assert (two["algorithm"], two["ranks"], two["exchange"]) == ("2d", 2, "scan")
     assert pd.isna(seq["exchange"])
+    # how a distributed run exchanged (the CPU's only way: MPI) and its grid; neither for seq
+    assert (two["comm"], two["grid"]) == ("mpi", "1x2")
+    assert table.loc[str(runs[1]), "grid"] == "1x1"
+    assert pd.isna(seq["comm"]) and pd.isna(seq["grid"])
     assert two["graph"] == "kron-s9-e8" and two["scale"] == 9 and two["n_vertices"] == 512
     assert two["n_edges"] == 512 * 8 and two["n_searches"] == ROOTS
     assert two["directed_edges"] == 2 * max(r["nedge"] for r in searches(runs[2]))
@@ -61,6 +90,80 @@ def test_strong_scaling_table(runs, tmp_path):
     assert table["efficiency"].iloc[1] == pytest.approx(table["speedup"].iloc[1] / 2)
     md = (tmp_path / "strong.md").read_text().splitlines()
     assert md[0].startswith("| graph |") and len(md) == 2 + len(table)
+
+
+def test_run_from_before_comm_counts_as_mpi(runs, tmp_path):
+    old = relabelled(runs[2], tmp_path / "old", drop_comm=True)
+    assert "comm" not in json.loads((old / "run.json").read_text())["parameters"]
+    assert report.load_runs([old])["comm"].tolist() == ["mpi"]
+
+
+def test_strong_scaling_table_keeps_grid_shapes_apart(runs, tmp_path):
+    bfs_cli("report", "table", "strong_scaling", runs["2x1"], runs[2], runs[1],
+            "--out", tmp_path / "strong")
+    table = pd.read_csv(tmp_path / "strong.csv")
+    assert list(zip(table["ranks"], table["grid"])) == [(1, "1x1"), (2, "1x2"), (2, "2x1")]
+    expected = [harmonic_teps(runs[k]) / 1e9 for k in (1, 2, "2x1")]
+    assert table["GTEPS"].tolist() == pytest.approx(expected, rel=1e-9)
+    # both 2-rank shapes measured against the one 1-rank run
+    assert table["speedup"].tolist() == pytest.approx([1, expected[1] / expected[0],
+                                                       expected[2] / expected[0]])
+    assert table["efficiency"].iloc[1:].tolist() == pytest.approx(
+        (table["speedup"].iloc[1:] / 2).tolist())
+    assert set(table["comm"]) == {"mpi"}
+
+
+@pytest.fixture
+def gpu_comm_runs(runs, tmp_path):
+    """The 1- and 2-rank 2d runs as GPU runs through MPI, and again through NCCL twice as
+    fast: {(comm, ranks): run dir}."""
+    return {(comm, ranks): relabelled(runs[ranks], tmp_path / f"{comm}-{ranks}", backend="gpu",
+                                      comm=comm, time_factor=factor)
+            for comm, factor in [("mpi", 1.0), ("nccl", 0.5)] for ranks in (1, 2)}
+
+
+def test_comm_makes_its_own_scaling_series(gpu_comm_runs, tmp_path):
+    dirs = list(gpu_comm_runs.values())
+    bfs_cli("report", "table", "strong_scaling", *dirs, "--out", tmp_path / "strong")
+    strong = pd.read_csv(tmp_path / "strong.csv")
+    assert list(strong.columns[:7]) == ["graph", "algorithm", "backend", "exchange", "comm",
+                                        "GPUs", "grid"]
+    got = {(r.comm, r.GPUs): r.GTEPS for r in strong.itertuples()}
+    expected = {key: harmonic_teps(d) / 1e9 for key, d in gpu_comm_runs.items()}
+    assert got == pytest.approx(expected, rel=1e-9)
+    assert got[("nccl", 1)] == pytest.approx(2 * got[("mpi", 1)])
+    # each series' speedup is against its own 1-GPU run
+    assert strong.loc[strong["GPUs"] == 1, "speedup"].tolist() == [1, 1]
+    bfs_cli("report", "table", "weak_scaling", *dirs, "--out", tmp_path / "weak")
+    weak = pd.read_csv(tmp_path / "weak.csv")
+    assert sorted(zip(weak["comm"], weak["GPUs"])) == sorted(gpu_comm_runs)
+    bfs_cli("report", "table", "graphs", *dirs, "--out", tmp_path / "graphs")
+    assert len(pd.read_csv(tmp_path / "graphs.csv")) == 4  # nothing pooled across comm
+
+
+def test_figures_name_the_comm_where_it_varies(gpu_comm_runs, runs):
+    both = report.load_runs(list(gpu_comm_runs.values()))
+    _, labels = figures.strong_scaling_figure(both).axes[0].get_legend_handles_labels()
+    assert {"kron-s9-e8 · 2d/gpu/scan/nccl", "kron-s9-e8 · 2d/gpu/scan/mpi"} <= set(labels)
+    one = report.load_runs([runs[1], runs[2]])
+    _, labels = figures.strong_scaling_figure(one).axes[0].get_legend_handles_labels()
+    assert "kron-s9-e8 · 2d/cpu/scan" in labels  # one comm: not named
+    fig, _, _ = figures.comm_vs_compute_figure(both)
+    titles = [ax.get_title() for ax in fig.axes if ax.get_visible() and ax.get_title()]
+    # Fu's Fig. 8 per run, the MPI and NCCL runs of each count side by side
+    assert [t.split("\n")[1] for t in titles] == ["1 rank (1x1)"] * 2 + ["2 ranks (1x2)"] * 2
+    assert ["(gpu, mpi)" in t for t in titles] == [True, False, True, False]
+    assert ["(gpu, nccl)" in t for t in titles] == [False, True, False, True]
+
+
+def test_strong_scaling_figure_marks_the_other_grid_shape(runs):
+    fig = figures.strong_scaling_figure(report.load_runs([runs[1], runs[2], runs["2x1"]]))
+    ax = fig.axes[0]
+    line = next(l for l in ax.get_lines() if l.get_label() == "kron-s9-e8 · 2d/cpu/scan")
+    assert list(line.get_xdata()) == [1, 2]  # the line joins 1x1 and the squarest 1x2
+    assert {t.get_text() for t in ax.texts} == {"1x2", "2x1"}
+    _, labels = ax.get_legend_handles_labels()
+    assert any(label.startswith("another grid shape") for label in labels)
 
 
 @pytest.mark.parametrize("kind", cli.REPORT_TABLES)
@@ -124,8 +227,7 @@ def test_comm_vs_compute_of_single_process_runs_says_why_it_is_empty(runs, tmp_p
 
 def test_frontier_counts_each_level_once_in_distributed_runs(runs):
     """Every rank reports the global frontier: the plotted size must not grow with ranks."""
-    frames = {k: figures._per_level(report.load_levels(report.load_runs([runs[k]])),
-                                   ["frontier_size"]) for k in ("seq", 2)}
+    frames = {k: figures.frontier_levels(report.load_runs([runs[k]])) for k in ("seq", 2)}
     sizes = {k: f.groupby("level")["frontier_size"].sum().tolist() for k, f in frames.items()}
     assert sizes["seq"] == sizes[2]
     reached = sum(r["reached"] for r in searches(runs[2]))

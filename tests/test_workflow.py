@@ -149,6 +149,109 @@ def test_schema_rejects_a_name_that_would_reach_the_shell(tmp_path):
     assert "x;rm -rf ~" in said and "does not match" in said
 
 
+def planned_bfs_jobs(plan: str) -> dict:
+    """run directory below results/runs/ -> {"rule", "input", "resources", "shell"} of each
+    BFS job in a `snakemake -n` plan (the shell command with -p)."""
+    jobs = {}
+    for block in re.split(r"^(?=rule \w+:$)", plan, flags=re.M):
+        rule = re.match(r"rule (bfs_\w+):$", block, re.M)
+        if not rule:
+            continue
+        field = {k: v for k, v in re.findall(r"^ *(\w[\w ]*): (.*)$", block, re.M)}
+        run = field["output"].removeprefix("results/runs/")
+        resources = dict(kv.split("=", 1) for kv in field["resources"].split(", "))
+        jobs[run] = {"rule": rule.group(1), "input": field.get("input"),
+                     "resources": resources, "shell": field.get("Shell command")}
+    return jobs
+
+
+def comm_config(**strong) -> dict:
+    """kron-s8: 2d and 1d on the GPU over three grid shapes, both exchanges, both comms; a CPU
+    weak-scaling pair beside it."""
+    return {
+        "results": "results", "roots": 4, "save_parents": 1,
+        "graphs": {"kronecker": {"kron-s8": {"scale": 8, "edgefactor": 8}}},
+        "experiments": {
+            "strong_scaling": {"graph": "kron-s8", "algorithms": ["2d", "1d"], "backend": "gpu",
+                               "exchange": ["scan", "wave"], "comm": ["nccl", "mpi"],
+                               "grids": ["1x1", "1x2", "2x1"], **strong},
+            "weak_scaling": {"algorithm": "2d", "points": [{"ranks": 1, "graph": "kron-s8"},
+                                                          {"ranks": 2, "graph": "kron-s8"}]},
+        },
+    }
+
+
+def test_comm_and_grid_shapes_plan_their_runs(tmp_path):
+    """comm: [nccl, mpi] and explicit grids: one run per shape, exchange and comm, the GPU's
+    default comm (nccl) keeping the plain name; --comm, --exchange and the partition follow the
+    run id; CPU runs keep their names and get no --comm."""
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(comm_config()))
+    jobs = planned_bfs_jobs(snakemake(tmp_path, "-n", "-p").stdout)
+    gpu_2d = {f"2d/gpu-{grid}-{ex}{suffix}": (grid, ex, comm)
+              for grid in ["1x1", "1x2", "2x1"] for ex in ["scan", "wave"]
+              for suffix, comm in [("", "nccl"), ("-mpi", "mpi")]}
+    gpu_1d = {f"1d/gpu-p{p}-{variant}": (f"p{p}", None, comm)
+              for p in [1, 2] for variant, comm in [("default", "nccl"), ("mpi", "mpi")]}
+    cpu = {"2d/cpu-1x1-scan": ("1x1", "scan", None), "2d/cpu-1x2-scan": ("1x2", "scan", None)}
+    expected = {f"kron-s8/{run}": how for run, how in {**gpu_2d, **gpu_1d, **cpu}.items()}
+    assert set(jobs) == set(expected)
+    for run, (layout, exchange, comm) in expected.items():
+        job = jobs[run]
+        assert job["input"] == f"results/partitions/kron-s8/{layout}", run
+        flags = re.findall(r"--(comm|exchange) (\w+)", job["shell"])
+        assert flags == ([("exchange", exchange)] if exchange else []) \
+            + ([("comm", comm)] if comm else []), (run, job["shell"])
+        ranks = 1 if layout in ("1x1", "p1") else 2
+        assert job["rule"] == ("bfs_single_rank" if ranks == 1 else "bfs_mpi"), run
+        if ranks == 2:
+            assert job["shell"].startswith("mpiexec -n 2 "), run
+        # one GPU per rank for the GPU runs; none for the CPU ones
+        assert job["resources"]["gpu"] == str(ranks if comm else 0), run
+
+
+def test_exclusive_gpus_gives_each_gpu_job_the_whole_box(tmp_path):
+    config = comm_config()
+    config["exclusive_gpus"] = 2
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    jobs = planned_bfs_jobs(snakemake(tmp_path, "-n").stdout)
+    gpu = {run: int(job["resources"]["gpu"]) for run, job in jobs.items()}
+    assert {g for run, g in gpu.items() if "/gpu-" in run} == {2}  # 1-rank jobs too
+    assert {g for run, g in gpu.items() if "/cpu-" in run} == {0}
+    config["exclusive_gpus"] = 1  # a 2-rank run could never start on one GPU
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    proc = snakemake(tmp_path, "-n", check=False)
+    assert proc.returncode != 0
+    assert "exclusive_gpus is 1" in proc.stdout + proc.stderr
+
+
+def test_nccl_on_the_cpu_is_refused_at_config_check(tmp_path):
+    config = comm_config(backend="cpu", comm=["nccl"])
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    proc = snakemake(tmp_path, "-n", check=False)
+    assert proc.returncode != 0
+    said = proc.stdout + proc.stderr
+    assert "experiments.strong_scaling: comm nccl" in said and "needs backend: gpu" in said
+    assert "rule bfs_" not in said
+
+
+def test_cpu_runs_keep_their_names_with_comm_mpi(tmp_path):
+    """comm: [mpi] on the CPU is the default spelled out: the same runs and commands."""
+    plans = []
+    for comm in [None, ["mpi"]]:
+        config = comm_config(backend="cpu", exchange=["scan"])
+        config["experiments"]["strong_scaling"].pop("comm")
+        if comm:
+            config["experiments"]["strong_scaling"]["comm"] = comm
+        (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+        jobs = planned_bfs_jobs(snakemake(tmp_path, "-n", "-p").stdout)
+        plans.append({run: job["shell"] for run, job in jobs.items()})
+    assert plans[0] == plans[1]
+    assert set(plans[0]) == {"kron-s8/2d/cpu-1x1-scan", "kron-s8/2d/cpu-1x2-scan",
+                             "kron-s8/2d/cpu-2x1-scan", "kron-s8/1d/cpu-p1-default",
+                             "kron-s8/1d/cpu-p2-default"}
+    assert not any("--comm" in shell for shell in plans[0].values())
+
+
 # Just enough of conda for Snakemake to work out each job's environment (--list-conda-envs
 # creates none): the commands it checks the installation with.
 CONDA_STUB = """#!/bin/sh

@@ -1,8 +1,10 @@
 """Figures (`bfs report figure KIND`, written as KIND.png and KIND.svg):
-    strong_scaling  Fu et al. 2014 Table I as a plot: GTEPS vs ranks, with ideal linear scaling.
+    strong_scaling  Fu et al. 2014 Table I as a plot: GTEPS vs ranks, with ideal linear scaling;
+                    a line per (graph, algorithm, backend, exchange, comm) series.
     weak_scaling    Fu et al. 2014 Table II as a plot: GTEPS vs ranks, with ideal linear scaling.
     frontier        Fu et al. 2014 Fig. 1: frontier size (vertices discovered) per BFS level.
-    comm_vs_compute Fu et al. 2014 Fig. 8: per level, local expansion vs communication time.
+    comm_vs_compute Fu et al. 2014 Fig. 8: per level, local expansion vs communication time, a
+                    panel per run; runs that differ only in comm (nccl, mpi) sit side by side.
     teps_vs_scale   SEI report Fig. 16: GTEPS vs Kronecker scale, one line per implementation.
 """
 from __future__ import annotations
@@ -13,7 +15,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from .runs import SERIES_KEYS, atomic_write, count_label, implementation_label, load_levels, pool
+from ..partition import squarest_grid
+from .runs import (IMPLEMENTATION_KEYS, LEVEL_RUN_KEYS, SERIES_KEYS, atomic_write, comm_varies,
+                   count_label, implementation_label, load_levels, pool, pooled_by_layout)
 
 # ---------------------------------------------------------------------------------- figures
 
@@ -52,39 +56,68 @@ def _empty_figure(title: str, note: str):
     return fig
 
 
+def _on_line(pooled: pd.DataFrame) -> list[bool]:
+    """Which of a series' points its line joins: one per count, where a count was run on
+    several grid shapes the squarest (what the workflow's `ranks:` picks), else the first."""
+    chosen = set()
+    for ranks, rows in pooled.groupby("ranks", sort=False):
+        squarest = "{}x{}".format(*squarest_grid(int(ranks)))
+        hits = rows.index[rows["grid"] == squarest]
+        chosen.add(hits[0] if len(hits) else rows.index[0])
+    return [i in chosen for i in pooled.index]
+
+
 def _scaling_figure(runs: pd.DataFrame, title: str, annotate_scale: bool):
     plt, sns = _plt()
     count = count_label(runs)
     # weak scaling: the graph changes along a series, so a series is an implementation
-    keys = SERIES_KEYS[1:] if annotate_scale else SERIES_KEYS
+    keys = IMPLEMENTATION_KEYS if annotate_scale else SERIES_KEYS
+    with_comm = comm_varies(runs)
     points = []
     for values, series in runs.groupby(keys, dropna=False, sort=True):
-        pooled = series.groupby("ranks").apply(pool, include_groups=False).reset_index()
+        pooled = pooled_by_layout(series)
         named = dict(zip(keys, values))
-        implementation = implementation_label(named["algorithm"], named["backend"], named["exchange"])
+        implementation = implementation_label(named["algorithm"], named["backend"],
+                                              named["exchange"],
+                                              named["comm"] if with_comm else None)
         pooled["series"] = implementation if annotate_scale else \
             f"{named['graph']} · {implementation}"
         pooled["scale"] = [series.loc[series["ranks"] == r, "scale"].iloc[0]
                            for r in pooled["ranks"]]
+        pooled["on_line"] = _on_line(pooled)
+        pooled["shapes"] = pooled["ranks"].map(pooled["ranks"].value_counts()) > 1
         points.append(pooled)
     data = pd.concat(points, ignore_index=True)
     data["GTEPS"] = data["teps"] / 1e9
     fig, ax = plt.subplots(figsize=(8, 5))
     labels = data["series"].unique()
     palette = dict(zip(labels, sns.color_palette(n_colors=len(labels))))
+    off_line = False
     for label, series in data.groupby("series", sort=False):
         series = series.sort_values("ranks")
+        line = series[series["on_line"]]
         color = palette[label]
-        ax.plot(series["ranks"], series["GTEPS"], "o-", color=color, label=label)
-        base = series.iloc[0]
-        if len(series) > 1:
-            ax.plot(series["ranks"], base["GTEPS"] * series["ranks"] / base["ranks"], "--",
+        ax.plot(line["ranks"], line["GTEPS"], "o-", color=color, label=label)
+        base = line.iloc[0]
+        if len(line) > 1:
+            ax.plot(line["ranks"], base["GTEPS"] * line["ranks"] / base["ranks"], "--",
                     color=color, alpha=0.6)
-        if annotate_scale:
-            for r in series.itertuples():
-                ax.annotate(f"scale {r.scale}", (r.ranks, r.GTEPS), textcoords="offset points",
-                            xytext=(6, 6), fontsize=8, color=color)
+        # the other grid shapes of a count: open markers beside the line
+        other = series[~series["on_line"]]
+        if len(other):
+            off_line = True
+            ax.plot(other["ranks"], other["GTEPS"], "o", mfc="none", color=color)
+        for r in series.itertuples():
+            notes = [f"scale {r.scale}"] if annotate_scale else []
+            if r.shapes:
+                notes.append(r.grid)
+            if notes:
+                ax.annotate(", ".join(notes), (r.ranks, r.GTEPS), textcoords="offset points",
+                            xytext=(6, 6 if r.on_line else -10), fontsize=8, color=color)
     ax.plot([], [], "--", color="gray", label="ideal: linear from the smallest count")
+    if off_line:
+        ax.plot([], [], "o", mfc="none", color="gray",
+                label="another grid shape of the count (line: the squarest)")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     _plain_log_ticks(ax.yaxis)
@@ -111,13 +144,21 @@ def weak_scaling_figure(runs: pd.DataFrame):
 def _per_level(levels: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
     """Per (run, root, level): the maximum over ranks. Frontier sizes are global (every rank
     reports the same number), times differ by rank and the slowest rank sets the level's time."""
-    return levels.groupby(["run_dir", "graph", "ranks", "algorithm", "backend", "exchange",
-                           "root", "level"], dropna=False)[columns].max().reset_index()
+    return levels.groupby([*LEVEL_RUN_KEYS, "root", "level"], dropna=False)[columns].max() \
+        .reset_index()
+
+
+def frontier_levels(runs: pd.DataFrame) -> pd.DataFrame:
+    """Per (run, root, level) the frontier size, levels that found vertices only: a distributed
+    search also records the level whose empty frontier ended it (for its expand and exchange
+    time), which has no size to draw on a log axis."""
+    levels = _per_level(load_levels(runs), ["frontier_size"])
+    return levels[levels["frontier_size"] > 0]
 
 
 def frontier_figure(runs: pd.DataFrame):
     plt, sns = _plt()
-    levels = _per_level(load_levels(runs), ["frontier_size"])
+    levels = frontier_levels(runs)
     per_graph = levels.groupby(["graph", "level"])["frontier_size"].mean().reset_index()
     fig, ax = plt.subplots(figsize=(8, 5))
     sns.lineplot(per_graph, x="level", y="frontier_size", hue="graph", marker="o", ax=ax)
@@ -141,11 +182,11 @@ def comm_vs_compute_figure(runs: pd.DataFrame):
         return None, title, ("no runs with per-level timing: single-process (non-MPI)\n"
                              "runs record no expansion or communication time")
     per_level = _per_level(levels, ["expand_s", "comm_s"])
-    per_run = per_level.groupby(["run_dir", "graph", "ranks", "algorithm", "backend",
-                                 "exchange", "level"], dropna=False)[["expand_s", "comm_s"]] \
+    per_run = per_level.groupby([*LEVEL_RUN_KEYS, "level"], dropna=False)[["expand_s", "comm_s"]] \
         .mean().reset_index()
-    panels = per_run.groupby(["ranks", "graph", "algorithm", "backend", "exchange", "run_dir"],
-                             dropna=False, sort=True)
+    # comm last among the keys, so the nccl and mpi runs of one configuration sit side by side
+    panel_keys = ["ranks", "graph", "algorithm", "backend", "grid", "exchange", "comm", "run_dir"]
+    panels = per_run.groupby(panel_keys, dropna=False, sort=True)
     # wrap panels into rows of at most four so a long experiment stays readable
     n_cols = min(4, panels.ngroups)
     n_rows = -(-panels.ngroups // n_cols)
@@ -153,13 +194,17 @@ def comm_vs_compute_figure(runs: pd.DataFrame):
                              squeeze=False, sharey=True)
     for ax in axes.flat[panels.ngroups:]:
         ax.set_visible(False)
-    for ax, ((ranks, graph, algorithm, backend, exchange, _), panel) in zip(axes.flat, panels):
+    for ax, (values, panel) in zip(axes.flat, panels):
+        run = dict(zip(panel_keys, values))
         panel = panel.sort_values("level")
         ms_expand, ms_comm = 1e3 * panel["expand_s"], 1e3 * panel["comm_s"]
         ax.bar(panel["level"], ms_expand, label="local expansion (computation)")
         ax.bar(panel["level"], ms_comm, bottom=ms_expand, label="communication")
-        scheme = f"/{exchange}" if isinstance(exchange, str) else ""
-        ax.set_title(f"{graph} · {algorithm}{scheme} ({backend})\n{_ranks(ranks)}", fontsize=10)
+        scheme = f"/{run['exchange']}" if isinstance(run["exchange"], str) else ""
+        comm = f", {run['comm']}" if isinstance(run["comm"], str) else ""
+        grid = f" ({run['grid']})" if isinstance(run["grid"], str) else ""
+        ax.set_title(f"{run['graph']} · {run['algorithm']}{scheme} ({run['backend']}{comm})\n"
+                     f"{_ranks(run['ranks'])}{grid}", fontsize=10)
         ax.set_xlabel("BFS level")
         ax.set_xticks(panel["level"])
     for row in axes:
@@ -177,9 +222,13 @@ def teps_vs_scale_figure(runs: pd.DataFrame):
     if kron.empty:
         return None, title, "no Kronecker runs: only Kronecker graphs have a scale"
     several_counts = kron["ranks"].nunique() > 1
+    several_grids = kron["grid"].nunique(dropna=True) > 1
+    with_comm = comm_varies(kron)
     kron["implementation"] = [
-        implementation_label(r.algorithm, r.backend, r.exchange)
-        + (f", {_ranks(r.ranks)}" if several_counts else "") for r in kron.itertuples()]
+        implementation_label(r.algorithm, r.backend, r.exchange, r.comm if with_comm else None)
+        + (f", {_ranks(r.ranks)}" if several_counts else "")
+        + (f" ({r.grid})" if several_grids and isinstance(r.grid, str) else "")
+        for r in kron.itertuples()]
     points = kron.groupby(["implementation", "scale"]).apply(pool, include_groups=False) \
         .reset_index()
     points["GTEPS"] = points["teps"] / 1e9

@@ -7,9 +7,11 @@ n / sum(time_i / nedge_i), where nedge counts the traversed component's undirect
 so their "directed GTEPS" is twice that; both are shown where Fu's tables are reproduced.
 
 Runs repeated with the same configuration are pooled as one: the harmonic mean over all their
-searches. Only valid runs are aggregated: a run directory marked invalid, holding an invalid search or
-missing a file is refused with an error naming it; so is a damaged file (footer or row count
-unlike run.json's record).
+searches. Runs differ in `comm` (how a distributed run exchanged per level: nccl or mpi; runs
+from before the choice existed exchanged through MPI) and in `grid` (the 2d partition's RxC
+shape, so that 1x2 and 2x1 are told apart). Only valid runs are aggregated: a run directory
+marked invalid, holding an invalid search or missing a file is refused with an error naming it;
+so is a damaged file (footer or row count unlike run.json's record).
 """
 from __future__ import annotations
 
@@ -26,7 +28,9 @@ from ..harness.rundir import (LEVELS_FILE, RUN_JSON, SEARCHES_FILE, check_run_fi
                               read_run_json, read_run_table)
 
 RUN_FILES = ("run.json", "searches.parquet", "levels.parquet")
-SERIES_KEYS = ["graph", "algorithm", "backend", "exchange"]
+SERIES_KEYS = ["graph", "algorithm", "backend", "exchange", "comm"]
+# what tells a run's implementation apart (SERIES_KEYS less the graph)
+IMPLEMENTATION_KEYS = ["algorithm", "backend", "exchange", "comm"]
 
 
 # ---------------------------------------------------------------------------------- loading
@@ -73,6 +77,23 @@ def harmonic_mean_teps(times, nedges) -> float:
     return len(times) / float(np.sum(times / nedges))
 
 
+def _comm(info: dict) -> str | None:
+    """How a distributed run exchanged per level; None for a single-process run. Runs written
+    before --comm existed recorded none: they exchanged through MPI."""
+    if "partition" not in info:
+        return None
+    return info["parameters"].get("comm") or "mpi"
+
+
+def _grid(info: dict) -> str | None:
+    """'RxC' of a 2d run's partition; None for 1d (P x 1 is no choice) and single-process runs."""
+    part = info.get("partition") or {}
+    if part.get("kind") != "2d" or not part.get("grid"):
+        return None
+    rows, cols = part["grid"]
+    return f"{rows}x{cols}"
+
+
 def _run_row(run_dir: Path, info: dict, searches: pd.DataFrame) -> dict:
     graph, params, env = info["graph"], info["parameters"], info.get("environment", {})
     backend = params["backend"]
@@ -91,6 +112,8 @@ def _run_row(run_dir: Path, info: dict, searches: pd.DataFrame) -> dict:
         "ranks": int(params["mpi_size"]),
         "gpus": len(env.get("gpus") or []) if backend == "gpu" else 0,
         "exchange": params.get("exchange"),
+        "comm": _comm(info),
+        "grid": _grid(info),
         "construction_time": float(info["construction_time"]),
         "n_searches": len(searches),
         "teps": harmonic_mean_teps(searches["time_s"], searches["nedge"]),
@@ -104,8 +127,8 @@ def _run_row(run_dir: Path, info: dict, searches: pd.DataFrame) -> dict:
 
 RUN_COLUMNS = [
     "run_dir", "graph", "source", "scale", "n_vertices", "n_edges", "directed_edges",
-    "algorithm", "backend", "ranks", "gpus", "exchange", "construction_time", "n_searches",
-    "teps", "mean_time_s", "max_depth", "mean_depth", "mean_reached", "mean_nedge"]
+    "algorithm", "backend", "ranks", "gpus", "exchange", "comm", "grid", "construction_time",
+    "n_searches", "teps", "mean_time_s", "max_depth", "mean_depth", "mean_reached", "mean_nedge"]
 
 
 def load_runs(run_dirs) -> pd.DataFrame:
@@ -119,18 +142,21 @@ def load_runs(run_dirs) -> pd.DataFrame:
     return runs
 
 
+# a run's identifying columns, copied onto each of its levels.parquet rows
+LEVEL_RUN_KEYS = ["run_dir", "graph", "algorithm", "backend", "exchange", "comm", "grid", "ranks"]
+
+
 def load_levels(runs: pd.DataFrame) -> pd.DataFrame:
     """levels.parquet of every run in `runs`, with the run's identifying columns added."""
     frames = []
     for run in runs.itertuples(index=False):
         run_dir = Path(run.run_dir)
         levels = read_run_table(run_dir, read_run_json(run_dir), LEVELS_FILE).to_pandas()
-        for key in ["run_dir", "graph", "algorithm", "backend", "exchange", "ranks"]:
+        for key in LEVEL_RUN_KEYS:
             levels[key] = getattr(run, key)
         frames.append(levels)
     if not frames:
-        return pd.DataFrame(columns=["run_dir", "graph", "algorithm", "backend", "exchange",
-                                     "ranks", "root", "rank", "level", "frontier_size",
+        return pd.DataFrame(columns=[*LEVEL_RUN_KEYS, "root", "rank", "level", "frontier_size",
                                      "expand_s", "comm_s", "comm_bytes"])
     return pd.concat(frames, ignore_index=True)
 
@@ -146,8 +172,21 @@ def pool(runs: pd.DataFrame) -> pd.Series:
     })
 
 
-def implementation_label(algorithm, backend, exchange) -> str:
-    return "/".join(p for p in [algorithm, backend, exchange] if isinstance(p, str))
+def pooled_by_layout(series: pd.DataFrame) -> pd.DataFrame:
+    """A series' runs pooled per (ranks, grid), in rank order: 1x2 and 2x1 stay apart."""
+    return series.groupby(["ranks", "grid"], dropna=False, sort=True) \
+        .apply(pool, include_groups=False).reset_index()
+
+
+def implementation_label(algorithm, backend, exchange, comm=None) -> str:
+    """'2d/gpu/scan', with '/nccl' or '/mpi' added where `comm` is given (pass it where the
+    runs shown differ in comm)."""
+    return "/".join(p for p in [algorithm, backend, exchange, comm] if isinstance(p, str))
+
+
+def comm_varies(runs: pd.DataFrame) -> bool:
+    """Whether the runs exchanged in more than one way (then labels name the comm)."""
+    return runs["comm"].nunique(dropna=True) > 1
 
 
 # ----------------------------------------------------------------------------------- tables

@@ -1,11 +1,14 @@
 """Tables (`bfs report table KIND`, written as KIND.csv and KIND.md):
-    strong_scaling  Fu et al. 2014, Table I: one graph, growing rank (GPU) counts; GTEPS in both
-                    conventions, mean BFS time, speedup and parallel efficiency against the
-                    smallest count of each (graph, algorithm, backend, exchange) series.
+    strong_scaling  Fu et al. 2014, Table I: one graph, growing rank (GPU) counts, a row per
+                    count and grid shape (RxC, 2d); GTEPS in both conventions, mean BFS time,
+                    speedup and parallel efficiency against the smallest count of each
+                    (graph, algorithm, backend, exchange, comm) series.
     weak_scaling    Fu et al. 2014, Table II: the graph grows with the ranks; scale, vertices,
-                    directed edges, directed edges per rank, BFS time and GTEPS.
+                    directed edges, directed edges per rank, BFS time and GTEPS, per
+                    (algorithm, backend, exchange, comm) series.
     graphs          Merrill et al. 2012 / Racherla per-graph tables: vertices, edges, search
-                    depth, time (ms) and GTEPS per graph and algorithm.
+                    depth, time (ms) and GTEPS per graph and implementation (with comm and
+                    grid).
     kernel1         SEI report: Kernel-1 (graph construction) time per graph, algorithm and ranks.
 """
 from __future__ import annotations
@@ -16,47 +19,49 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .runs import SERIES_KEYS, atomic_write, count_label, pool
+from .runs import (IMPLEMENTATION_KEYS, SERIES_KEYS, atomic_write, count_label, pool,
+                   pooled_by_layout)
+
 
 def strong_scaling_table(runs: pd.DataFrame) -> pd.DataFrame:
     count = count_label(runs)
     out = []
     for keys, series in runs.groupby(SERIES_KEYS, dropna=False, sort=True):
-        pooled = series.groupby("ranks").apply(pool, include_groups=False).sort_index()
-        base_ranks = pooled.index[0]
-        base_teps = pooled["teps"].iloc[0]
-        for ranks, p in pooled.iterrows():
+        pooled = pooled_by_layout(series)
+        base = pooled.iloc[0]
+        for p in pooled.itertuples(index=False):
             # from TEPS, not times, so speedup and the figure's GTEPS curve tell the same story
-            speedup = p["teps"] / base_teps
-            out.append({**dict(zip(SERIES_KEYS, keys)), count: ranks,
-                        "GTEPS": p["teps"] / 1e9, "directed GTEPS": 2 * p["teps"] / 1e9,
-                        "BFS time (s)": p["mean_time_s"], "speedup": speedup,
-                        "efficiency": speedup / (ranks / base_ranks)})
-    return pd.DataFrame(out, columns=[*SERIES_KEYS, count, "GTEPS", "directed GTEPS",
+            speedup = p.teps / base["teps"]
+            out.append({**dict(zip(SERIES_KEYS, keys)), count: p.ranks, "grid": p.grid,
+                        "GTEPS": p.teps / 1e9, "directed GTEPS": 2 * p.teps / 1e9,
+                        "BFS time (s)": p.mean_time_s, "speedup": speedup,
+                        "efficiency": speedup / (p.ranks / base["ranks"])})
+    return pd.DataFrame(out, columns=[*SERIES_KEYS, count, "grid", "GTEPS", "directed GTEPS",
                                       "BFS time (s)", "speedup", "efficiency"])
 
 
 def weak_scaling_table(runs: pd.DataFrame) -> pd.DataFrame:
     count = count_label(runs)
-    keys = ["algorithm", "backend", "exchange"]
+    keys = IMPLEMENTATION_KEYS
     out = []
     for series_keys, series in runs.groupby(keys, dropna=False, sort=True):
-        for (ranks, graph), group in series.groupby(["ranks", "graph"], sort=True):
+        for (ranks, grid, graph), group in series.groupby(["ranks", "grid", "graph"],
+                                                          dropna=False, sort=True):
             p = pool(group)
             first = group.iloc[0]
-            out.append({**dict(zip(keys, series_keys)), count: ranks, "graph": graph,
-                        "scale": first["scale"], "vertices": first["n_vertices"],
+            out.append({**dict(zip(keys, series_keys)), count: ranks, "grid": grid,
+                        "graph": graph, "scale": first["scale"], "vertices": first["n_vertices"],
                         "directed edges": first["directed_edges"],
                         "directed edges per rank": first["directed_edges"] / ranks,
                         "BFS time (s)": p["mean_time_s"], "GTEPS": p["teps"] / 1e9,
                         "directed GTEPS": 2 * p["teps"] / 1e9})
-    return pd.DataFrame(out, columns=[*keys, count, "graph", "scale", "vertices",
+    return pd.DataFrame(out, columns=[*keys, count, "grid", "graph", "scale", "vertices",
                                       "directed edges", "directed edges per rank",
                                       "BFS time (s)", "GTEPS", "directed GTEPS"])
 
 
 def graphs_table(runs: pd.DataFrame) -> pd.DataFrame:
-    keys = ["graph", "algorithm", "backend", "exchange", "ranks"]
+    keys = [*SERIES_KEYS, "ranks", "grid"]
     out = []
     for values, group in runs.groupby(keys, dropna=False, sort=True):
         p = pool(group)
@@ -69,7 +74,8 @@ def graphs_table(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def kernel1_table(runs: pd.DataFrame) -> pd.DataFrame:
-    cols = ["graph", "scale", "algorithm", "backend", "ranks", "construction_time", "run_dir"]
+    cols = ["graph", "scale", "algorithm", "backend", "ranks", "grid", "construction_time",
+            "run_dir"]
     table = runs[cols].sort_values(["graph", "algorithm", "backend", "ranks", "run_dir"])
     return table.rename(columns={"construction_time": "construction time (s)"}) \
         .reset_index(drop=True)

@@ -5,6 +5,8 @@
 # so batch schedulers see a plain one-task job (bfs_single_rank).
 # Every BFS job asks for one GPU per rank when it needs GPUs (`gpu`, `tasks_per_gpu: 1`); each
 # rank then picks its own device (SLURM_LOCALID / node-local rank) and run.json records which.
+# On one box (`exclusive_gpus: N`) a GPU job asks for all N, so `--resources gpu=N` runs one at
+# a time. GPU runs get `--comm` from the run id's variant (run_options).
 # The conda environment follows the backend (bfs_env): envs/gpu.yaml (CuPy) for gpu and auto
 # runs, envs/cpu.yaml for cpu runs.
 

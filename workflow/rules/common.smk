@@ -7,6 +7,7 @@ import shlex
 from snakemake.utils import validate
 
 from bfs.algorithms import ALGORITHMS
+from bfs.comm.exchange import COMM_KINDS, default_comm
 from bfs.partition import squarest_grid
 
 validate(config, schema="../schemas/config.schema.yaml")
@@ -35,15 +36,29 @@ def known_graphs():
     return set(KRONECKER) | set(SNAP)
 
 
+def listed(exp, one, many):
+    """An experiment's `one: x` or `many: [x, ...]` as a list (the schema allows one of them)."""
+    return list(exp[many]) if many in exp else [exp[one]]
+
+
+def experiment_graphs(name):
+    exp = EXPERIMENTS[name]
+    if name == "strong_scaling":
+        return listed(exp, "graph", "graphs")
+    if name == "weak_scaling":
+        return [point["graph"] for point in exp["points"]]
+    return list(exp["graphs"])
+
+
+def experiment_algorithms(name):
+    exp = EXPERIMENTS[name]
+    if name in ("strong_scaling", "weak_scaling"):
+        return listed(exp, "algorithm", "algorithms")
+    return list(exp["algorithms"])
+
+
 def check_graph_names():
-    used = set()
-    exp = EXPERIMENTS
-    if "strong_scaling" in exp:
-        used.add(exp["strong_scaling"]["graph"])
-    for point in exp.get("weak_scaling", {}).get("points", []):
-        used.add(point["graph"])
-    for key in ("real_graphs", "implementations"):
-        used.update(exp.get(key, {}).get("graphs", []))
+    used = {g for name in EXPERIMENTS for g in experiment_graphs(name)}
     missing = used - known_graphs()
     if missing:
         raise ValueError(
@@ -54,27 +69,94 @@ def check_graph_names():
         raise ValueError(f"config: graph names defined twice: {sorted(both)}")
 
 
+def check_comm_choices():
+    """comm: nccl moves device buffers, so it needs GPU runs; a cpu experiment exchanges
+    through MPI only. (backend auto may resolve either way: nccl is taken as asked.)"""
+    for name, exp in EXPERIMENTS.items():
+        if exp.get("backend", "cpu") == "cpu" and "nccl" in exp.get("comm", []):
+            raise ValueError(
+                f"config: experiments.{name}: comm nccl exchanges device buffers between GPUs "
+                "and needs backend: gpu; backend cpu runs exchange through MPI only "
+                "(comm: [mpi], the default)"
+            )
+
+
+def check_exclusive_gpus():
+    """With exclusive_gpus: N every GPU job asks for all N GPUs of the box: a run of more ranks
+    could never start there."""
+    box = config.get("exclusive_gpus", 0)
+    if not box:
+        return
+    for name in EXPERIMENTS:
+        for graph, (algorithm, backend, layout, _) in experiment_layouts(name):
+            ranks = layout_ranks(layout)
+            asks = backend != "cpu" or config.get("request_gpus") == "always"
+            if asks and ranks > box:
+                raise ValueError(
+                    f"config: experiments.{name} runs {algorithm} on {graph} with {ranks} "
+                    f"ranks ({layout}, a GPU each) but exclusive_gpus is {box}: raise "
+                    "exclusive_gpus to the box's GPU count (and --resources gpu= with it) "
+                    "or drop the run"
+                )
+
+
 check_graph_names()
+check_comm_choices()
+
+EXCHANGES = ("scan", "wave")
 
 wildcard_constraints:
     graph="[A-Za-z0-9][A-Za-z0-9._-]*",
     algorithm="|".join(re.escape(a) for a in ALGORITHMS),
     backend="cpu|gpu|auto",
     layout="serial|[0-9]+x[0-9]+|p[0-9]+",
-    variant="default|scan|wave",
+    # exchange (2d), then comm where it is not the backend's default; "default" when neither
+    variant="default|(?:scan|wave)(?:-(?:nccl|mpi))?|nccl|mpi",
 
 
-def run_id(algorithm, backend, ranks=1, exchange="scan"):
-    """The run directory's name below runs/{graph}/: algorithm/backend-layout-variant.
+def backend_comm(backend):
+    """The comm a distributed run of this backend uses when none is asked for: nccl on the
+    GPU, mpi on the CPU; None for auto, which picks its backend (and so its comm) at run time."""
+    return None if backend == "auto" else default_comm(backend)
 
-    layout: 'serial' for one process, 'RxC' for 2d (the squarest grid of `ranks`), 'pP' for 1d.
-    """
+
+def layout_for(algorithm, ranks=1, grid=None):
+    """'serial' for one process, 'RxC' for 2d (`grid`, else the squarest grid of `ranks`),
+    'pP' for 1d (P = `ranks`, or R*C of `grid`)."""
     if not ALGORITHMS[algorithm].distributed:
-        return f"{algorithm}/{backend}-serial-default"
+        return "serial"
+    if grid is not None:
+        rows, cols = (int(x) for x in grid.split("x"))
+    else:
+        rows, cols = squarest_grid(ranks)
     if algorithm == "1d":
-        return f"{algorithm}/{backend}-p{ranks}-default"
-    rows, cols = squarest_grid(ranks)
-    return f"{algorithm}/{backend}-{rows}x{cols}-{exchange}"
+        return f"p{rows * cols}"
+    return f"{rows}x{cols}"
+
+
+def variant_for(algorithm, backend, exchange="scan", comm=None):
+    """The variant part of a run id: the 2d exchange scheme, then `-{comm}` where the comm is
+    not the backend's default (so CPU runs and default GPU runs keep their plain names);
+    'default' when nothing remains (serial runs, 1d on the default comm)."""
+    if not ALGORITHMS[algorithm].distributed:
+        return "default"
+    parts = [exchange] if algorithm == "2d" else []
+    if comm is not None and comm != backend_comm(backend):
+        parts.append(comm)
+    return "-".join(parts) or "default"
+
+
+def parse_variant(variant):
+    """(exchange or None, comm or None) named in a run id's variant."""
+    parts = [] if variant == "default" else variant.split("-")
+    exchange = next((p for p in parts if p in EXCHANGES), None)
+    comm = next((p for p in parts if p in COMM_KINDS), None)
+    return exchange, comm
+
+
+def run_name(algorithm, backend, layout, variant):
+    """The run directory's name below runs/{graph}/: algorithm/backend-layout-variant."""
+    return f"{algorithm}/{backend}-{layout}-{variant}"
 
 
 def run_dir(graph, run):
@@ -95,30 +177,38 @@ def layout_ranks(layout):
 
 
 def experiment_runs(name):
-    """(graph, run id) pairs an experiment needs, in a stable order."""
+    """(graph, run id) pairs an experiment needs, in a stable order: per graph, layout,
+    algorithm, exchange, comm (the last two only where the algorithm has them)."""
+    return list(
+        dict.fromkeys((graph, run_name(*run)) for graph, run in experiment_layouts(name))
+    )
+
+
+def experiment_layouts(name):
+    """(graph, (algorithm, backend, layout, variant)) of every run an experiment needs."""
     exp = EXPERIMENTS.get(name)
     if not exp:
         return []
     exchanges = exp.get("exchange", ["scan"])
     backend = exp.get("backend", "cpu")
-    runs = []
+    comms = exp.get("comm") or [backend_comm(backend)]
     if name == "strong_scaling":
-        for ranks in exp["ranks"]:
-            for ex in exchanges:
-                runs.append((exp["graph"], run_id(exp["algorithm"], backend, ranks, ex)))
+        # explicit grid shapes first (in the order given), then the squarest grid of each count
+        layouts = [{"grid": g} for g in exp.get("grids", [])]
+        layouts += [{"ranks": r} for r in exp.get("ranks", [])]
+        points = [(graph, layout) for graph in experiment_graphs(name) for layout in layouts]
     elif name == "weak_scaling":
-        for point in exp["points"]:
-            for ex in exchanges:
-                runs.append(
-                    (point["graph"], run_id(exp["algorithm"], backend, point["ranks"], ex))
-                )
+        points = [(p["graph"], {"ranks": p["ranks"]}) for p in exp["points"]]
     else:
-        for graph in exp["graphs"]:
-            for algorithm in exp["algorithms"]:
-                for ex in exchanges:
-                    runs.append(
-                        (graph, run_id(algorithm, backend, exp.get("ranks", 1), ex))
-                    )
+        points = [(graph, {"ranks": exp.get("ranks", 1)}) for graph in exp["graphs"]]
+    runs = []
+    for graph, shape in points:
+        for algorithm in experiment_algorithms(name):
+            layout = layout_for(algorithm, **shape)
+            for ex in exchanges:
+                for comm in comms:
+                    variant = variant_for(algorithm, backend, ex, comm)
+                    runs.append((graph, (algorithm, backend, layout, variant)))
     return list(dict.fromkeys(runs))
 
 
@@ -138,6 +228,9 @@ def experiment_validations(*names):
 
 def all_validations():
     return experiment_validations(*EXPERIMENTS)
+
+
+check_exclusive_gpus()
 
 
 # table name -> (report kind, experiments whose runs feed it)
@@ -204,11 +297,19 @@ def partition_args(wc):
 
 
 def run_options(wc):
+    """A distributed run's options from its run id: --exchange (2d), --small-frontier (1d),
+    and --comm for GPU runs (nccl unless the variant says mpi) and for auto runs whose variant
+    names one. CPU runs exchange through MPI only and get no --comm, as before it existed."""
+    exchange, comm = parse_variant(wc.variant)
+    options = []
     if wc.algorithm == "2d":
-        return f"--exchange {wc.variant}"
+        options.append(f"--exchange {exchange}")
     if wc.algorithm == "1d":
-        return f"--small-frontier {config['small_frontier']}"
-    return ""
+        options.append(f"--small-frontier {config['small_frontier']}")
+    comm = comm or backend_comm(wc.backend)
+    if wc.backend != "cpu" and comm is not None:
+        options.append(f"--comm {comm}")
+    return " ".join(options)
 
 
 def job_ranks(wc):
@@ -223,9 +324,11 @@ def bfs_env(wc):
 
 
 def gpus(wc):
-    """GPUs a BFS job asks for: one per rank (each rank drives its own device)."""
+    """GPUs a BFS job asks for: one per rank (each rank drives its own device); on one box
+    (exclusive_gpus: N) all N, so that with --resources gpu=N one GPU job runs at a time and no
+    two jobs' searches share a device (a single-rank job always drives device 0)."""
     if wc.backend in ("gpu", "auto") or config.get("request_gpus", "auto") == "always":
-        return job_ranks(wc)
+        return config.get("exclusive_gpus") or job_ranks(wc)
     return 0
 
 
