@@ -79,6 +79,24 @@ def warm_up(from_csr) -> None:
     from_csr(offsets, columns).search(0)
 
 
+def entry_points(searcher, name: str):
+    """The registry's module functions for a searcher class over a device CSR (merrill,
+    merrill-do): build (GPU Kernel 1 from the edge list, options from ctx.options[name]),
+    from_csr (bfs bench's device CSR) and warm_up (Kernel 1 and a search compiled on a
+    3-vertex path before Kernel 1 is timed)."""
+    def build(graph, ctx):
+        offsets, columns = csr_from_edges(graph.src, graph.dst, graph.n_vertices)
+        return searcher(offsets, columns, **ctx.options.get(name, {}))
+
+    def from_csr(offsets, columns, **options):
+        return searcher(offsets, columns, **options)
+
+    def warm_up_searcher(ctx) -> None:
+        warm_up(from_csr)
+
+    return build, from_csr, warm_up_searcher
+
+
 def low_words(keys, out) -> None:
     """out[i] = the low 32 bits of keys[i] (sorted row<<32|column keys -> CSR columns)."""
     if keys.size:

@@ -305,25 +305,9 @@ small_frontier(const i64* __restrict__ offsets, const u32* __restrict__ columns,
             }
             keep = warp_cull(w, keep, hash[warp], lane);
             const bool won = keep && claim(w, v, parent, level, visited, lv + 1, out_id);
-            // shared-memory counters: same aggregation as append(), atomics on shared memory
-            const u32 mask = __ballot_sync(FULL, won);
-            if (mask != 0) {
-                const i64 deg = won ? offsets[(u64)w + 1] - offsets[w] : 0;
-                i64 sum = deg;
-#pragma unroll
-                for (int o = 16; o > 0; o >>= 1) sum += __shfl_down_sync(FULL, sum, o);
-                u64 b = 0;
-                if (lane == 0) {
-                    b = atomicAdd(&s_counter[0], (u64)__popc(mask));
-                    atomicAdd(&s_counter[1], (u64)sum);
-                }
-                b = __shfl_sync(FULL, b, 0);
-                if (won) {
-                    const u64 pos = b + __popc(mask & ((1u << lane) - 1u));
-                    qout[pos] = w;
-                    dout[pos] = deg;
-                }
-            }
+            // the counters live in shared memory: append()'s atomics work on them through
+            // the generic pointer
+            append(won, w, offsets, qout, dout, s_counter, lane);
             __syncthreads();   // claims of this step visible to the whole CTA before the next
         }
         __syncthreads();

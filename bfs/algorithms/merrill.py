@@ -62,7 +62,7 @@ from . import kernel1_gpu
 from ..device import load_module
 from .. import device
 from ..errors import BfsError
-from . import EdgeList, RunContext, SearchResult, tiles
+from . import SearchResult, tiles
 
 BLOCK, TILE = tiles.BLOCK, tiles.TILE   # threads and edges per CTA in expand_tiles
 SMALL_THREADS = 1024
@@ -299,17 +299,5 @@ class MerrillSearcher:
         return int(self.cp.sum(self.cp.diff(self.offsets_out)[self.level >= 0])) // 2
 
 
-def build(graph: EdgeList, ctx: RunContext) -> MerrillSearcher:
-    """Kernel 1 on the GPU: host edges -> device -> sorted CSR; then the search buffers."""
-    offsets, columns = kernel1_gpu.csr_from_edges(graph.src, graph.dst, graph.n_vertices)
-    return MerrillSearcher(offsets, columns, **ctx.options.get("merrill", {}))
-
-
-def from_csr(offsets, columns, **options) -> MerrillSearcher:
-    """A searcher over a CSR already in device memory (bfs bench)."""
-    return MerrillSearcher(offsets, columns, **options)
-
-
-def warm_up(ctx: RunContext) -> None:
-    """Called by the harness before Kernel 1 is timed."""
-    kernel1_gpu.warm_up(from_csr)
+# the registry's build / from_csr / warm_up: GPU Kernel 1, then this searcher
+build, from_csr, warm_up = kernel1_gpu.entry_points(MerrillSearcher, "merrill")

@@ -34,7 +34,6 @@ from . import kernel1_gpu
 from ..device import load_module
 from .. import device
 from ..errors import BfsError
-from . import EdgeList, RunContext
 from .merrill import BLOCK, MerrillSearcher
 
 ALPHA = 14.0
@@ -104,17 +103,5 @@ class MerrillDoSearcher(MerrillSearcher):
         return super()._step(q, edges, depth)
 
 
-def build(graph: EdgeList, ctx: RunContext) -> MerrillDoSearcher:
-    """Kernel 1 on the GPU (as merrill), then the search buffers and frontier bitmaps."""
-    offsets, columns = kernel1_gpu.csr_from_edges(graph.src, graph.dst, graph.n_vertices)
-    return MerrillDoSearcher(offsets, columns, **ctx.options.get("merrill-do", {}))
-
-
-def from_csr(offsets, columns, **options) -> MerrillDoSearcher:
-    """A searcher over a CSR already in device memory (bfs bench)."""
-    return MerrillDoSearcher(offsets, columns, **options)
-
-
-def warm_up(ctx: RunContext) -> None:
-    """Called by the harness before Kernel 1 is timed."""
-    kernel1_gpu.warm_up(from_csr)
+# the registry's build / from_csr / warm_up: GPU Kernel 1, then this searcher
+build, from_csr, warm_up = kernel1_gpu.entry_points(MerrillDoSearcher, "merrill-do")
