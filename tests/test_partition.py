@@ -4,6 +4,7 @@ import json
 from collections import Counter
 
 import numpy as np
+import pyarrow.parquet as pq
 import pytest
 
 from bfs.partition import blocks
@@ -259,3 +260,97 @@ def test_edge_count_disagreeing_with_graph_json_fails_cleanly(graph, tmp_path):
     with pytest.raises(BfsError, match="edges"):
         partition_graph(gdir, tmp_path / "p", 2, 2)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["g"]
+
+
+def test_thread_count_does_not_change_the_files(graph, tmp_path, monkeypatch):
+    gdir, _, _ = graph
+    monkeypatch.setattr(blocks, "ROW_GROUP_ROWS", 8)
+    runs = {}
+    for threads in (1, 2, 5):
+        monkeypatch.setattr(blocks, "THREADS", threads)
+        runs[threads] = partition_graph(gdir, tmp_path / f"t{threads}", 2, 3, batch_rows=7)
+    monkeypatch.setenv("BFS_PARTITION_THREADS", "3")
+    runs["env"] = partition_graph(gdir, tmp_path / "tenv", 2, 3)
+    names = {1: "t1", 2: "t2", 5: "t5", "env": "tenv"}
+    for threads, manifest in runs.items():
+        assert manifest["blocks"] == runs[1]["blocks"]
+        for block in manifest["blocks"]:
+            assert (tmp_path / names[threads] / block["file"]).read_bytes() == \
+                (tmp_path / "t1" / block["file"]).read_bytes()
+    # fixed-size row groups: every one full but the last
+    for block in runs[1]["blocks"]:
+        meta = pq.ParquetFile(tmp_path / "t1" / block["file"]).metadata
+        sizes = [meta.row_group(k).num_rows for k in range(meta.num_row_groups)]
+        assert sum(sizes) == block["n_edges"]
+        assert all(size == 8 for size in sizes[:-1]) and 0 < sizes[-1] <= 8
+
+
+def test_bad_thread_count_is_refused(graph, tmp_path, monkeypatch):
+    gdir, _, _ = graph
+    monkeypatch.setenv("BFS_PARTITION_THREADS", "many")
+    with pytest.raises(BfsError, match="BFS_PARTITION_THREADS"):
+        partition_graph(gdir, tmp_path / "p", 2, 2)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g"]
+
+
+def test_failing_writer_thread_fails_cleanly(graph, tmp_path, monkeypatch):
+    gdir, _, _ = graph
+    monkeypatch.setattr(blocks, "ROW_GROUP_ROWS", 4)
+
+    def broken(self, table):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(blocks._BlockWriter, "_write_table", broken)
+    with pytest.raises(OSError, match="disk full"):
+        partition_graph(gdir, tmp_path / "p", 2, 2, batch_rows=5)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g"]
+
+
+def test_uint64_ids_route_by_the_row_col_rule(tmp_path):
+    # ids beyond 2**32: uint64 columns and a coarse piece table (buckets of many vertices)
+    n = 2**33 + 5
+    rng = np.random.default_rng(3)
+    ends = np.concatenate([rng.integers(0, n, 200, dtype=np.uint64),
+                           np.array([0, n - 1, 2**32, 2**32 - 1], np.uint64)])
+    layout = GridLayout(n, 2, 3)
+    ends = np.concatenate([ends, layout.bounds[1:-1].astype(np.uint64),
+                           (layout.bounds[1:-1] - 1).astype(np.uint64)])
+    src, dst = ends, rng.permutation(ends)
+    gdir = tmp_path / "g"
+    with atomic_dir(gdir) as tmp:
+        with EdgeWriter(tmp, np.uint64, max_rows=64) as writer:
+            writer.write(src, dst)
+        write_meta(tmp, GraphMeta("big", "kronecker", n, len(src), False))
+    manifest = partition_graph(gdir, tmp_path / "p", 2, 3)
+    bounds = manifest["bounds"]
+    union = Counter()
+    for rank in range(6):
+        i, j = divmod(rank, 3)
+        bsrc, bdst = read_block(tmp_path / "p", manifest, rank)
+        assert bsrc.dtype == np.uint64
+        for u, v in zip(bsrc.tolist(), bdst.tolist()):
+            assert brute_piece(bounds, u) // 3 == i and brute_piece(bounds, v) % 3 == j
+            union[(u, v)] += 1
+    expected = Counter()
+    for u, v in zip(src.tolist(), dst.tolist()):
+        if u != v:
+            expected[(u, v)] += 1
+            expected[(v, u)] += 1
+    assert union == expected
+
+
+@pytest.mark.parametrize("rows,cols,kind", [(2, 3, "2d"), (3, 1, "1d")])
+def test_blocks_keep_input_edge_order(graph, tmp_path, monkeypatch, rows, cols, kind):
+    gdir, src, dst = graph
+    monkeypatch.setattr(blocks, "ROW_GROUP_ROWS", 16)
+    manifest = partition_graph(gdir, tmp_path / "p", rows, cols, kind=kind, batch_rows=9)
+    bounds = manifest["bounds"]
+    expected = [[] for _ in range(rows * cols)]
+    for u, v in zip(src.tolist(), dst.tolist()):
+        if u != v:  # u->v, then v->u, each into its block
+            for a, b in ((u, v), (v, u)):
+                expected[brute_piece(bounds, a) // cols * cols + brute_piece(bounds, b) % cols] \
+                    .append((a, b))
+    for rank in range(rows * cols):
+        bsrc, bdst = read_block(tmp_path / "p", manifest, rank)
+        assert list(zip(bsrc.tolist(), bdst.tolist())) == expected[rank]
