@@ -91,3 +91,22 @@ def test_snap_graph_runs_and_validates(tmp_path):
     assert main(["run", str(g), "--algorithm", "seq-csr", "--roots", "4", "--save-parents", "4",
                  "--out", str(tmp_path / "r")]) == 0
     assert main(["validate", str(tmp_path / "r")]) == 0
+
+
+def test_comm_choice_is_checked(tmp_path, capsys):
+    """--comm: nccl needs the GPU backend; single-process algorithms take no --comm; run.json
+    records the exchange a distributed run used."""
+    graph, part = tmp_path / "g", tmp_path / "p"
+    assert main(["generate", "kronecker", "--scale", "6", "--out", str(graph)]) == 0
+    assert main(["partition", str(graph), "--grid", "1x1", "--out", str(part)]) == 0
+    capsys.readouterr()
+    assert main(["run", str(part), "--algorithm", "2d", "--backend", "cpu", "--comm", "nccl",
+                 "--roots", "1", "--out", str(tmp_path / "r1")]) == 1
+    assert "--comm nccl moves device buffers: it needs --backend gpu" in capsys.readouterr().err
+    assert main(["run", str(graph), "--algorithm", "seq-csr", "--comm", "mpi", "--roots", "1",
+                 "--out", str(tmp_path / "r2")]) == 1
+    assert "--comm is for the distributed algorithms" in capsys.readouterr().err
+    assert not (tmp_path / "r1").exists() and not (tmp_path / "r2").exists()
+    assert main(["run", str(part), "--algorithm", "2d", "--backend", "cpu", "--roots", "1",
+                 "--out", str(tmp_path / "r3")]) == 0
+    assert json.loads((tmp_path / "r3" / "run.json").read_text())["parameters"]["comm"] == "mpi"

@@ -33,7 +33,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ..comm.exchange import LevelClock, check_comm, default_comm, make_exchange
+from ..comm.exchange import LevelClock, choose_comm, make_exchange
 from . import RunContext, SearchResult
 
 WORD = 64
@@ -157,7 +157,7 @@ class Fu2D:
         # grid row i talks along j (allgather); grid column j along i (scan, broadcast)
         self.row_comm = self.comm.Split(color=self.i, key=self.j)
         self.col_comm = self.comm.Split(color=self.j, key=self.i)
-        kind = check_comm(ctx.options.get("comm", default_comm(ctx.backend)), ctx.backend)
+        kind = choose_comm(ctx.options.get("comm"), ctx.backend, self.comm)
         self.comm_kind = kind
         # a grid of one rank never exchanges: no NCCL communicators for it
         self.world_x, self.row_x, self.col_x = (

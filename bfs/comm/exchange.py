@@ -32,6 +32,7 @@ here are point-to-point and broadcasts, which do not use it.
 from __future__ import annotations
 
 import os
+import sys
 import time
 
 import numpy as np
@@ -51,6 +52,30 @@ def check_comm(kind: str, backend: str) -> str:
     if kind == "nccl" and backend != "gpu":
         raise BfsError("--comm nccl moves device buffers: it needs --backend gpu")
     return kind
+
+
+def choose_comm(requested: str | None, backend: str, comm) -> str:
+    """The exchange kind a distributed search uses (collective over comm). NCCL needs one GPU
+    per rank: where ranks share a device (more ranks than GPUs, e.g. a test on a laptop) the
+    GPU default falls back to host-staged MPI with a notice, and an explicit `--comm nccl`
+    is refused naming the shared device."""
+    kind = check_comm(requested or default_comm(backend), backend)
+    if kind != "nccl" or comm.Get_size() == 1:
+        return kind
+    import cupy as cp
+    # device ids are metadata, a few bytes per rank
+    devices = comm.allgather(cp.cuda.Device().pci_bus_id)
+    shared = sorted({d for d in devices if devices.count(d) > 1})
+    if not shared:
+        return kind
+    if requested == "nccl":
+        raise BfsError(f"--comm nccl needs one GPU per rank, but ranks share GPU {shared[0]} "
+                       f"({len(devices)} ranks on {len(set(devices))} GPUs): use --comm mpi "
+                       "or start no more ranks than GPUs")
+    if comm.Get_rank() == 0:
+        print(f"[bfs] {len(devices)} ranks share {len(set(devices))} GPU(s): the exchanges go "
+              "through MPI (--comm mpi); NCCL needs one GPU per rank", file=sys.stderr)
+    return "mpi"
 
 
 def _is_device(a) -> bool:

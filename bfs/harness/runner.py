@@ -319,7 +319,8 @@ def run(input_dir: Path, out: Path, opts: RunOptions, extra: dict | None = None)
     options = dict(extra or {})
     started = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     if spec.distributed:
-        options["comm"] = check_comm(options.get("comm") or default_comm(backend), backend)
+        if options.get("comm"):
+            check_comm(options["comm"], backend)
     elif "comm" in options:
         raise BfsError(f"--comm is for the distributed algorithms; {spec.name} runs on one "
                        "process")
@@ -355,6 +356,8 @@ def _run_ranks(session, out, opts, spec, backend, options, started) -> int:
     t0 = time.perf_counter()
     searcher = session.build()
     construction_time = session.max(time.perf_counter() - t0)
+    if spec.distributed:   # the exchange the search really uses (run.json, the report)
+        options["comm"] = getattr(searcher, "comm_kind", default_comm(backend))
     if session.is_root:
         log(f"kernel 1 ({spec.name}, {backend}): {construction_time:.3f} s")
 
