@@ -18,6 +18,16 @@ GRIDS_2D = [(1, 1), (1, 2), (2, 1), (2, 2), (2, 3), (3, 2), (1, 3)]
 GRIDS = [(r, c, "2d") for r, c in GRIDS_2D] + [(p, 1, "1d") for p in range(1, 5)]
 
 
+
+def directed_halves(src, dst) -> Counter:
+    """Both directions of every non-loop input edge, with multiplicity: what the blocks hold."""
+    out = Counter()
+    for u, v in zip(src.tolist(), dst.tolist()):
+        if u != v:
+            out[(u, v)] += 1
+            out[(v, u)] += 1
+    return out
+
 def make_graph(path, src, dst, n_vertices, parts_of=50):
     with atomic_dir(path) as tmp:
         # several part files so that streaming crosses file boundaries
@@ -79,11 +89,7 @@ def test_blocks_hold_every_directed_edge_once_by_the_row_col_rule(graph, tmp_pat
             assert brute_piece(bounds, v) % cols == j
             union[(u, v)] += 1
 
-    expected = Counter()
-    for u, v in zip(src.tolist(), dst.tolist()):
-        if u != v:
-            expected[(u, v)] += 1
-            expected[(v, u)] += 1
+    expected = directed_halves(src, dst)
     assert union == expected
     assert manifest["n_directed_edges"] == sum(expected.values())
     assert sorted(p.name for p in out.iterdir()) == sorted(
@@ -252,14 +258,19 @@ def test_load_manifest_refuses_non_partitions(graph, tmp_path):
         load_manifest(tmp_path / "bad")
 
 
+def assert_refused_cleanly(gdir, tmp_path, match: str) -> None:
+    """partition_graph refuses with a BfsError matching `match` and leaves nothing beside g/."""
+    with pytest.raises(BfsError, match=match):
+        partition_graph(gdir, tmp_path / "p", 2, 2)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g"]
+
+
 def test_edge_count_disagreeing_with_graph_json_fails_cleanly(graph, tmp_path):
     gdir, src, _ = graph
     meta = json.loads((gdir / "graph.json").read_text())
     meta["n_edges"] = len(src) + 1
     (gdir / "graph.json").write_text(json.dumps(meta))
-    with pytest.raises(BfsError, match="edges"):
-        partition_graph(gdir, tmp_path / "p", 2, 2)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["g"]
+    assert_refused_cleanly(gdir, tmp_path, "edges")
 
 
 def test_thread_count_does_not_change_the_files(graph, tmp_path, monkeypatch):
@@ -288,9 +299,7 @@ def test_thread_count_does_not_change_the_files(graph, tmp_path, monkeypatch):
 def test_bad_thread_count_is_refused(graph, tmp_path, monkeypatch):
     gdir, _, _ = graph
     monkeypatch.setenv("BFS_PARTITION_THREADS", "many")
-    with pytest.raises(BfsError, match="BFS_PARTITION_THREADS"):
-        partition_graph(gdir, tmp_path / "p", 2, 2)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["g"]
+    assert_refused_cleanly(gdir, tmp_path, "BFS_PARTITION_THREADS")
 
 
 def test_failing_writer_thread_fails_cleanly(graph, tmp_path, monkeypatch):
@@ -331,12 +340,7 @@ def test_uint64_ids_route_by_the_row_col_rule(tmp_path):
         for u, v in zip(bsrc.tolist(), bdst.tolist()):
             assert brute_piece(bounds, u) // 3 == i and brute_piece(bounds, v) % 3 == j
             union[(u, v)] += 1
-    expected = Counter()
-    for u, v in zip(src.tolist(), dst.tolist()):
-        if u != v:
-            expected[(u, v)] += 1
-            expected[(v, u)] += 1
-    assert union == expected
+    assert union == directed_halves(src, dst)
 
 
 @pytest.mark.parametrize("rows,cols,kind", [(2, 3, "2d"), (3, 1, "1d")])
