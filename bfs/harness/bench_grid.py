@@ -92,7 +92,7 @@ def bench_grid_scale(comm, grid, scale, edgefactor, seeds, version, algorithms, 
     layout = GridLayout(n, R, C)
     rec = {"scale": scale, "edgefactor": edgefactor, "n_vertices": n, "n_edges": m,
            "grid": f"{R}x{C}", "gpus": R * C}
-    # untimed: compile the generator and the routing kernels on a few edges
+    # the world's exchange carries the routing all-to-all and the roots' byte map
     world_x = make_exchange("nccl" if R * C > 1 else "mpi", comm)
     comm.Barrier()
     t = time.perf_counter()
@@ -157,8 +157,8 @@ def bench_grid_scale(comm, grid, scale, edgefactor, seeds, version, algorithms, 
             "median_validate_s": (statistics.median(r["validate_s"] for r in timed)
                                   if timed else None),
             "levels_first_root": profile, "searches": rows,
-            "comm": getattr(searcher, "comm_kind", None), "exchange": options.get(
-                "exchange", "scan")}
+            "comm": getattr(searcher, "comm_kind", None),
+            "exchange": options.get("exchange", "scan")}
         del searcher
         cp.get_default_memory_pool().free_all_blocks()
     return rec
