@@ -29,7 +29,7 @@ import numpy as np
 
 from ..algorithms import RunContext, get_algorithm
 from ..comm import mpi
-from ..comm.exchange import make_exchange
+from ..comm.exchange import choose_comm, make_exchange
 from ..errors import BfsError
 from ..partition import GridLayout
 from . import envinfo
@@ -93,7 +93,8 @@ def bench_grid_scale(comm, grid, scale, edgefactor, seeds, version, algorithms, 
     rec = {"scale": scale, "edgefactor": edgefactor, "n_vertices": n, "n_edges": m,
            "grid": f"{R}x{C}", "gpus": R * C}
     # the world's exchange carries the routing all-to-all and the roots' byte map
-    world_x = make_exchange("nccl" if R * C > 1 else "mpi", comm)
+    # (NCCL unless ranks share a GPU, as the searches choose)
+    world_x = make_exchange("mpi" if R * C == 1 else choose_comm(None, "gpu", comm), comm)
     comm.Barrier()
     t = time.perf_counter()
     src, dst = _generate_share(comm, scale, edgefactor, seeds, version)
