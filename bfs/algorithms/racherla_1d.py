@@ -18,7 +18,7 @@ import numba
 import numpy as np
 
 from .kernel1 import CSR
-from ..comm.mpi import Timer
+from ..comm.mpi import Timer, displacements
 from . import RunContext, SearchResult
 
 
@@ -125,7 +125,7 @@ class Racherla1D:
         MPI = self.MPI
         counts = np.zeros(self.comm.Get_size(), np.int64)
         self.comm.Allgather(np.array([len(v)], np.int64), counts)
-        displs = np.concatenate([[0], np.cumsum(counts[:-1])])
+        displs = displacements(counts)
         all_v = np.empty(int(counts.sum()), np.int64)
         all_p = np.empty_like(all_v)
         self.comm.Allgatherv(v, [all_v, counts, displs, MPI.INT64_T])

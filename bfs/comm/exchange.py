@@ -38,6 +38,7 @@ import time
 import numpy as np
 
 from ..errors import BfsError
+from .mpi import displacements
 
 COMM_KINDS = ("nccl", "mpi")
 
@@ -158,16 +159,13 @@ class MpiExchange:
         sc, rc = np.asarray(send_counts, np.int64), np.asarray(recv_counts, np.int64)
         host_recv = np.empty(recv.shape, recv.dtype) if _is_device(recv) else recv
         mpi_type = self.MPI._typedict[np.dtype(recv.dtype).char]
-        self.comm.Alltoallv([np.ascontiguousarray(self._host(send)), sc, _displs(sc), mpi_type],
-                            [host_recv, rc, _displs(rc), mpi_type])
+        self.comm.Alltoallv(
+            [np.ascontiguousarray(self._host(send)), sc, displacements(sc), mpi_type],
+            [host_recv, rc, displacements(rc), mpi_type])
         self._back(recv, host_recv)
 
     def free(self) -> None:
         pass
-
-
-def _displs(counts: np.ndarray) -> np.ndarray:
-    return np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
 
 
 def _alltoall_counts(comm, send_counts) -> np.ndarray:
@@ -246,7 +244,7 @@ class NcclExchange:
 
     def alltoallv(self, send, send_counts, recv, recv_counts) -> None:
         item = send.dtype.itemsize
-        sd, rd = _displs(np.asarray(send_counts)), _displs(np.asarray(recv_counts))
+        sd, rd = displacements(send_counts), displacements(recv_counts)
         s = self._stream()
         me = self.rank
         if send_counts[me]:   # the own region: a device copy, not a message to itself

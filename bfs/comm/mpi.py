@@ -93,6 +93,12 @@ def allreduce_scalar(comm, value, op_name: str = "SUM", dtype=np.float64):
     return recv[0].item()
 
 
+def displacements(counts) -> np.ndarray:
+    """Where each rank's part starts in a concatenation of parts of these sizes (int64)."""
+    counts = np.asarray(counts, np.int64)
+    return np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+
+
 def gatherv(comm, local: np.ndarray, root: int = 0) -> np.ndarray | None:
     """Concatenate every rank's 1-D array on `root`, in rank order."""
     from mpi4py import MPI
@@ -101,7 +107,7 @@ def gatherv(comm, local: np.ndarray, root: int = 0) -> np.ndarray | None:
     local = np.ascontiguousarray(local)
     if comm.Get_rank() == root:
         out = np.empty(int(counts.sum()), dtype=local.dtype)
-        displs = np.concatenate([[0], np.cumsum(counts[:-1])])
+        displs = displacements(counts)
         comm.Gatherv(local, [out, counts, displs, MPI._typedict[local.dtype.char]], root=root)
         return out
     comm.Gatherv(local, None, root=root)

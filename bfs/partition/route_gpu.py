@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..comm.mpi import displacements
 from ..device import BLOCK, grid_for, load_module, require_gpu
 from ..errors import BfsError
 from .layout import GridLayout
@@ -44,7 +45,7 @@ def route_to_blocks(layout: GridLayout, src, dst, exchange):
                                          (src, dst, np.int64(m), bounds, np.int32(p),
                                           np.int32(C), counts))
     send_counts = counts.get().astype(np.int64)
-    send_displs = np.concatenate([[0], np.cumsum(send_counts)[:-1]]).astype(np.int64)
+    send_displs = displacements(send_counts)
     packed = cp.empty(int(send_counts.sum()), cp.uint64)
     if m:
         cursor = cp.asarray(send_displs.astype(np.uint64))

@@ -33,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..comm.mpi import displacements
 from ..device import BLOCK, grid_for, load_module, require_gpu
 from .cpu import (LEVEL, NOT_EDGE, RANGE, SPAN, SPREAD, Validation, edge_message, failure,
                   level_message, tree_edge_message)
@@ -67,8 +68,8 @@ def validate_grid_device(view, root: int, comm, world_x, row_x, col_x) -> Valida
     level_col = cp.empty_like(view.level_col)
     row_counts = np.asarray(view.row_words, np.int64) * 64
     col_counts = np.asarray(view.col_words, np.int64) * 64
-    row_x.allgatherv(own_levels, level_row, row_counts, _displs(row_counts))
-    col_x.allgatherv(own_levels, level_col, col_counts, _displs(col_counts))
+    row_x.allgatherv(own_levels, level_row, row_counts, displacements(row_counts))
+    col_x.allgatherv(own_levels, level_col, col_counts, displacements(col_counts))
     # 3. the block's entries
     ctl = cp.zeros(9, cp.uint64)
     ctl[1:7] = NONE
@@ -101,10 +102,6 @@ def validate_grid_device(view, root: int, comm, world_x, row_x, col_x) -> Valida
         return _failure_of(failed[np.lexsort((np.arange(len(failed)), failed[:, 0]))][0],
                            view.n, reached)
     return Validation(True, int(total[0]) // 2, reached, int(depth[0]), 0, "valid")
-
-
-def _displs(counts: np.ndarray) -> np.ndarray:
-    return np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
 
 
 def _culprit(ctl, view, root, level_row, level_col, parent_col) -> np.ndarray:
