@@ -157,7 +157,8 @@ class Fu2DGpu(Fu2D):
         rows, cols = self.rows, self.cols
         n_row_bits, n_col_bits = rows.n_words * WORD, cols.n_words * WORD
         self.nnz = int(self.csr_cols.size)
-        need = (4 * n_row_bits + 4 * n_col_bits + 8 * n_col_bits + 8 * n_row_bits  # levels, pred,
+        need = (4 * n_row_bits + 4 * n_col_bits + 8 * n_col_bits  # levels, pred
+                + 8 * n_row_bits + 8 * n_col_bits  # global ids of rows and columns
                 + 20 * n_row_bits  # queue, degrees, scan
                 + 8 * (self.nnz // TILE + 2) + 9 * 8 * max(rows.n_words, cols.n_words))
         device.check_fits(need, f"2d search state ({n_row_bits} x {n_col_bits} local vertices)")

@@ -63,16 +63,20 @@ def choose_comm(requested: str | None, backend: str, comm) -> str:
     kind = check_comm(requested or default_comm(backend), backend)
     if kind != "nccl" or comm.Get_size() == 1:
         return kind
+    import socket
+
     import cupy as cp
-    # device ids are metadata, a few bytes per rank
-    devices = comm.allgather(cp.cuda.Device().pci_bus_id)
+    # (host, PCI bus id) of each rank's device: metadata, a few bytes per rank. The host is part
+    # of the key: identical nodes have the same bus ids.
+    devices = comm.allgather((socket.gethostname(), cp.cuda.Device().pci_bus_id))
     shared = sorted({d for d in devices if devices.count(d) > 1})
     if not shared:
         return kind
     if requested == "nccl":
-        raise BfsError(f"--comm nccl needs one GPU per rank, but ranks share GPU {shared[0]} "
-                       f"({len(devices)} ranks on {len(set(devices))} GPUs): use --comm mpi "
-                       "or start no more ranks than GPUs")
+        host, bus = shared[0]
+        raise BfsError(f"--comm nccl needs one GPU per rank, but ranks share GPU {bus} on "
+                       f"{host} ({len(devices)} ranks on {len(set(devices))} GPUs): use --comm "
+                       "mpi or start no more ranks than GPUs")
     if comm.Get_rank() == 0:
         print(f"[bfs] {len(devices)} ranks share {len(set(devices))} GPU(s): the exchanges go "
               "through MPI (--comm mpi); NCCL needs one GPU per rank", file=sys.stderr)

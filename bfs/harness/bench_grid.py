@@ -119,7 +119,8 @@ def bench_grid_scale(comm, grid, scale, edgefactor, seeds, version, algorithms, 
         cp.get_default_memory_pool().free_all_blocks()
         comm.Barrier()
         t = time.perf_counter()
-        searcher = module.build(Block(comm, manifest, block_src, block_dst), ctx)
+        with mpi.collective_errors(comm):   # one rank short of memory stops them all
+            searcher = module.build(Block(comm, manifest, block_src, block_dst), ctx)
         cp.cuda.get_current_stream().synchronize()
         kernel1_s = _max(comm, time.perf_counter() - t)
         searcher.search(int(roots[0]))                          # warm-up, untimed

@@ -354,7 +354,8 @@ def _run_ranks(session, out, opts, spec, backend, options, started) -> int:
     if warm_up is not None:
         warm_up(RunContext(backend, options))
     t0 = time.perf_counter()
-    searcher = session.build()
+    with session.collective():   # a rank short of memory stops every rank, not just itself
+        searcher = session.build()
     construction_time = session.max(time.perf_counter() - t0)
     if spec.distributed:   # the exchange the search really uses (run.json, the report)
         options["comm"] = getattr(searcher, "comm_kind", default_comm(backend))
