@@ -96,8 +96,15 @@ class MpiExchange:
         self.comm = comm
         self.size, self.rank = comm.Get_size(), comm.Get_rank()
 
-    def _host(self, a):
-        return a.get() if _is_device(a) else a
+    @staticmethod
+    def _outgoing(a) -> np.ndarray:
+        """What MPI sends: a device array's host copy, or the host array (contiguous)."""
+        return np.ascontiguousarray(a.get() if _is_device(a) else a)
+
+    @staticmethod
+    def _landing(recv) -> np.ndarray:
+        """Where MPI receives: a host buffer for a device array, or the host array itself."""
+        return np.empty(recv.shape, recv.dtype) if _is_device(recv) else recv
 
     @staticmethod
     def _back(dev, host) -> None:
@@ -109,8 +116,8 @@ class MpiExchange:
             if recv is not send:
                 recv[...] = send
             return
-        out = np.empty(recv.shape, recv.dtype)
-        self.comm.Allreduce(self._host(send), out,
+        out = np.empty(recv.shape, recv.dtype)   # send may be recv: no in-place MPI here
+        self.comm.Allreduce(self._outgoing(send), out,
                             op={"sum": self.MPI.SUM, "max": self.MPI.MAX}[op])
         if _is_device(recv):
             recv.set(out)
@@ -120,8 +127,7 @@ class MpiExchange:
     def bcast(self, buf, root: int) -> None:
         if self.size == 1:
             return
-        host = self._host(buf)
-        host = np.ascontiguousarray(host)
+        host = self._outgoing(buf)
         self.comm.Bcast(host, root=root)
         if _is_device(buf):
             buf.set(host)
@@ -133,9 +139,8 @@ class MpiExchange:
         if dest is None and source is None:
             return
         empty = np.empty(0, np.uint8)
-        host_send = empty if dest is None else np.ascontiguousarray(self._host(send))
-        host_recv = (empty if source is None else
-                     np.empty(recv.shape, recv.dtype) if _is_device(recv) else recv)
+        host_send = empty if dest is None else self._outgoing(send)
+        host_recv = empty if source is None else self._landing(recv)
         self.comm.Sendrecv(host_send, dest=MPI.PROC_NULL if dest is None else dest,
                            sendtag=11, recvbuf=host_recv,
                            source=MPI.PROC_NULL if source is None else source, recvtag=11)
@@ -146,9 +151,9 @@ class MpiExchange:
         if self.size == 1:
             recv[int(displs[0]):int(displs[0]) + int(counts[0])] = send
             return
-        host_recv = np.empty(recv.shape, recv.dtype) if _is_device(recv) else recv
+        host_recv = self._landing(recv)
         mpi_type = self.MPI._typedict[np.dtype(recv.dtype).char]
-        self.comm.Allgatherv(np.ascontiguousarray(self._host(send)),
+        self.comm.Allgatherv(self._outgoing(send),
                              [host_recv, np.asarray(counts, np.int64),
                               np.asarray(displs, np.int64), mpi_type])
         self._back(recv, host_recv)
@@ -161,10 +166,10 @@ class MpiExchange:
             recv[...] = send
             return
         sc, rc = np.asarray(send_counts, np.int64), np.asarray(recv_counts, np.int64)
-        host_recv = np.empty(recv.shape, recv.dtype) if _is_device(recv) else recv
+        host_recv = self._landing(recv)
         mpi_type = self.MPI._typedict[np.dtype(recv.dtype).char]
         self.comm.Alltoallv(
-            [np.ascontiguousarray(self._host(send)), sc, displacements(sc), mpi_type],
+            [self._outgoing(send), sc, displacements(sc), mpi_type],
             [host_recv, rc, displacements(rc), mpi_type])
         self._back(recv, host_recv)
 
