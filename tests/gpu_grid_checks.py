@@ -5,6 +5,7 @@ Each check raises (and the rank exits non-zero) on a mismatch; rank 0 prints `ok
   route      in-place generation + GPU routing equals `bfs partition`'s blocks (as multisets)
   search     2d on the GPU grid, --comm nccl and mpi, scan and wave: levels equal the CPU BFS,
              every search valid by bfs.validate.grid_gpu with the CPU validator's nedge
+  search1d   the same for 1d (P x 1 grids), bitmap and list exchanges, nccl and mpi
   faults     a fault planted in one rank's results is caught, whichever rank holds it
 """
 import sys
@@ -98,10 +99,10 @@ def check_route(R, C):
     assert got.size == want.size and (got == want).all(), (rank, got.size, want.size)
 
 
-def searcher_for(R, C, bsrc, bdst, layout, **options):
+def searcher_for(R, C, bsrc, bdst, layout, algorithm="2d", **options):
     manifest = {"grid": [R, C], "bounds": layout.bounds.tolist(), "n_vertices": 2 ** SCALE}
-    return get_algorithm("2d").load("gpu").build(Block(comm, manifest, bsrc, bdst),
-                                                 RunContext("gpu", options))
+    return get_algorithm(algorithm).load("gpu").build(Block(comm, manifest, bsrc, bdst),
+                                                      RunContext("gpu", options))
 
 
 def gathered(searcher):
@@ -109,16 +110,38 @@ def gathered(searcher):
 
 
 def check_search(R, C):
+    search_equals_cpu(R, C, "2d", ({"comm": "nccl"}, {"comm": "mpi"},
+                                   {"comm": "nccl", "exchange": "wave"},
+                                   {"comm": "mpi", "exchange": "wave"}))
+
+
+def check_search1d(R, C):
+    """1d on a P x 1 grid: bitmaps only (small_frontier 0), lists wherever they are smaller
+    (small_frontier huge), and the default, each through NCCL and MPI; every search equal to
+    the CPU BFS and valid."""
+    kinds = search_equals_cpu(R, C, "1d", [{"comm": c, "small_frontier": f}
+                                            for c in ("nccl", "mpi") for f in (0, 10**9, 1000)])
+    for k in (0, 3):
+        assert kinds[k] == {"bitmap": 1, "list": 0} and kinds[k + 1]["list"] == 1, kinds
+
+
+def search_equals_cpu(R, C, algorithm, option_sets) -> list:
+    """Each option set's searches from 5 roots equal the CPU BFS and validate on the GPUs
+    (by bfs.validate.grid_gpu, with the CPU validator's nedge). Returns, per option set, which
+    exchanges 1d's searches used (1 where any level used that kind)."""
     layout, (bsrc, bdst) = blocks_in_place(R, C)
     src, dst = generate_edges(SCALE, EF)
     n = 2 ** SCALE
     csr = build_csr(src, dst, n)
     roots = [int(r) for r in np.flatnonzero(np.diff(csr.offsets))[::397][:5]]
-    for options in ({"comm": "nccl"}, {"comm": "mpi"}, {"comm": "nccl", "exchange": "wave"},
-                    {"comm": "mpi", "exchange": "wave"}):
-        s = searcher_for(R, C, bsrc, bdst, layout, **options)
+    used = []
+    for options in option_sets:
+        s = searcher_for(R, C, bsrc, bdst, layout, algorithm, **options)
+        kinds = {"bitmap": 0, "list": 0}
         for root in roots:
             s.search(root)
+            for k, levels in getattr(s, "exchanges", {}).items():
+                kinds[k] |= levels > 0
             verdict = validate_grid_device(s.grid_view(), root, comm, s.world_x, s.row_x,
                                            s.col_x)
             res = gathered(s)
@@ -130,6 +153,8 @@ def check_search(R, C):
                 assert verdict.valid and verdict.nedge == ref.nedge, (verdict, ref)
                 assert verdict.depth == ref.depth and verdict.reached == ref.reached
             assert verdict.valid, verdict.message
+        used.append(kinds)
+    return used
 
 
 def check_faults(R, C):

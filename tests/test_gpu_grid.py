@@ -1,4 +1,4 @@
-"""Multi-GPU 2d: NCCL exchanges, in-place generation and routing, distributed GPU validation,
+"""Multi-GPU 2d and 1d: NCCL exchanges, in-place generation and routing, distributed GPU validation,
 and `bfs run` / `bfs bench --grid` on 2 ranks. Marked gpu; skipped without 2 GPUs and mpiexec.
 On a 2-GPU machine: python3 -m pytest -q -m gpu tests/test_gpu_grid.py
 """
@@ -45,6 +45,10 @@ def test_grid_checks(check, grid):
         assert out.count("fault ") == 8
 
 
+def test_1d_checks():
+    mpi_check("search1d", 2, 1)
+
+
 @pytest.mark.parametrize("comm", ["nccl", "mpi"])
 def test_run_two_gpus(tmp_path, comm):
     """bfs run on a 1x2 partition: every search validated on the GPUs, the same depths,
@@ -62,16 +66,25 @@ def test_run_two_gpus(tmp_path, comm):
     assert "grid_gpu" in info["validation"]
     key = [(r["root"], r["depth"], r["reached"], r["nedge"]) for r in searches(gpu)]
     assert key == [(r["root"], r["depth"], r["reached"], r["nedge"]) for r in searches(cpu)]
+    # 1d on the GPUs over a 1d partition of the same graph, against the same CPU searches
+    part1d, gpu1d = tmp_path / "p1d", tmp_path / "gpu1d"
+    bfs_cli("partition", graph, "--1d", 2, "--out", part1d)
+    bfs_cli("run", part1d, "--algorithm", "1d", "--backend", "gpu", "--comm", comm,
+            "--roots", 6, "--out", gpu1d, ranks=2, env=ENV)
+    info = json.loads((gpu1d / "run.json").read_text())
+    assert info["valid"] and info["parameters"]["comm"] == comm
+    assert key == [(r["root"], r["depth"], r["reached"], r["nedge"]) for r in searches(gpu1d)]
 
 
 def test_bench_grid_two_gpus(tmp_path):
     out = tmp_path / "bench.json"
-    proc = bfs_cli("bench", "--backend", "gpu", "--grid", "2x1", "--scales", 12,
-                   "--algorithms", "2d,2d@comm=mpi", "--roots", 4, "--out", out, ranks=2,
+    proc = bfs_cli("bench", "--backend", "gpu", "--grid", "1x2", "--scales", 12,
+                   "--algorithms", "2d,2d@comm=mpi,1d", "--roots", 4, "--out", out, ranks=2,
                    env=ENV)
     rec = json.loads(out.read_text())["records"][0]
-    assert rec["grid"] == "2x1"
-    for name in ("2d", "2d@comm=mpi"):
+    assert rec["grid"] == "1x2" and set(rec["placement"]) == {"1x2", "2x1"}
+    assert rec["algorithms"]["1d"]["grid"] == "2x1"    # 1d runs on the P x 1 grid
+    for name in ("2d", "2d@comm=mpi", "1d"):
         a = rec["algorithms"][name]
         assert a["valid"] and a["validated"] == 4
         assert {r["rank"] for r in a["levels_first_root"]} == {0, 1}

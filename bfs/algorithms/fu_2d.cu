@@ -128,16 +128,18 @@ expand_tiles(const i64* __restrict__ offsets, const u32* __restrict__ columns,
 }
 
 // Contract (Fig. 5): assigned |= out & ~prefix (this rank claims what no rank above it in the
-// grid column found), uni = out | prefix; the parents the expand recorded for bits a rank above
-// claimed are dropped, so pred >= 0 exactly where this rank assigned.
+// grid column found), uni = out | prefix | rest; the parents the expand recorded for bits a rank
+// above claimed are dropped, so pred >= 0 exactly where this rank assigned. rest: what ranks
+// after this one found (1d's all-gather); 2d passes prefix again (its scan ends in a bcast).
 extern "C" __global__ void contract(const u64* __restrict__ out, const u64* __restrict__ prefix,
-                                    i64 nw, u64* assigned, u64* uni, i64* pred)
+                                    const u64* __restrict__ rest, i64 nw, u64* assigned,
+                                    u64* uni, i64* pred)
 {
     for (i64 w = (i64)blockIdx.x * blockDim.x + threadIdx.x; w < nw;
          w += (i64)gridDim.x * blockDim.x) {
         const u64 o = out[w], p = prefix[w];
         assigned[w] |= o & ~p;
-        uni[w] = o | p;
+        uni[w] = o | p | rest[w];
         u64 dup = o & p;
         while (dup) {
             const int k = __ffsll((long long)dup) - 1;

@@ -198,14 +198,17 @@ class Fu2DGpu(Fu2D):
     def _compact(self, level: int) -> tuple[int, int, int]:
         """In -> the frontier queue (setting level_row), Out cleared; then the level's one
         read of the device: (queue vertices, their edges, the global frontier size)."""
+        self._launch_compact(level)
+        ctl = self._read_ctl()
+        return int(ctl[0]), int(ctl[1]), int(ctl[4])
+
+    def _launch_compact(self, level: int) -> None:
         rows = self.rows
         self.ctl[0:4].fill(0)
         self.k["compact"]((device.grid_for(rows.n_words),), (BLOCK,),
                           (self.in_words, np.int64(rows.n_words), self.csr_offsets, self.queue,
                            self.qdeg, self.ctl, self.level_row, np.int32(level)))
         self.out.fill(0)
-        ctl = self._read_ctl()
-        return int(ctl[0]), int(ctl[1]), int(ctl[4])
 
     def _expand_tiles(self, q: int, edges: int) -> None:
         """The compacted frontier's edges -> Out minus visited; the winner of each new bit
@@ -223,11 +226,16 @@ class Fu2DGpu(Fu2D):
                            self.pred, self.row_global))
         self.launches["expand"] += 1
 
-    def _launch_finish(self, uni, level: int) -> None:
+    def _launch_finish(self, uni, level: int, counted: slice | None = None,
+                       count_into=None) -> None:
+        """visited |= uni, levels; the bits of uni in the words `counted` (default: the own
+        piece) are added to count_into (default: self.counts)."""
         nw = self.cols.n_words
+        counted = counted or self.own
         self.k["finish"]((device.grid_for(nw),), (BLOCK,),
                          (uni, np.int64(nw), self.visited, self.level_col, np.int32(level),
-                          np.int64(self.own.start), np.int64(self.own.stop), self.counts))
+                          np.int64(counted.start), np.int64(counted.stop),
+                          self.counts if count_into is None else count_into))
 
     def search(self, root: int) -> None:
         cp = self.cp
@@ -292,11 +300,11 @@ class Fu2DGpu(Fu2D):
     def _expand_level(self, level: int) -> None:
         self._expand_tiles(self._q, self._edges)
 
-    def _contract(self) -> None:
+    def _contract(self, rest=None) -> None:
         nw = self.cols.n_words
         self.k["contract"]((device.grid_for(nw),), (BLOCK,),
-                           (self.out, self.prefix, np.int64(nw), self.assigned, self.uni,
-                            self.pred))
+                           (self.out, self.prefix, self.prefix if rest is None else rest,
+                            np.int64(nw), self.assigned, self.uni, self.pred))
 
     def _finish(self, level: int) -> None:
         self.counts.fill(0)

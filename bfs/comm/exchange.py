@@ -21,8 +21,8 @@ Two kinds, chosen by `--comm`:
   nccl  NcclExchange: NCCL on device buffers (cupy.cuda.nccl), enqueued on the current CuPy
         stream, so kernels and exchanges of a level run back to back without the host
         waiting. NCCL has no bitwise OR: the searches OR what sendrecv delivers with a local
-        kernel. allgatherv is a group of broadcasts, one rooted at each member, each landing
-        in the member's slice (NCCL's all-gather needs equal counts).
+        kernel. allgatherv is NCCL's all-gather where the counts are equal and back to back,
+        else a group of broadcasts, one rooted at each member, landing in its slice.
 
 The NCCL unique id travels by an MPI Bcast of its 128 bytes; one NCCL communicator per MPI
 communicator (world, grid row, grid column), created in the same order on every rank.
@@ -240,6 +240,12 @@ class NcclExchange:
         item = recv.dtype.itemsize
         s = self._stream()
         base = recv.data.ptr
+        count = int(counts[0])
+        if all(int(c) == count and int(d) == r * count
+               for r, (c, d) in enumerate(zip(counts, displs))):
+            # equal counts in rank order: NCCL's own all-gather
+            self.nc.allGather(send.data.ptr, base, count * item, self.nccl.NCCL_UINT8, s)
+            return
         self.nccl.groupStart()
         for r in range(self.size):
             nbytes = int(counts[r]) * item

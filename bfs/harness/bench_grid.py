@@ -6,9 +6,11 @@ Per scale, on every rank (one GPU each):
     its GPU (the generator is splittable: edge e's stream is the seed skipped by e * 2^64);
   * routing: both directions of every non-loop edge to the rank owning its block
     (bfs.partition.route_gpu: counts and a scatter on the GPU, one all-to-all through NCCL), so
-    each rank holds the block `bfs partition --grid RxC` would write for it;
+    each rank holds the block `bfs partition --grid RxC` would write for it (1d runs on the
+    P x 1 grid of the same ranks, as `bfs partition --1d P` writes it: the graph is placed
+    once per grid the chosen algorithms need);
   * Graph500 roots from the vertices with an edge (a byte map OR-reduced over the ranks);
-  * per algorithm (2d, 2d@exchange=wave, 2d@comm=mpi, ...): Kernel 1 (the block CSR, max over
+  * per algorithm (2d, 2d@exchange=wave, 2d@comm=mpi, 1d, ...): Kernel 1 (the block CSR, max over
     ranks), one untimed warm-up search, then one search per root: a barrier, the host clock
     around search() (which ends with the device synchronized), the max over ranks;
     validation (untimed) by bfs.validate.grid_gpu, each rank checking its own block; per level
@@ -79,91 +81,128 @@ def _roots(comm, world_x, block_src, n, n_roots, seeds):
     return roots
 
 
+def layout_of(name: str, grid) -> tuple[int, int]:
+    """The grid an algorithm runs on: 1d on the P x 1 grid of the same ranks, the others on
+    the grid asked for."""
+    R, C = grid
+    return (R * C, 1) if parse_algorithm(name)[0] == "1d" else (R, C)
+
+
+def _place(comm, world_x, R, C, scale, edgefactor, seeds, version) -> tuple:
+    """Generate this rank's share of the graph and route it to the R x C blocks: (block src,
+    block dst, timing record)."""
+    from ..partition.route_gpu import route_to_blocks
+    comm.Barrier()
+    t = time.perf_counter()
+    src, dst = _generate_share(comm, scale, edgefactor, seeds, version)
+    placed = {"generation_s": _max(comm, time.perf_counter() - t)}
+    comm.Barrier()
+    t = time.perf_counter()
+    block_src, block_dst = route_to_blocks(GridLayout(2 ** scale, R, C), src, dst, world_x)
+    del src, dst
+    placed["route_s"] = _max(comm, time.perf_counter() - t)
+    placed["block_entries_max"] = int(_max(comm, float(block_src.size)))
+    log(comm, f"scale {scale} on {R}x{C}: generated in {placed['generation_s']:.3f} s, routed "
+              f"in {placed['route_s']:.3f} s (largest block {placed['block_entries_max']} "
+              "entries)")
+    return block_src, block_dst, placed
+
+
 def bench_grid_scale(comm, grid, scale, edgefactor, seeds, version, algorithms, n_roots,
                      validate_mode) -> dict:
+    """Every algorithm at one scale; the graph is placed once per grid the algorithms run on
+    (1d: P x 1) and the roots drawn once (the same graph on any grid)."""
     import cupy as cp
-
-    from ..partition.route_gpu import route_to_blocks
-    from ..validate.grid_gpu import validate_grid_device
     R, C = grid
     n, m = 2 ** scale, edgefactor * 2 ** scale
     if scale > 32:
         raise BfsError(f"bench --grid takes scales up to 32, got {scale}")
-    layout = GridLayout(n, R, C)
     rec = {"scale": scale, "edgefactor": edgefactor, "n_vertices": n, "n_edges": m,
-           "grid": f"{R}x{C}", "gpus": R * C}
+           "grid": f"{R}x{C}", "gpus": R * C, "placement": {}, "algorithms": {}}
     # the world's exchange carries the routing all-to-all and the roots' byte map
     # (NCCL unless ranks share a GPU, as the searches choose)
     world_x = make_exchange("mpi" if R * C == 1 else choose_comm(None, "gpu", comm), comm)
-    comm.Barrier()
-    t = time.perf_counter()
-    src, dst = _generate_share(comm, scale, edgefactor, seeds, version)
-    rec["generation_s"] = _max(comm, time.perf_counter() - t)
-    comm.Barrier()
-    t = time.perf_counter()
-    block_src, block_dst = route_to_blocks(layout, src, dst, world_x)
-    del src, dst
-    rec["route_s"] = _max(comm, time.perf_counter() - t)
-    rec["block_entries_max"] = int(_max(comm, float(block_src.size)))
-    log(comm, f"scale {scale} on {R}x{C}: generated in {rec['generation_s']:.3f} s, routed in "
-              f"{rec['route_s']:.3f} s (largest block {rec['block_entries_max']} entries)")
-    roots = _roots(comm, world_x, block_src, n, n_roots, seeds)
-    manifest = {"grid": [R, C], "bounds": layout.bounds.tolist(), "n_vertices": n}
-    rec["algorithms"] = {}
+    groups: dict[tuple[int, int], list[str]] = {}
     for name in algorithms:
-        base, options = parse_algorithm(name)
-        module = get_algorithm(base).load("gpu")
-        ctx = RunContext("gpu", options)
-        if hasattr(module, "warm_up"):
-            module.warm_up(ctx)
-        cp.get_default_memory_pool().free_all_blocks()
-        comm.Barrier()
-        t = time.perf_counter()
-        with mpi.collective_errors(comm):   # one rank short of memory stops them all
-            searcher = module.build(Block(comm, manifest, block_src, block_dst), ctx)
-        cp.cuda.get_current_stream().synchronize()
-        kernel1_s = _max(comm, time.perf_counter() - t)
-        searcher.search(int(roots[0]))                          # warm-up, untimed
-        rows, profile = [], None
-        for i, root in enumerate(int(r) for r in roots):
-            comm.Barrier()
-            t = time.perf_counter()
-            searcher.search(root)
-            elapsed = _max(comm, time.perf_counter() - t)
-            row = {"root": root, "time_s": elapsed, "valid": None}
-            if i == 0:
-                profile = _gather_profile(comm, searcher.profile)
-            if validate_mode == "every" or (validate_mode == "first" and i == 0):
-                t = time.perf_counter()
-                verdict = validate_grid_device(searcher.grid_view(), root, comm,
-                                               searcher.world_x, searcher.row_x,
-                                               searcher.col_x)
-                row.update(valid=verdict.valid, nedge=verdict.nedge, depth=verdict.depth,
-                           reached=verdict.reached, message=verdict.message,
-                           validate_s=_max(comm, time.perf_counter() - t))
-                row["teps"] = verdict.nedge / elapsed if verdict.valid else 0.0
-                if not verdict.valid:
-                    log(comm, f"{name} root {root}: INVALID: {verdict.message}")
-            rows.append(row)
-            log(comm, f"s{scale} {R}x{C} {name} {i + 1}/{len(roots)} root={root} "
-                      f"time={elapsed * 1e3:.3f} ms"
-                      + (f" GTEPS={row['teps'] / 1e9:.2f} "
-                         f"{'valid' if row['valid'] else 'INVALID'}" if "teps" in row else ""))
-        timed = [r for r in rows if "teps" in r]
-        rec["algorithms"][name] = {
-            "kernel1_s": kernel1_s,
-            "median_time_s": statistics.median(r["time_s"] for r in rows),
-            "hmean_teps": hmean([r["teps"] for r in timed]) if timed else None,
-            "valid": all(r["valid"] is not False for r in rows),
-            "validated": sum(r["valid"] is not None for r in rows),
-            "median_validate_s": (statistics.median(r["validate_s"] for r in timed)
-                                  if timed else None),
-            "levels_first_root": profile, "searches": rows,
-            "comm": getattr(searcher, "comm_kind", None),
-            "exchange": options.get("exchange", "scan")}
-        del searcher
+        groups.setdefault(layout_of(name, grid), []).append(name)
+    roots = None
+    for (rows, cols), names in groups.items():
+        block_src, block_dst, rec["placement"][f"{rows}x{cols}"] = _place(
+            comm, world_x, rows, cols, scale, edgefactor, seeds, version)
+        if roots is None:
+            roots = _roots(comm, world_x, block_src, n, n_roots, seeds)
+        manifest = {"grid": [rows, cols], "bounds": GridLayout(n, rows, cols).bounds.tolist(),
+                    "n_vertices": n}
+        for name in names:
+            rec["algorithms"][name] = _bench_algorithm(
+                comm, Block(comm, manifest, block_src, block_dst), name, roots, validate_mode,
+                f"s{scale} {rows}x{cols}")
+        del block_src, block_dst
         cp.get_default_memory_pool().free_all_blocks()
     return rec
+
+
+def _bench_algorithm(comm, block, name, roots, validate_mode, label) -> dict:
+    """Kernel 1, a warm-up search, then one timed search per root (each validated as asked)."""
+    import cupy as cp
+
+    from ..validate.grid_gpu import validate_grid_device
+    base, options = parse_algorithm(name)
+    module = get_algorithm(base).load("gpu")
+    ctx = RunContext("gpu", options)
+    if hasattr(module, "warm_up"):
+        module.warm_up(ctx)
+    cp.get_default_memory_pool().free_all_blocks()
+    comm.Barrier()
+    t = time.perf_counter()
+    with mpi.collective_errors(comm):   # one rank short of memory stops them all
+        searcher = module.build(block, ctx)
+    cp.cuda.get_current_stream().synchronize()
+    kernel1_s = _max(comm, time.perf_counter() - t)
+    searcher.search(int(roots[0]))                          # warm-up, untimed
+    rows, profile = [], None
+    for i, root in enumerate(int(r) for r in roots):
+        comm.Barrier()
+        t = time.perf_counter()
+        searcher.search(root)
+        elapsed = _max(comm, time.perf_counter() - t)
+        row = {"root": root, "time_s": elapsed, "valid": None}
+        if i == 0:
+            profile = _gather_profile(comm, searcher.profile)
+        if validate_mode == "every" or (validate_mode == "first" and i == 0):
+            t = time.perf_counter()
+            verdict = validate_grid_device(searcher.grid_view(), root, comm, searcher.world_x,
+                                           searcher.row_x, searcher.col_x)
+            row.update(valid=verdict.valid, nedge=verdict.nedge, depth=verdict.depth,
+                       reached=verdict.reached, message=verdict.message,
+                       validate_s=_max(comm, time.perf_counter() - t))
+            row["teps"] = verdict.nedge / elapsed if verdict.valid else 0.0
+            if not verdict.valid:
+                log(comm, f"{name} root {root}: INVALID: {verdict.message}")
+        rows.append(row)
+        log(comm, f"{label} {name} {i + 1}/{len(roots)} root={root} "
+                  f"time={elapsed * 1e3:.3f} ms"
+                  + (f" GTEPS={row['teps'] / 1e9:.2f} "
+                     f"{'valid' if row['valid'] else 'INVALID'}" if "teps" in row else ""))
+    timed = [r for r in rows if "teps" in r]
+    R, C = block.manifest["grid"]
+    result = {
+        "grid": f"{R}x{C}",
+        "kernel1_s": kernel1_s,
+        "median_time_s": statistics.median(r["time_s"] for r in rows),
+        "hmean_teps": hmean([r["teps"] for r in timed]) if timed else None,
+        "valid": all(r["valid"] is not False for r in rows),
+        "validated": sum(r["valid"] is not None for r in rows),
+        "median_validate_s": (statistics.median(r["validate_s"] for r in timed)
+                              if timed else None),
+        "levels_first_root": profile, "searches": rows,
+        "comm": getattr(searcher, "comm_kind", None),
+        "exchange": options.get("exchange", "scan")}
+    for x in {searcher.world_x, searcher.row_x, searcher.col_x}:
+        x.free()    # NCCL communicators of this searcher: not one set per algorithm and scale
+    del searcher
+    cp.get_default_memory_pool().free_all_blocks()
+    return result
 
 
 def _gather_profile(comm, profile: np.ndarray) -> list | None:
@@ -183,7 +222,7 @@ def table(records) -> str:
         for name, a in rec["algorithms"].items():
             g = f"{a['hmean_teps'] / 1e9:.2f}" if a["hmean_teps"] else "-"
             v = f"{a['median_validate_s'] * 1e3:.1f} ms" if a["median_validate_s"] else "-"
-            lines.append(f"| {rec['scale']} | {rec['grid']} | {name} | {a['comm']} | {g} | "
+            lines.append(f"| {rec['scale']} | {a.get('grid', rec['grid'])} | {name} | {a['comm']} | {g} | "
                          f"{a['median_time_s'] * 1e3:.3f} ms | {a['kernel1_s']:.3f} s | "
                          f"{a['validated']} ({'all valid' if a['valid'] else 'INVALID'}) | "
                          f"{v} |")
