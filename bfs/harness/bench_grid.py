@@ -139,6 +139,7 @@ def bench_grid_scale(comm, grid, scale, edgefactor, seeds, version, algorithms, 
                 f"s{scale} {rows}x{cols}")
         del block_src, block_dst
         cp.get_default_memory_pool().free_all_blocks()
+    world_x.free()
     return rec
 
 
