@@ -199,8 +199,13 @@ def _bench_algorithm(comm, block, name, roots, validate_mode, label) -> dict:
         "levels_first_root": profile, "searches": rows,
         "comm": getattr(searcher, "comm_kind", None),
         "exchange": options.get("exchange", "scan")}
-    for x in {searcher.world_x, searcher.row_x, searcher.col_x}:
-        x.free()    # NCCL communicators of this searcher: not one set per algorithm and scale
+    # this searcher's NCCL communicators, not one set per algorithm and scale; the same order
+    # on every rank (destroying one waits for its peers)
+    freed = []
+    for x in (searcher.world_x, searcher.row_x, searcher.col_x):
+        if not any(x is f for f in freed):
+            x.free()
+            freed.append(x)
     del searcher
     cp.get_default_memory_pool().free_all_blocks()
     return result
