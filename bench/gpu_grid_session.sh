@@ -2,7 +2,7 @@
 # The multi-GPU session (nvidia-h200-x2 or bigger): `tests` runs the GPU tests (one and two
 # GPUs); `bench S...` runs 2d on 1x1, 1x2 and 2x1 grids at the given scales, 64 roots, every
 # search validated on the GPUs, scan / wave and nccl / mpi side by side. JSON and logs go to
-# $OUT (default bench/results/grid).
+# $OUT (default bench/results/grid). ALGORITHMS, GRIDS and ROOTS override the defaults.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # NVLink multicast off wherever NCCL starts (the device's rule); Open MPI as root in containers
@@ -20,7 +20,7 @@ case "$stage" in
     roots=${ROOTS:-64}
     algorithms=${ALGORITHMS:-2d,2d@exchange=wave,2d@comm=mpi}
     for scale in "$@"; do
-      for grid in 1x1 1x2 2x1; do
+      for grid in ${GRIDS:-1x1 1x2 2x1}; do
         n=$(( ${grid%x*} * ${grid#*x} ))
         mpiexec -n "$n" python3 -m bfs bench --backend gpu --grid "$grid" --scales "$scale" \
           --algorithms "$algorithms" --roots "$roots" --out "$OUT/s$scale-$grid.json" \
