@@ -18,6 +18,7 @@ c = yaml.safe_load(open(os.environ.get("CONFIG", "config/gpu_box.yaml")))
 c.update(results="results", roots=roots)
 g1, g2 = f"kron-s{s1}", f"kron-s{s2}"
 c["graphs"]["kronecker"] = {g1: {"scale": s1, "edgefactor": 16}, g2: {"scale": s2, "edgefactor": 16}}
+c["experiments"]["strong_scaling"].pop("graph", None)
 c["experiments"]["strong_scaling"]["graphs"] = [g1, g2]
 c["experiments"]["weak_scaling"]["points"] = [{"ranks": 1, "graph": g1}, {"ranks": 2, "graph": g2}]
 yaml.safe_dump(c, open(path, "w"))
