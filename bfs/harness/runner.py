@@ -275,7 +275,8 @@ class MpiSession:
         return self.backend == "gpu" and hasattr(searcher, "grid_view")
 
     def validate(self, searcher, result, root):
-        if self.grid_validation(searcher):
+        self.validated_on_gpus = self.grid_validation(searcher)   # what run.json names
+        if self.validated_on_gpus:
             from ..validate.grid_gpu import validate_grid_device
             verdict = validate_grid_device(searcher.grid_view(), root, self.comm,
                                            searcher.world_x, searcher.row_x, searcher.col_x)
@@ -300,8 +301,7 @@ class MpiSession:
                 "partition": {"dir": str(Path(self.part_dir).resolve()),
                               "kind": self.manifest["kind"], "grid": self.manifest["grid"]},
                 "validation": ("gpu, each rank its block (bfs.validate.grid_gpu)"
-                               if self.backend == "gpu" and self.spec.name == "2d"
-                               else "cpu, each rank its block (bfs.validate.validate_blocks)")}
+                               if getattr(self, "validated_on_gpus", False) else "cpu, each rank its block (bfs.validate.validate_blocks)")}
 
 
 @dataclass
