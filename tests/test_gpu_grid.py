@@ -73,6 +73,7 @@ def test_run_two_gpus(tmp_path, comm):
             "--roots", 6, "--out", gpu1d, ranks=2, env=ENV)
     info = json.loads((gpu1d / "run.json").read_text())
     assert info["valid"] and info["parameters"]["comm"] == comm
+    assert "grid_gpu" in info["validation"]
     assert key == [(r["root"], r["depth"], r["reached"], r["nedge"]) for r in searches(gpu1d)]
 
 
