@@ -4,7 +4,7 @@
     bfs generate snap INPUT --out GRAPH_DIR
     bfs partition GRAPH_DIR (--grid RxC | --1d P) [--cache DIR] --out PART_DIR
     bfs run GRAPH_DIR --algorithm NAME [--backend cpu|gpu|auto] [--roots N | --root V] --out RUN_DIR
-    mpiexec -n P bfs run PART_DIR --algorithm 2d|1d [--exchange scan|wave] [--comm nccl|mpi] --out RUN_DIR
+    mpiexec -n P bfs run PART_DIR --algorithm 2d|2d-do|1d [--exchange scan|wave] [--alpha A --beta B] [--comm nccl|mpi] --out RUN_DIR
     bfs validate RUN_DIR
     bfs verify GRAPH_DIR|PART_DIR|RUN_DIR
     bfs report table strong_scaling|weak_scaling|graphs|kernel1 RUN_DIR... --out STEM
@@ -112,8 +112,11 @@ def cmd_run(args) -> int:
     opts = RunOptions(algorithm=args.algorithm, backend=args.backend, n_roots=args.roots,
                       root=args.root, save_parents=args.save_parents, force=args.force)
     extra = {"comm": args.comm} if args.comm else {}
-    if args.algorithm == "2d":
+    if args.algorithm in ("2d", "2d-do"):
         extra["exchange"] = args.exchange
+    if args.algorithm == "2d-do":
+        extra.update({k: v for k, v in (("alpha", args.alpha), ("beta", args.beta))
+                      if v is not None})
     if args.algorithm == "1d":
         extra["small_frontier"] = args.small_frontier
     return run(Path(args.graph), Path(args.out), opts, extra)
@@ -281,6 +284,13 @@ def positive_int(text: str) -> int:
     return value
 
 
+def positive_float(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be > 0, got {value}")
+    return value
+
+
 def nonnegative_int(text: str) -> int:
     value = int(text, 0)
     if value < 0:
@@ -342,8 +352,8 @@ def build_parser() -> argparse.ArgumentParser:
     pa_.set_defaults(func=cmd_partition)
 
     r = sub.add_parser("run", help="Kernel 1 + validated BFS searches into a run directory")
-    r.add_argument("graph", help="graph directory, or partition directory for 2d/1d "
-                                 "(under mpiexec -n R*C)")
+    r.add_argument("graph", help="graph directory, or partition directory for 2d, 2d-do "
+                                 "and 1d (under mpiexec -n R*C)")
     r.add_argument("--algorithm", required=True, help="see `bfs algorithms`")
     r.add_argument("--backend", choices=["cpu", "gpu", "auto"], default="auto")
     roots = r.add_mutually_exclusive_group()
@@ -353,8 +363,14 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--save-parents", type=nonnegative_int, default=0, metavar="K",
                    help="save parent and level arrays of the first K searches")
     r.add_argument("--exchange", choices=["scan", "wave"], default="scan",
-                   help="2d: contraction scheme, log p pairwise scan (Fu) or p-step wave "
+                   help="2d, 2d-do: contraction scheme, log p pairwise scan (Fu) or p-step wave "
                         "(Checconi)")
+    r.add_argument("--alpha", type=positive_float,
+                   help="2d-do: go bottom-up when the frontier's edges exceed the unreached "
+                        "vertices' edges / ALPHA (default 15)")
+    r.add_argument("--beta", type=positive_float,
+                   help="2d-do: back to top-down when the frontier shrinks below "
+                        "vertices / BETA (default 18)")
     r.add_argument("--small-frontier", type=nonnegative_int, default=1000, metavar="N",
                    help="1d: levels with fewer frontier vertices run on rank 0 alone")
     r.add_argument("--comm", choices=["nccl", "mpi"],

@@ -1,10 +1,13 @@
 """Real MPI ranks (oversubscribed): the distributed algorithms agree with seq-csr and validate."""
 import json
+import os
 import shutil
+import subprocess
+import sys
 
 import pytest
 
-from helpers import SNAP_DIR, bfs_cli, random_graph, searches
+from helpers import ROOT, SNAP_DIR, bfs_cli, random_graph, searches
 
 pytestmark = pytest.mark.mpi
 if shutil.which("mpiexec") is None:
@@ -12,7 +15,8 @@ if shutil.which("mpiexec") is None:
 
 ROOTS = 4
 LAYOUTS = [("2d", "1x1"), ("2d", "1x2"), ("2d", "2x1"), ("2d", "2x2"), ("2d", "2x3"),
-           ("2d", "1x3"), ("1d", "1"), ("1d", "2"), ("1d", "3"), ("1d", "4")]
+           ("2d", "1x3"), ("2d-do", "1x1"), ("2d-do", "1x2"), ("2d-do", "2x1"), ("2d-do", "2x2"),
+           ("1d", "1"), ("1d", "2"), ("1d", "3"), ("1d", "4")]
 
 
 def ranks_of(kind, shape):
@@ -45,8 +49,8 @@ def comparable(rows):
 def test_distributed_equals_seq_csr(graph, kind, shape, tmp_path):
     g, reference = graph
     part = tmp_path / "part"
-    bfs_cli("partition", g, "--grid" if kind == "2d" else "--1d", shape, "--out", part)
-    schemes = ["scan", "wave"] if kind == "2d" and shape != "1x1" else [None]
+    bfs_cli("partition", g, "--1d" if kind == "1d" else "--grid", shape, "--out", part)
+    schemes = ["scan", "wave"] if kind != "1d" and shape != "1x1" else [None]
     for scheme in schemes:
         out = tmp_path / f"run-{scheme}"
         extra = ["--exchange", scheme] if scheme else ["--small-frontier", 50]
@@ -58,6 +62,52 @@ def test_distributed_equals_seq_csr(graph, kind, shape, tmp_path):
         assert info["environment"]["mpi_size"] == ranks_of(kind, shape)
         # the saved tree re-validates against the graph's own edge list in a fresh process
         bfs_cli("validate", out)
+
+
+@pytest.fixture(scope="module")
+def kron10(tmp_path_factory):
+    """A Kronecker graph big enough for bottom-up levels under the default alpha and beta."""
+    g = tmp_path_factory.mktemp("kron10") / "graph"
+    bfs_cli("generate", "kronecker", "--scale", 10, "--edgefactor", 16, "--out", g)
+    return g
+
+
+def do_checks(part, alpha, beta=18, exchange="scan", roots=4, ranks=4):
+    """tests/do_checks.py under mpiexec: per root, 2d-do's directions and edges examined (it
+    has already checked levels against seq-csr and validated every tree)."""
+    cmd = ["mpiexec", "-n", str(ranks), sys.executable, str(ROOT / "tests" / "do_checks.py"),
+           str(part), str(alpha), str(beta), exchange, str(roots)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("shape", ["1x2", "2x2"])
+def test_2d_do_runs_both_directions(kron10, shape, tmp_path):
+    part = tmp_path / "part"
+    bfs_cli("partition", kron10, "--grid", shape, "--out", part)
+    ranks = ranks_of("2d", shape)
+    # alpha <= 1: m_f never exceeds m_u / alpha (m_u counts the frontier): all top-down, which
+    # reads every edge of every reached vertex exactly once
+    for r in do_checks(part, 1.0, ranks=ranks):
+        assert set(r["directions"]) == {"top-down"}
+        assert r["edges_examined"] == r["reached_edges"] == sum(r["level_edges_examined"])
+    # the defaults go bottom-up in the big middle levels and read fewer edges for it
+    default = do_checks(part, 15, exchange="wave", ranks=ranks)
+    assert any("bottom-up" in r["directions"] for r in default)
+    for r in default:
+        if "bottom-up" in r["directions"]:
+            assert r["edges_examined"] < r["reached_edges"]
+    # a huge alpha goes bottom-up from level 1 (level 0, the root alone, is always top-down)
+    for r in do_checks(part, 1e9, ranks=ranks):
+        assert r["directions"][:2] == ["top-down", "bottom-up"]
+    # the CLI passes --alpha / --beta through and run.json records them
+    out = tmp_path / "run"
+    bfs_cli("run", part, "--algorithm", "2d-do", "--roots", 2, "--alpha", 1e9, "--beta", 2,
+            "--out", out, ranks=ranks)
+    params = json.loads((out / "run.json").read_text())["parameters"]
+    assert (params["alpha"], params["beta"], params["exchange"]) == (1e9, 2, "scan")
 
 
 def test_wrong_rank_count_fails_fast(graph, tmp_path):
@@ -101,9 +151,10 @@ def test_bad_block_stops_every_rank(graph, tmp_path, damage):
     assert not (tmp_path / "run").exists()
 
 
-def test_algorithm_and_partition_kind_must_match(graph, tmp_path):
+@pytest.mark.parametrize("algorithm", ["2d", "2d-do"])
+def test_algorithm_and_partition_kind_must_match(graph, tmp_path, algorithm):
     g, _ = graph
     bfs_cli("partition", g, "--1d", 2, "--out", tmp_path / "part")
-    proc = bfs_cli("run", tmp_path / "part", "--algorithm", "2d", "--out", tmp_path / "run",
-                   ranks=2, check=False, timeout=120)
+    proc = bfs_cli("run", tmp_path / "part", "--algorithm", algorithm, "--out",
+                   tmp_path / "run", ranks=2, check=False, timeout=120)
     assert proc.returncode != 0 and "1d partition" in proc.stderr

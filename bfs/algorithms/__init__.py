@@ -77,9 +77,14 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
                              "gpu": "bfs.algorithms.fu_2d_gpu"},
                       "Fu et al. 2D bitmap BFS over an RxC grid (--exchange scan|wave)",
                       distributed=True),
+        AlgorithmSpec("2d-do", {"cpu": "bfs.algorithms.fu_2d_do"},
+                      "direction-optimizing 2d (Beamer et al. 2013): bottom-up levels over the "
+                      "block CSC when the frontier holds many edges (--alpha, --beta)",
+                      distributed=True),
         AlgorithmSpec("1d", {"cpu": "bfs.algorithms.racherla_1d",
                              "gpu": "bfs.algorithms.racherla_1d_gpu"},
-                      "Racherla 1D BFS: Allgatherv frontiers, small frontiers on rank 0",
+                      "Racherla 1D BFS: discoveries all-gathered (CPU: pairs, small frontiers "
+                      "on rank 0; GPU: Out bitmaps, lists for small frontiers)",
                       distributed=True),
         AlgorithmSpec("merrill", {"gpu": "bfs.algorithms.merrill"},
                       "Merrill-Garland-Grimshaw GPU BFS: scan-allocated expand-contract, "

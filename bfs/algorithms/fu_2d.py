@@ -78,8 +78,9 @@ def _predecessors(assigned, csc_offsets, csc_rows, level_row, level_col, row_glo
         bits = assigned[w]
         b = 0
         while bits:
-            if bits & np.uint64(1):
-                v = w * WORD + b
+            v = w * WORD + b
+            # a parent recorded at discovery (2d-do's bottom-up levels) stands
+            if bits & np.uint64(1) and pred[v] < 0:
                 want = level_col[v] - 1
                 for e in range(csc_offsets[v], csc_offsets[v + 1]):
                     u = csc_rows[e]
@@ -285,6 +286,13 @@ class Fu2D:
         self.counts[0] = int(np.bitwise_count(self.uni[self.own]).sum())
 
     def search(self, root: int) -> None:
+        self._reset(root)
+        self._level_loop()
+        _predecessors(self.assigned, self.csc_offsets, self.csc_rows, self.level_row,
+                      self.level_col, self.rows.global_id, self.pred)
+
+    def _reset(self, root: int) -> None:
+        """The search state for a search from root: bitmaps, levels, parents (CPU)."""
         rows, cols = self.rows, self.cols
         self.in_words = np.zeros(rows.n_words, np.uint64)
         self.out, self.prefix, self.uni, self.inclusive, self.received = (
@@ -302,10 +310,7 @@ class Fu2D:
             self.visited[c_local >> 6] |= np.uint64(1) << np.uint64(c_local & 63)
             self.level_col[c_local] = 0
         self.root = root
-        self._level_loop()
         self.pred = np.full(cols.n_words * WORD, -1, np.int64)
-        _predecessors(self.assigned, self.csc_offsets, self.csc_rows, self.level_row,
-                      self.level_col, rows.global_id, self.pred)
 
     def gather(self, n_vertices: int) -> SearchResult | None:
         """Parents and levels of the last search, assembled on rank 0 (untimed)."""

@@ -134,13 +134,17 @@ def layout_for(algorithm, ranks=1, grid=None):
     return f"{rows}x{cols}"
 
 
+# the algorithms that take --exchange scan|wave (2d-do contracts like 2d)
+EXCHANGE_ALGORITHMS = ("2d", "2d-do")
+
+
 def variant_for(algorithm, backend, exchange="scan", comm=None):
     """The variant part of a run id: the 2d exchange scheme, then `-{comm}` where the comm is
     not the backend's default (so CPU runs and default GPU runs keep their plain names);
     'default' when nothing remains (serial runs, 1d on the default comm)."""
     if not ALGORITHMS[algorithm].distributed:
         return "default"
-    parts = [exchange] if algorithm == "2d" else []
+    parts = [exchange] if algorithm in EXCHANGE_ALGORITHMS else []
     if comm is not None and comm != backend_comm(backend):
         parts.append(comm)
     return "-".join(parts) or "default"
@@ -302,7 +306,7 @@ def run_options(wc):
     names one. CPU runs exchange through MPI only and get no --comm, as before it existed."""
     exchange, comm = parse_variant(wc.variant)
     options = []
-    if wc.algorithm == "2d":
+    if wc.algorithm in EXCHANGE_ALGORITHMS:
         options.append(f"--exchange {exchange}")
     if wc.algorithm == "1d":
         options.append(f"--small-frontier {config['small_frontier']}")

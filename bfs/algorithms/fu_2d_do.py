@@ -1,0 +1,186 @@
+"""2d-do: direction-optimizing 2D BFS on Fu et al.'s bitmap layout.
+
+Paper: S. Beamer, A. Buluc, K. Asanovic, D. Patterson, "Distributed Memory Breadth-First
+Search Revisited: Enabling Bottom-Up Search", IPDPSW 2013 (the switch: S. Beamer, K. Asanovic,
+D. Patterson, "Direction-Optimizing Breadth-First Search", SC 2012). Layout, exchanges and
+level loop are bfs.algorithms.fu_2d's (Fu et al. 2014); only the expand of a level changes.
+
+Each level runs in one of two directions, the same on every rank:
+  Top-down   fu_2d's expand: In_i through the block CSR -> Out_ij minus visited.
+  Bottom-up  every vertex v of ColRange(j) not yet visited walks its in-edges in the block CSC
+             (rows of RowRange(i)) and stops at the first u in In_i; v goes into Out_ij with
+             parent u. On a Kronecker graph most vertices of the big middle levels meet a
+             frontier neighbour within their first few edges, so those levels read a small
+             share of the edges a top-down level would.
+Everything after the expand is fu_2d's: the exclusive OR scan down the grid column picks the one
+rank that claims (Assigned) each new vertex, the column broadcasts the union, the row gathers
+the next In. Unlike the paper's 2D bottom-up, whose sub-steps pass the still-unfound vertices
+from rank to rank so a vertex found on one is not searched on the next, every rank of a grid
+column searches its own block at once: the exchange stays 2d's, at the price of the in-edges
+the other R - 1 ranks read for a vertex one of them finds (none on a 1 x C grid, where one
+block holds all of a column's in-edges).
+
+Parents: a bottom-up level knows the parent at discovery; where a rank above in the grid column
+claimed the vertex, contract drops this rank's parent, so pred >= 0 exactly where this rank
+assigned the vertex (as in bfs.algorithms.fu_2d_gpu). Top-down levels keep Fu's predecessor
+pass after the traversal (Fig. 7), which skips the parents already recorded.
+
+Direction (Beamer's heuristic, from globally summed numbers, so every rank decides alike):
+  top-down -> bottom-up  when m_f > m_u / alpha, m_f = edges of the frontier, m_u = edges of
+                         the vertices not reached before this level (the frontier's included,
+                         as GAPBS counts them: so alpha <= 1 never goes bottom-up);
+  bottom-up -> top-down  when n_f < n / beta and the frontier is not growing (GAPBS's form:
+                         n_f = frontier vertices, n = all vertices).
+alpha = 15 and beta = 18 (GAPBS's defaults) unless the options give others. Level 0 (the root
+alone) is always top-down: it reads the root's edges, where bottom-up would walk every other
+vertex's in-edges to find the root (and m_f would cost a collective before the first level).
+The numbers ride on fu_2d's one all-reduce a level, four int64 words instead of one:
+  [0] n_f    new vertices of the own piece (fu_2d's count)
+  [1] m_f    block (CSR) degrees of the next In_i: every rank of grid row i holds In_i, and a
+             vertex's block degrees over its grid row add up to its degree
+  [2]        block (CSC) degrees of the column range's unvisited vertices, kept by subtracting
+             each level's new ones: a vertex's block degrees down its grid column add up to
+             its degree; m_u = [1] + [2]
+  [3]        edges this rank's expand read (top-down: the frontier's block edges, that is
+             word [1] of the level before; bottom-up: in-edges walked up to the early exit)
+Degrees count directed edges, so m_f and m_u are both in the units of the block CSR's nnz.
+
+After a search every rank has self.directions ("top-down" / "bottom-up" per level),
+self.level_edges_examined (per level, summed over the ranks) and self.edges_examined (their
+sum). The per-level profile rows and levels_run are fu_2d's.
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from ..errors import BfsError
+from . import RunContext
+from .fu_2d import WORD, Fu2D, _set_levels
+
+ALPHA = 15.0
+BETA = 18.0
+TOP_DOWN, BOTTOM_UP = "top-down", "bottom-up"
+
+
+@numba.njit(cache=True)
+def _bottom_up(in_words, csc_offsets, csc_rows, visited, row_global, out_words, pred):
+    """Every column vertex not visited looks through its in-edges for a frontier vertex and
+    stops at the first: Out gets it, pred its global parent id. Returns the in-edges read."""
+    examined = 0
+    for w in range(len(visited)):
+        todo = ~visited[w]
+        found = np.uint64(0)
+        b = 0
+        while todo:
+            if todo & np.uint64(1):
+                v = w * WORD + b
+                start, stop = csc_offsets[v], csc_offsets[v + 1]
+                e = start
+                while e < stop:
+                    u = csc_rows[e]
+                    e += 1
+                    if in_words[u >> 6] & (np.uint64(1) << np.uint64(u & 63)):
+                        found |= np.uint64(1) << np.uint64(b)
+                        pred[v] = row_global[u]
+                        break
+                examined += e - start
+            todo >>= np.uint64(1)
+            b += 1
+        out_words[w] = found
+    return examined
+
+
+@numba.njit(cache=True)
+def _degree_sum(words, offsets):
+    """Edges of the vertices whose bits are set: the sum of their offsets ranges."""
+    total = 0
+    for w in range(len(words)):
+        bits = words[w]
+        b = 0
+        while bits:
+            if bits & np.uint64(1):
+                v = w * WORD + b
+                total += offsets[v + 1] - offsets[v]
+            bits >>= np.uint64(1)
+            b += 1
+    return total
+
+
+def _positive(options: dict, key: str, default: float) -> float:
+    value = float(options.get(key, default))
+    if not value > 0:
+        raise BfsError(f"2d-do: {key} must be > 0, got {value}")
+    return value
+
+
+class Fu2DDo(Fu2D):
+    """Fu2D whose levels run top-down or bottom-up (see the module docstring)."""
+
+    def __init__(self, block, ctx: RunContext):
+        super().__init__(block, ctx)
+        self.alpha = _positive(ctx.options, "alpha", ALPHA)
+        self.beta = _positive(ctx.options, "beta", BETA)
+        self.n = int(self.bounds[-1])
+
+    def _reset(self, root: int) -> None:
+        super()._reset(root)
+        # the level's one all-reduce: [n_f, m_f, unreached edges, edges examined] (see above)
+        self.counts, self.totals = np.zeros(4, np.int64), np.zeros(4, np.int64)
+        self.totals[0] = 1
+        r_local, c_local = self.rows.find(root), self.cols.find(root)
+        # this rank's share of the root's edges: what level 0's top-down expand reads
+        self.frontier_edges = (int(self.csr_offsets[r_local + 1] - self.csr_offsets[r_local])
+                               if r_local >= 0 else 0)
+        self.unvisited_edges = len(self.csc_rows) - (
+            int(self.csc_offsets[c_local + 1] - self.csc_offsets[c_local]) if c_local >= 0
+            else 0)
+        self.bottom_up = False
+        self.last_frontier = 0
+        self.directions: list[str] = []
+        self.level_edges_examined: list[int] = []
+        self.edges_examined = 0
+
+    def _begin_level(self, level: int) -> int:
+        """The last all-reduce's totals -> this level's direction (the same on every rank)."""
+        frontier, m_f, unreached, examined = (int(x) for x in self.totals)
+        if level > 0:
+            self.level_edges_examined.append(examined)
+        if frontier == 0:
+            self.edges_examined = sum(self.level_edges_examined)
+            return 0
+        if level == 0:
+            self.bottom_up = False
+        elif self.bottom_up:
+            # stay while the frontier is large or still growing
+            self.bottom_up = frontier >= self.n / self.beta or frontier > self.last_frontier
+        else:
+            self.bottom_up = m_f > (m_f + unreached) / self.alpha
+        self.last_frontier = frontier
+        self.directions.append(BOTTOM_UP if self.bottom_up else TOP_DOWN)
+        return frontier
+
+    def _expand_level(self, level: int) -> None:
+        if self.bottom_up:   # writes every word of Out: nothing to clear
+            self.counts[3] = _bottom_up(self.in_words, self.csc_offsets, self.csc_rows,
+                                        self.visited, self.rows.global_id, self.out, self.pred)
+        else:
+            super()._expand_level(level)
+            self.counts[3] = self.frontier_edges
+
+    def _contract(self) -> None:
+        super()._contract()
+        if self.bottom_up:
+            # a rank above in the grid column claimed these: its parent stands, not ours
+            _set_levels(self.out & self.prefix, self.pred, -1)
+
+    def _finish(self, level: int) -> None:
+        super()._finish(level)   # visited, levels, counts[0]; In is the next frontier now
+        self.frontier_edges = _degree_sum(self.in_words, self.csr_offsets)
+        self.unvisited_edges -= _degree_sum(self.uni, self.csc_offsets)
+        self.counts[1] = self.frontier_edges
+        self.counts[2] = self.unvisited_edges
+
+
+def build(block, ctx: RunContext) -> Fu2DDo:
+    return Fu2DDo(block, ctx)

@@ -1,0 +1,81 @@
+"""2d-do's local kernels on hand-made blocks, and whole searches on a 1x1 grid in this process
+(MPI.COMM_SELF); the multi-rank runs are in test_mpi.py."""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+
+from bfs.algorithms import RunContext
+from bfs.algorithms.fu_2d import WORD, _compress
+from bfs.algorithms.fu_2d_do import _bottom_up, _degree_sum
+from bfs.validate import validate
+
+from test_algorithms import random_graph, scipy_levels
+
+
+def bits(*indices, n_words=2):
+    words = np.zeros(n_words, np.uint64)
+    for i in indices:
+        words[i // WORD] |= np.uint64(1) << np.uint64(i % WORD)
+    return words
+
+
+def test_bottom_up_stops_at_the_first_frontier_in_edge():
+    # in-edges (column <- row) of a block with 2 words of rows and of columns; frontier {1, 65}
+    in_edges = {0: [2, 1, 65],   # found at its 2nd edge: parent 1, the 3rd is never read
+                1: [0, 2],       # no frontier in-edge: both read
+                3: [1],          # visited: skipped, nothing read
+                64: [3, 65],     # second word: parent 65
+                70: []}          # no in-edges at all
+    cols = np.array([c for c, rows in in_edges.items() for _ in rows], np.int64)
+    rows = np.array([r for rs in in_edges.values() for r in rs], np.int64)
+    offsets, csc_rows = _compress(cols, rows, 2 * WORD)
+    row_global = np.arange(2 * WORD, dtype=np.int64) + 1000
+    out = np.full(2, np.uint64(2**64 - 1))   # every word is overwritten
+    pred = np.full(2 * WORD, -1, np.int64)
+    examined = _bottom_up(bits(1, 65), offsets, csc_rows, bits(3), row_global, out, pred)
+    np.testing.assert_array_equal(out, bits(0, 64))
+    assert examined == 2 + 2 + 2
+    assert (pred[0], pred[64]) == (1001, 1065)
+    assert (np.delete(pred, [0, 64]) == -1).all()
+
+
+def test_degree_sum_counts_the_set_vertices_edges():
+    offsets = np.concatenate([[0], np.cumsum(np.arange(2 * WORD))]).astype(np.int64)
+    assert _degree_sum(bits(0, 5, 64, 127), offsets) == 0 + 5 + 64 + 127
+    assert _degree_sum(bits(), offsets) == 0
+
+
+def searcher_1x1(src, dst, n, **options):
+    from mpi4py import MPI
+
+    from bfs.algorithms.fu_2d_do import build
+    from bfs.harness.runner import Block
+    keep = src != dst   # the partition's block: both directions, no self-loops
+    s, d = src[keep].astype(np.int64), dst[keep].astype(np.int64)
+    block = Block(MPI.COMM_SELF, {"grid": [1, 1], "bounds": [0, n]},
+                  np.concatenate([s, d]), np.concatenate([d, s]))
+    return build(block, RunContext("cpu", options))
+
+
+@pytest.mark.parametrize("alpha", [1.0, 15.0, 1e9])
+@settings(max_examples=30, deadline=None)
+@given(graph=random_graph())
+def test_levels_match_scipy_in_both_directions(alpha, graph):
+    src, dst, n, root = graph
+    searcher = searcher_1x1(src, dst, n, alpha=alpha, beta=18.0)
+    searcher.search(root)
+    result = searcher.gather(n)
+    np.testing.assert_array_equal(result.level, scipy_levels(src, dst, n, root))
+    check = validate(src, dst, result.parent, root, result.level)
+    assert check.valid, check.message
+    assert len(searcher.directions) == searcher.levels_run \
+        == len(searcher.level_edges_examined)
+    if alpha == 1.0:
+        assert "bottom-up" not in searcher.directions
+
+
+def test_alpha_and_beta_must_be_positive():
+    from bfs.errors import BfsError
+    src, dst = np.array([0], np.uint32), np.array([1], np.uint32)
+    with pytest.raises(BfsError, match="alpha must be > 0"):
+        searcher_1x1(src, dst, 2, alpha=0)
