@@ -374,9 +374,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--small-frontier", type=nonnegative_int, default=1000, metavar="N",
                    help="1d: levels with fewer frontier vertices run on rank 0 alone")
     r.add_argument("--comm", choices=["nccl", "mpi"],
-                   help="2d/1d: per-level exchanges on device buffers through NCCL (the GPU "
-                        "default) or through MPI, device buffers staged on the host (the CPU "
-                        "backend's only choice)")
+                   help="2d, 2d-do, 1d: per-level exchanges on device buffers through NCCL "
+                        "(the GPU default) or through MPI, device buffers staged on the host "
+                        "(the CPU backend's only choice)")
     r.add_argument("--out", required=True, help="run directory to write")
     r.add_argument("--force", action="store_true", help="replace an existing --out")
     r.set_defaults(func=cmd_run)
