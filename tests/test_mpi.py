@@ -5,6 +5,7 @@ import shutil
 import subprocess
 import sys
 
+import pyarrow.parquet as pq
 import pytest
 
 from helpers import ROOT, SNAP_DIR, bfs_cli, random_graph, searches
@@ -108,6 +109,19 @@ def test_2d_do_runs_both_directions(kron10, shape, tmp_path):
             "--out", out, ranks=ranks)
     params = json.loads((out / "run.json").read_text())["parameters"]
     assert (params["alpha"], params["beta"], params["exchange"]) == (1e9, 2, "scan")
+    # searches.parquet / levels.parquet carry the edges read and each level's direction: per
+    # search, the level rows (rank 0 holds the sums) add up to the search's count
+    levels = pq.read_table(out / "levels.parquet").to_pandas()
+    for row in searches(out):
+        mine = levels[(levels["root"] == row["root"]) & (levels["rank"] == 0)]
+        assert row["edges_examined"] == mine["edges_examined"].sum() > 0
+        assert list(mine["direction"].dropna())[:2] == ["top-down", "bottom-up"]
+    assert levels[levels["rank"] > 0]["edges_examined"].isna().all()
+    # top-down only algorithms do not count: the column is there, null
+    out2d = tmp_path / "run2d"
+    part2d = tmp_path / "part"
+    bfs_cli("run", part2d, "--algorithm", "2d", "--roots", 1, "--out", out2d, ranks=ranks)
+    assert [r["edges_examined"] for r in searches(out2d)] == [None]
 
 
 def test_wrong_rank_count_fails_fast(graph, tmp_path):
