@@ -2,9 +2,12 @@
 import json
 import shutil
 
+import pyarrow.parquet as pq
 import pytest
 
-from helpers import SNAP_DIR, bfs_cli, random_graph, searches
+from bfs.algorithms import ALGORITHMS
+from bfs.graphs.graphdir import read_edges
+from helpers import SNAP_DIR, bfs_cli, random_graph, searches, smallest_parents
 
 pytestmark = pytest.mark.mpi
 if shutil.which("mpiexec") is None:
@@ -12,14 +15,25 @@ if shutil.which("mpiexec") is None:
 
 ROOTS = 4
 LAYOUTS = [("2d", "1x1"), ("2d", "1x2"), ("2d", "2x1"), ("2d", "2x2"), ("2d", "2x3"),
-           ("2d", "1x3"), ("1d", "1"), ("1d", "2"), ("1d", "3"), ("1d", "4")]
+           ("2d", "1x3"), ("1d", "1"), ("1d", "2"), ("1d", "3"), ("1d", "4"),
+           ("semiring", "1x1"), ("semiring", "1x2"), ("semiring", "2x1"), ("semiring", "2x2")]
 
 
 def ranks_of(kind, shape):
-    if kind == "1d":
+    if ALGORITHMS[kind].partition == "1d":
         return int(shape)
     r, c = shape.split("x")
     return int(r) * int(c)
+
+
+def variants(kind, shape):
+    """The options of each run: both 2d exchange schemes where a grid column has ranks to scan
+    through, a 1d small-frontier threshold that some levels cross."""
+    if kind == "2d":
+        return [["--exchange", s] for s in (["scan", "wave"] if shape != "1x1" else ["scan"])]
+    if kind == "1d":
+        return [["--small-frontier", 50]]
+    return [[]]
 
 
 @pytest.fixture(scope="module", params=["kronecker", "random", "snap"])
@@ -45,12 +59,13 @@ def comparable(rows):
 def test_distributed_equals_seq_csr(graph, kind, shape, tmp_path):
     g, reference = graph
     part = tmp_path / "part"
-    bfs_cli("partition", g, "--grid" if kind == "2d" else "--1d", shape, "--out", part)
-    schemes = ["scan", "wave"] if kind == "2d" and shape != "1x1" else [None]
-    for scheme in schemes:
-        out = tmp_path / f"run-{scheme}"
-        extra = ["--exchange", scheme] if scheme else ["--small-frontier", 50]
-        bfs_cli("run", part, "--algorithm", kind, "--roots", ROOTS, "--save-parents", 1,
+    bfs_cli("partition", g, "--grid" if ALGORITHMS[kind].partition == "2d" else "--1d", shape,
+            "--out", part)
+    # semiring's trees are checked whole below: save them all
+    saved = ROOTS if kind == "semiring" else 1
+    for k, extra in enumerate(variants(kind, shape)):
+        out = tmp_path / f"run-{k}"
+        bfs_cli("run", part, "--algorithm", kind, "--roots", ROOTS, "--save-parents", saved,
                 *extra, "--out", out, ranks=ranks_of(kind, shape))
         assert comparable(searches(out)) == comparable(reference)
         info = json.loads((out / "run.json").read_text())
@@ -58,6 +73,21 @@ def test_distributed_equals_seq_csr(graph, kind, shape, tmp_path):
         assert info["environment"]["mpi_size"] == ranks_of(kind, shape)
         # the saved tree re-validates against the graph's own edge list in a fresh process
         bfs_cli("validate", out)
+        if kind == "semiring":
+            check_smallest_parents(g, out)
+
+
+def check_smallest_parents(graph_dir, run_dir):
+    """semiring's min makes its trees deterministic: every parent is the vertex's smallest-id
+    neighbour one level up, on every grid."""
+    src, dst = read_edges(graph_dir)
+    files = sorted((run_dir / "parents").glob("root-*.parquet"))
+    assert len(files) == ROOTS
+    for f in files:
+        table = pq.read_table(f)
+        parent, level = table.column("parent").to_numpy(), table.column("level").to_numpy()
+        root = int(f.stem.removeprefix("root-"))
+        assert (parent == smallest_parents(src, dst, level, root)).all(), f.name
 
 
 def test_wrong_rank_count_fails_fast(graph, tmp_path):

@@ -30,6 +30,7 @@ class AlgorithmSpec:
     modules: dict[str, str]    # backend -> module implementing it
     summary: str
     distributed: bool = False  # True: input is a partition directory, one MPI rank per block
+    partition: str = "2d"      # a distributed one's partition kind (bfs partition --grid / --1d)
 
     @property
     def backends(self) -> tuple[str, ...]:
@@ -79,6 +80,10 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
                       distributed=True),
         AlgorithmSpec("1d", {"cpu": "bfs.algorithms.racherla_1d"},
                       "Racherla 1D BFS: Allgatherv frontiers, small frontiers on rank 0",
+                      distributed=True, partition="1d"),
+        AlgorithmSpec("semiring", {"cpu": "bfs.algorithms.semiring"},
+                      "CombBLAS BFS of the SEI report: y = A^T x over (select2nd, min) on the "
+                      "2D grid; each parent is the smallest-id neighbour one level up",
                       distributed=True),
         AlgorithmSpec("merrill", {"gpu": "bfs.algorithms.merrill"},
                       "Merrill-Garland-Grimshaw GPU BFS: scan-allocated expand-contract, "
