@@ -91,6 +91,9 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
         AlgorithmSpec("merrill-do", {"gpu": "bfs.algorithms.merrill_do"},
                       "direction-optimizing merrill (Beamer et al. 2012): bottom-up levels "
                       "over a frontier bitmap when the frontier holds many edges"),
+        AlgorithmSpec("gpu-quadratic", {"gpu": "bfs.algorithms.gpu_quadratic"},
+                      "Harish-Narayanan GPU BFS (the SEI report's baseline): a thread per vertex "
+                      "every level, frontier / next / visited flags"),
     ]
 }
 
