@@ -131,9 +131,11 @@ def test_bad_block_stops_every_rank(graph, tmp_path, damage):
     assert not (tmp_path / "run").exists()
 
 
-def test_algorithm_and_partition_kind_must_match(graph, tmp_path):
+@pytest.mark.parametrize("algorithm", ["2d", "semiring"])
+def test_algorithm_and_partition_kind_must_match(graph, tmp_path, algorithm):
     g, _ = graph
     bfs_cli("partition", g, "--1d", 2, "--out", tmp_path / "part")
-    proc = bfs_cli("run", tmp_path / "part", "--algorithm", "2d", "--out", tmp_path / "run",
-                   ranks=2, check=False, timeout=120)
+    proc = bfs_cli("run", tmp_path / "part", "--algorithm", algorithm, "--out",
+                   tmp_path / "run", ranks=2, check=False, timeout=120)
     assert proc.returncode != 0 and "1d partition" in proc.stderr
+    assert f"--algorithm {algorithm} needs a 2d one" in proc.stderr
