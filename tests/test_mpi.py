@@ -139,3 +139,20 @@ def test_algorithm_and_partition_kind_must_match(graph, tmp_path, algorithm):
                    tmp_path / "run", ranks=2, check=False, timeout=120)
     assert proc.returncode != 0 and "1d partition" in proc.stderr
     assert f"--algorithm {algorithm} needs a 2d one" in proc.stderr
+
+
+def test_exchange_reduce_ops():
+    """allreduce takes "sum", "max" and "min" (semiring's column reduction) and refuses the
+    rest by name, on a communicator of one as on many."""
+    import numpy as np
+    from mpi4py import MPI
+
+    from bfs.comm.exchange import MpiExchange
+    from bfs.errors import BfsError
+    x = MpiExchange(MPI.COMM_SELF)
+    send, recv = np.array([3, -1], np.int64), np.zeros(2, np.int64)
+    for op in ("sum", "max", "min"):
+        x.allreduce(send, recv, op)
+        assert (recv == send).all()
+    with pytest.raises(BfsError, match="allreduce op 'prod'"):
+        x.allreduce(send, recv, "prod")
