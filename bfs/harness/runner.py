@@ -211,7 +211,7 @@ class MpiSession:
         self.part_dir = part_dir
         with mpi.collective_errors(comm):
             self.manifest = load_manifest(part_dir)
-            kind = "1d" if spec.name == "1d" else "2d"
+            kind = spec.partition
             if self.manifest["kind"] != kind:
                 raise BfsError(f"{part_dir} is a {self.manifest['kind']} partition; "
                                f"--algorithm {spec.name} needs a {kind} one "
