@@ -4,7 +4,7 @@
     bfs generate snap INPUT --out GRAPH_DIR
     bfs partition GRAPH_DIR (--grid RxC | --1d P) [--cache DIR] --out PART_DIR
     bfs run GRAPH_DIR --algorithm NAME [--backend cpu|gpu|auto] [--roots N | --root V] --out RUN_DIR
-    mpiexec -n P bfs run PART_DIR --algorithm 2d|2d-do|1d [--exchange scan|wave] [--alpha A --beta B] [--comm nccl|mpi] --out RUN_DIR
+    mpiexec -n P bfs run PART_DIR --algorithm 2d|2d-do|1d|semiring [--exchange scan|wave] [--alpha A --beta B] [--comm nccl|mpi] --out RUN_DIR
     bfs validate RUN_DIR
     bfs verify GRAPH_DIR|PART_DIR|RUN_DIR
     bfs report table strong_scaling|weak_scaling|graphs|kernel1 RUN_DIR... --out STEM
@@ -272,7 +272,7 @@ def cmd_report_figure(args) -> int:
 def cmd_algorithms(args) -> int:
     from .algorithms import ALGORITHMS
     for spec in ALGORITHMS.values():
-        print(f"{spec.name:<12} {'/'.join(spec.backends):<8} "
+        print(f"{spec.name:<14} {'/'.join(spec.backends):<8} "
               f"{'mpi ' if spec.distributed else ''}{spec.summary}")
     return 0
 
@@ -352,8 +352,8 @@ def build_parser() -> argparse.ArgumentParser:
     pa_.set_defaults(func=cmd_partition)
 
     r = sub.add_parser("run", help="Kernel 1 + validated BFS searches into a run directory")
-    r.add_argument("graph", help="graph directory, or partition directory for 2d, 2d-do "
-                                 "and 1d (under mpiexec -n R*C)")
+    r.add_argument("graph", help="graph directory, or partition directory for 2d, 2d-do, "
+                                 "1d and semiring (under mpiexec -n R*C)")
     r.add_argument("--algorithm", required=True, help="see `bfs algorithms`")
     r.add_argument("--backend", choices=["cpu", "gpu", "auto"], default="auto")
     roots = r.add_mutually_exclusive_group()
@@ -374,7 +374,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--small-frontier", type=nonnegative_int, default=1000, metavar="N",
                    help="1d: levels with fewer frontier vertices run on rank 0 alone")
     r.add_argument("--comm", choices=["nccl", "mpi"],
-                   help="2d, 2d-do, 1d: per-level exchanges on device buffers through NCCL "
+                   help="2d, 2d-do, 1d, semiring: per-level exchanges on device buffers through NCCL "
                         "(the GPU default) or through MPI, device buffers staged on the host "
                         "(the CPU backend's only choice)")
     r.add_argument("--out", required=True, help="run directory to write")

@@ -15,6 +15,8 @@ Memory model (what `check_fits` is told; all in bytes, m = input edges, n = vert
                                                       queue degrees and their scan, int64 each)
                                           + 8 nnz/1024  (merrill's tile starts) and, for
                                                       merrill-do, n/4 (two frontier bitmaps)
+    gpu-quadratic search state           8 n + 4 n + 3 n   (parent, level; frontier, next and
+                                                      visited flags, a byte each)
 
 A Kronecker graph of scale s has n = 2^s and m = edgefactor * 2^s, so bench and tests state the
 largest scale that fits from these per-edge / per-vertex figures (`largest_kronecker_scale`).

@@ -47,6 +47,21 @@ def bfs_cli(*args, ranks: int | None = None, env: dict | None = None, timeout: i
     return proc
 
 
+def smallest_parents(src, dst, level, root: int) -> np.ndarray:
+    """The BFS tree of these levels in which every reached vertex but the root has its
+    smallest-id neighbour one level up as parent (what semiring's min picks); -1 unreached."""
+    src, dst, level = np.asarray(src, np.int64), np.asarray(dst, np.int64), np.asarray(level)
+    keep = src != dst
+    u = np.concatenate([src[keep], dst[keep]])
+    v = np.concatenate([dst[keep], src[keep]])
+    up = (level[u] >= 0) & (level[v] == level[u] + 1)
+    parent = np.full(len(level), np.iinfo(np.int64).max, np.int64)
+    np.minimum.at(parent, v[up], u[up])
+    parent[level < 0] = -1
+    parent[root] = root
+    return parent
+
+
 def searches(run_dir: Path) -> list[dict]:
     return pq.read_table(Path(run_dir) / "searches.parquet").to_pylist()
 

@@ -68,6 +68,9 @@ def test_tampered_parents_fail_revalidation(kron10, tmp_path):
     (["run", "{g}", "--algorithm", "seq-csr", "--root", "5000", "--out", "{tmp}/r"],
      "5000"),
     (["run", "{g}", "--algorithm", "2d", "--out", "{tmp}/r"], "partition"),
+    (["run", "{g}", "--algorithm", "semiring", "--out", "{tmp}/r"], "partition"),
+    (["run", "{g}", "--algorithm", "gpu-quadratic", "--backend", "cpu", "--out", "{tmp}/r"],
+     "has no cpu backend"),
 ])
 def test_bad_input_names_the_problem(kron10, tmp_path, capsys, args, message):
     args = [a.format(tmp=tmp_path, g=kron10) for a in args]
@@ -110,3 +113,20 @@ def test_comm_choice_is_checked(tmp_path, capsys):
     assert main(["run", str(part), "--algorithm", "2d", "--backend", "cpu", "--roots", "1",
                  "--out", str(tmp_path / "r3")]) == 0
     assert json.loads((tmp_path / "r3" / "run.json").read_text())["parameters"]["comm"] == "mpi"
+
+
+def test_algorithms_lists_the_registry(capsys):
+    assert main(["algorithms"]) == 0
+    rows = {line.split()[0]: line.split()[1:] for line in capsys.readouterr().out.splitlines()}
+    assert set(rows) == set(ALGORITHMS)
+    assert rows["semiring"][:2] == ["cpu", "mpi"]          # distributed, CPU only
+    assert rows["gpu-quadratic"][0] == "gpu" and rows["gpu-quadratic"][1] != "mpi"
+
+
+def test_gpu_only_algorithm_without_a_gpu_is_named(kron10, tmp_path, capsys, monkeypatch):
+    from bfs.harness import runner
+    monkeypatch.setattr(runner, "gpu_available", lambda: False)
+    assert main(["run", str(kron10), "--algorithm", "gpu-quadratic", "--out",
+                 str(tmp_path / "r")]) == 1
+    assert "'gpu-quadratic' runs only on the GPU" in capsys.readouterr().err
+    assert not (tmp_path / "r").exists()

@@ -1,4 +1,5 @@
-"""GPU backend: merrill BFS, GPU Kernel 1 and the GPU Kronecker generator against the CPU code.
+"""GPU backend: merrill and gpu-quadratic BFS, GPU Kernel 1 and the GPU Kronecker generator
+against the CPU code.
 
 Every test is marked gpu; the whole module is skipped (with the reason) without CuPy or a CUDA
 device. On a GPU machine: python3 -m pytest -q -m gpu tests/test_gpu.py
@@ -406,6 +407,109 @@ def test_bench_profile_grid_and_variants(tmp_path):
         for name in ("merrill", "merrill-do", "merrill@expand=v0"):
             prof = r["algorithms"][name]["level_profile"]
             assert prof["n_steps"] >= 1 and prof["total_ms"] > 0
+
+
+# --- gpu-quadratic (bfs.algorithms.gpu_quadratic): Harish and Narayanan's baseline ----------
+
+QUADRATIC = "gpu-quadratic"
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_quadratic_random_graphs(seed):
+    rng = np.random.default_rng(3000 + seed)
+    n = int(rng.integers(1, 20_000))
+    src, dst = random_edges(rng, n, int(rng.integers(0, 8 * n + 1)))
+    check_against_cpu(merrill(src, dst, n, QUADRATIC), src, dst, n, rng.integers(0, n, 4))
+
+
+def test_quadratic_grid_high_diameter():
+    """Grids are the quadratic case: every one of ~n^(1/2) levels inspects all n vertices.
+    A labelled 400 x 400 grid with diagonals from a vertex and from the middle, and a
+    row-major 100 x 1500 grid from its corner (1598 levels)."""
+    from bfs.graphs.grid import grid_edges
+    src, dst, n = grid_edges(400, 400, diagonal_prob=0.3, seed=5)
+    check_against_cpu(merrill(src, dst, n, QUADRATIC), src, dst, n, [0, n // 2])
+    src, dst, n = grid_edges(100, 1500, ordered=True)
+    s = merrill(src, dst, n, QUADRATIC)
+    check_against_cpu(s, src, dst, n, [0])
+    assert s.levels_run == 100 + 1500 - 1   # depth 1598, plus the level that found nothing
+
+
+def test_quadratic_kronecker_and_snap(tmp_path):
+    from bfs.graphs.graphdir import read_edges, read_meta
+    from bfs.graphs.snap import convert_snap
+    src, dst = generate_edges(13, 16)
+    n = 2 ** 13
+    roots = graph500_roots(n, np.diff(build_csr(src, dst, n).offsets) > 0, count=4)
+    check_against_cpu(merrill(src, dst, n, QUADRATIC), src, dst, n, roots)
+    convert_snap(SNAP_DIR / "p2p-Gnutella09.txt", tmp_path / "g")
+    src, dst = read_edges(tmp_path / "g")
+    n = read_meta(tmp_path / "g").n_vertices
+    roots = graph500_roots(n, np.diff(build_csr(src, dst, n).offsets) > 0, count=4)
+    check_against_cpu(merrill(src, dst, n, QUADRATIC), src, dst, n, roots)
+
+
+def test_quadratic_path_star_isolated_root_and_empty_graph():
+    n = 3000
+    perm = np.random.default_rng(4).permutation(n).astype(np.uint32)
+    check_against_cpu(merrill(perm[:-1], perm[1:], n, QUADRATIC), perm[:-1], perm[1:], n,
+                      [perm[0], perm[n // 2]])
+    hub = np.zeros(50_000, np.uint32)   # a hub's row walked by one thread
+    leaves = np.arange(1, 50_001, dtype=np.uint32)
+    check_against_cpu(merrill(hub, leaves, 50_001, QUADRATIC), hub, leaves, 50_001, [0, 9])
+    s = merrill(np.array([0, 1], np.uint32), np.array([1, 1], np.uint32), 4, QUADRATIC)
+    s.search(3)
+    res = s.gather(4)
+    np.testing.assert_array_equal(res.parent, [-1, -1, -1, 3])
+    np.testing.assert_array_equal(res.level, [-1, -1, -1, 0])
+    assert s.levels_run == 1
+    s = merrill(np.empty(0, np.uint32), np.empty(0, np.uint32), 1, QUADRATIC)
+    s.search(0)
+    np.testing.assert_array_equal(s.gather(1).level, [0])
+    with pytest.raises(BfsError, match="not a vertex"):
+        s.search(1)
+
+
+def test_quadratic_level_profile_adds_up():
+    src, dst = generate_edges(12, 16)
+    n = 2 ** 12
+    root = int(graph500_roots(n, np.diff(build_csr(src, dst, n).offsets) > 0, count=1)[0])
+    s = merrill(src, dst, n, QUADRATIC)
+    s.profile_levels = prof = []
+    levels = s.search(root).level.get()
+    assert len(prof) == s.levels_run == levels.max() + 1
+    assert prof[0]["frontier_vertices"] == 1 and prof[-1]["next_vertices"] == 0
+    for a, b in zip(prof, prof[1:]):
+        assert a["next_vertices"] == b["frontier_vertices"]
+    assert [p["frontier_vertices"] for p in prof] == \
+        [int((levels == d).sum()) for d in range(len(prof))]
+
+
+def test_quadratic_cli_run_and_bench_on_a_grid(tmp_path):
+    """bfs run (GPU Kernel 1 from the edge list, validated on the GPU, saved parents
+    re-validated on the CPU) and bfs bench (from the device CSR) on a high-diameter grid."""
+    import json
+    g = tmp_path / "grid"
+    bfs_cli("generate", "grid", "--rows", "60", "--cols", "400", "--diagonal-prob", "0.2",
+            "--out", g)
+    run, ref = tmp_path / "run", tmp_path / "ref"
+    bfs_cli("run", g, "--algorithm", QUADRATIC, "--roots", "4", "--save-parents", "1",
+            "--out", run)   # --backend auto: its only backend
+    bfs_cli("run", g, "--algorithm", "seq-csr", "--roots", "4", "--out", ref)
+    rows = searches(run)
+    assert all(r["valid"] for r in rows)
+    assert [(r["root"], r["depth"], r["reached"], r["nedge"]) for r in rows] == \
+        [(r["root"], r["depth"], r["reached"], r["nedge"]) for r in searches(ref)]
+    assert json.loads((run / "run.json").read_text())["parameters"]["backend"] == "gpu"
+    bfs_cli("validate", run)
+    out = tmp_path / "bench.json"
+    bfs_cli("bench", "--backend", "gpu", "--grid-graphs", "40x300", "--algorithms",
+            f"merrill,{QUADRATIC}", "--roots", "3", "--profile-levels", "--out", out)
+    rec = json.loads(out.read_text())
+    assert rec["valid"]
+    a = rec["records"][0]["algorithms"][QUADRATIC]
+    # a root's depth on the grid is at least its distance to the farther end: >= 150 columns
+    assert a["n_validated"] == 3 and a["level_profile"]["n_steps"] > 150
 
 
 # --- 2d --backend gpu (bfs.algorithms.fu_2d_gpu) ----------------------------------------------

@@ -5,9 +5,12 @@ import shutil
 import subprocess
 import sys
 
+import pyarrow.parquet as pq
 import pytest
 
-from helpers import ROOT, SNAP_DIR, bfs_cli, random_graph, searches
+from bfs.algorithms import ALGORITHMS
+from bfs.graphs.graphdir import read_edges
+from helpers import ROOT, SNAP_DIR, bfs_cli, random_graph, searches, smallest_parents
 
 pytestmark = pytest.mark.mpi
 if shutil.which("mpiexec") is None:
@@ -16,14 +19,25 @@ if shutil.which("mpiexec") is None:
 ROOTS = 4
 LAYOUTS = [("2d", "1x1"), ("2d", "1x2"), ("2d", "2x1"), ("2d", "2x2"), ("2d", "2x3"),
            ("2d", "1x3"), ("2d-do", "1x1"), ("2d-do", "1x2"), ("2d-do", "2x1"), ("2d-do", "2x2"),
-           ("1d", "1"), ("1d", "2"), ("1d", "3"), ("1d", "4")]
+           ("1d", "1"), ("1d", "2"), ("1d", "3"), ("1d", "4"),
+           ("semiring", "1x1"), ("semiring", "1x2"), ("semiring", "2x1"), ("semiring", "2x2")]
 
 
 def ranks_of(kind, shape):
-    if kind == "1d":
+    if ALGORITHMS[kind].partition == "1d":
         return int(shape)
     r, c = shape.split("x")
     return int(r) * int(c)
+
+
+def variants(kind, shape):
+    """The options of each run: both 2d exchange schemes where a grid column has ranks to scan
+    through, a 1d small-frontier threshold that some levels cross."""
+    if kind in ("2d", "2d-do"):
+        return [["--exchange", s] for s in (["scan", "wave"] if shape != "1x1" else ["scan"])]
+    if kind == "1d":
+        return [["--small-frontier", 50]]
+    return [[]]
 
 
 @pytest.fixture(scope="module", params=["kronecker", "random", "snap"])
@@ -49,12 +63,13 @@ def comparable(rows):
 def test_distributed_equals_seq_csr(graph, kind, shape, tmp_path):
     g, reference = graph
     part = tmp_path / "part"
-    bfs_cli("partition", g, "--1d" if kind == "1d" else "--grid", shape, "--out", part)
-    schemes = ["scan", "wave"] if kind != "1d" and shape != "1x1" else [None]
-    for scheme in schemes:
-        out = tmp_path / f"run-{scheme}"
-        extra = ["--exchange", scheme] if scheme else ["--small-frontier", 50]
-        bfs_cli("run", part, "--algorithm", kind, "--roots", ROOTS, "--save-parents", 1,
+    bfs_cli("partition", g, "--grid" if ALGORITHMS[kind].partition == "2d" else "--1d", shape,
+            "--out", part)
+    # semiring's trees are checked whole below: save them all
+    saved = ROOTS if kind == "semiring" else 1
+    for k, extra in enumerate(variants(kind, shape)):
+        out = tmp_path / f"run-{k}"
+        bfs_cli("run", part, "--algorithm", kind, "--roots", ROOTS, "--save-parents", saved,
                 *extra, "--out", out, ranks=ranks_of(kind, shape))
         assert comparable(searches(out)) == comparable(reference)
         info = json.loads((out / "run.json").read_text())
@@ -62,6 +77,21 @@ def test_distributed_equals_seq_csr(graph, kind, shape, tmp_path):
         assert info["environment"]["mpi_size"] == ranks_of(kind, shape)
         # the saved tree re-validates against the graph's own edge list in a fresh process
         bfs_cli("validate", out)
+        if kind == "semiring":
+            check_smallest_parents(g, out)
+
+
+def check_smallest_parents(graph_dir, run_dir):
+    """semiring's min makes its trees deterministic: every parent is the vertex's smallest-id
+    neighbour one level up, on every grid."""
+    src, dst = read_edges(graph_dir)
+    files = sorted((run_dir / "parents").glob("root-*.parquet"))
+    assert len(files) == ROOTS
+    for f in files:
+        table = pq.read_table(f)
+        parent, level = table.column("parent").to_numpy(), table.column("level").to_numpy()
+        root = int(f.stem.removeprefix("root-"))
+        assert (parent == smallest_parents(src, dst, level, root)).all(), f.name
 
 
 @pytest.fixture(scope="module")
@@ -108,6 +138,19 @@ def test_2d_do_runs_both_directions(kron10, shape, tmp_path):
             "--out", out, ranks=ranks)
     params = json.loads((out / "run.json").read_text())["parameters"]
     assert (params["alpha"], params["beta"], params["exchange"]) == (1e9, 2, "scan")
+    # searches.parquet / levels.parquet carry the edges read and each level's direction: per
+    # search, the level rows (rank 0 holds the sums) add up to the search's count
+    levels = pq.read_table(out / "levels.parquet").to_pandas()
+    for row in searches(out):
+        mine = levels[(levels["root"] == row["root"]) & (levels["rank"] == 0)]
+        assert row["edges_examined"] == mine["edges_examined"].sum() > 0
+        assert list(mine["direction"].dropna())[:2] == ["top-down", "bottom-up"]
+    assert levels[levels["rank"] > 0]["edges_examined"].isna().all()
+    # top-down only algorithms do not count: the column is there, null
+    out2d = tmp_path / "run2d"
+    part2d = tmp_path / "part"
+    bfs_cli("run", part2d, "--algorithm", "2d", "--roots", 1, "--out", out2d, ranks=ranks)
+    assert [r["edges_examined"] for r in searches(out2d)] == [None]
 
 
 def test_wrong_rank_count_fails_fast(graph, tmp_path):
@@ -151,10 +194,28 @@ def test_bad_block_stops_every_rank(graph, tmp_path, damage):
     assert not (tmp_path / "run").exists()
 
 
-@pytest.mark.parametrize("algorithm", ["2d", "2d-do"])
+@pytest.mark.parametrize("algorithm", ["2d", "2d-do", "semiring"])
 def test_algorithm_and_partition_kind_must_match(graph, tmp_path, algorithm):
     g, _ = graph
     bfs_cli("partition", g, "--1d", 2, "--out", tmp_path / "part")
     proc = bfs_cli("run", tmp_path / "part", "--algorithm", algorithm, "--out",
                    tmp_path / "run", ranks=2, check=False, timeout=120)
     assert proc.returncode != 0 and "1d partition" in proc.stderr
+    assert f"--algorithm {algorithm} needs a 2d one" in proc.stderr
+
+
+def test_exchange_reduce_ops():
+    """allreduce takes "sum", "max" and "min" (semiring's column reduction) and refuses the
+    rest by name, on a communicator of one as on many."""
+    import numpy as np
+    from mpi4py import MPI
+
+    from bfs.comm.exchange import MpiExchange
+    from bfs.errors import BfsError
+    x = MpiExchange(MPI.COMM_SELF)
+    send, recv = np.array([3, -1], np.int64), np.zeros(2, np.int64)
+    for op in ("sum", "max", "min"):
+        x.allreduce(send, recv, op)
+        assert (recv == send).all()
+    with pytest.raises(BfsError, match="allreduce op 'prod'"):
+        x.allreduce(send, recv, "prod")

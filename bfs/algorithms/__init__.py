@@ -30,6 +30,7 @@ class AlgorithmSpec:
     modules: dict[str, str]    # backend -> module implementing it
     summary: str
     distributed: bool = False  # True: input is a partition directory, one MPI rank per block
+    partition: str = "2d"      # a distributed one's partition kind (bfs partition --grid / --1d)
 
     @property
     def backends(self) -> tuple[str, ...]:
@@ -86,6 +87,10 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
                              "gpu": "bfs.algorithms.racherla_1d_gpu"},
                       "Racherla 1D BFS: discoveries all-gathered (CPU: pairs, small frontiers "
                       "on rank 0; GPU: Out bitmaps, lists for small frontiers)",
+                      distributed=True, partition="1d"),
+        AlgorithmSpec("semiring", {"cpu": "bfs.algorithms.semiring"},
+                      "CombBLAS BFS of the SEI report: y = A^T x over (select2nd, min) on the "
+                      "2D grid; each parent is the smallest-id neighbour one level up",
                       distributed=True),
         AlgorithmSpec("merrill", {"gpu": "bfs.algorithms.merrill"},
                       "Merrill-Garland-Grimshaw GPU BFS: scan-allocated expand-contract, "
@@ -93,6 +98,9 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
         AlgorithmSpec("merrill-do", {"gpu": "bfs.algorithms.merrill_do"},
                       "direction-optimizing merrill (Beamer et al. 2012): bottom-up levels "
                       "over a frontier bitmap when the frontier holds many edges"),
+        AlgorithmSpec("gpu-quadratic", {"gpu": "bfs.algorithms.gpu_quadratic"},
+                      "Harish-Narayanan GPU BFS (the SEI report's baseline): a thread per vertex "
+                      "every level, frontier / next / visited flags"),
     ]
 }
 

@@ -55,23 +55,12 @@ extern "C" __global__ void compact(const u64* __restrict__ words, i64 nw,
                                    const i64* __restrict__ offsets, u32* __restrict__ q,
                                    i64* __restrict__ deg, u64* ctl, int* level, int lvl)
 {
-    const u32 lane = threadIdx.x & 31;
     for (i64 base = (i64)blockIdx.x * blockDim.x; base < nw; base += (i64)gridDim.x * blockDim.x) {
         const i64 w = base + threadIdx.x;
         u64 bits = w < nw ? words[w] : 0ULL;
-        const u32 c = __popcll(bits);
-        u32 x = c;
-#pragma unroll
-        for (int o = 1; o < 32; o <<= 1) {
-            const u32 y = __shfl_up_sync(FULL, x, o);
-            if (lane >= (u32)o) x += y;
-        }
-        const u32 total = __shfl_sync(FULL, x, 31);
+        u32 total;
+        u64 pos = warp_reserve(__popcll(bits), ctl, total);
         if (total == 0) continue;                               // warp-uniform
-        u64 b = 0;
-        if (lane == 31) b = atomicAdd(ctl, (u64)total);
-        b = __shfl_sync(FULL, b, 31);
-        u64 pos = b + x - c;
         i64 dsum = 0;
         while (bits) {
             const int k = __ffsll((long long)bits) - 1;
@@ -86,7 +75,7 @@ extern "C" __global__ void compact(const u64* __restrict__ words, i64 nw,
         }
 #pragma unroll
         for (int o = 16; o > 0; o >>= 1) dsum += __shfl_down_sync(FULL, dsum, o);
-        if (lane == 0 && dsum) atomicAdd(ctl + 1, (u64)dsum);
+        if ((threadIdx.x & 31) == 0 && dsum) atomicAdd(ctl + 1, (u64)dsum);
     }
 }
 

@@ -170,17 +170,23 @@ class Fu2D:
         self.row_counts = np.diff(self.rows.word_offset)
         self.row_displs = self.rows.word_offset[:-1]
 
-    def _build_local(self, block) -> None:
-        """The block's CSR (row -> column) and CSC (column -> row) in padded local indices."""
+    def _local_edges(self, block) -> tuple[np.ndarray, np.ndarray]:
+        """The block's edges as (row, column) padded local indices, int64."""
         bounds, C = self.bounds, self.C
         src = np.asarray(block.src, np.int64)
         dst = np.asarray(block.dst, np.int64)
         src_piece = np.searchsorted(bounds, src, side="right") - 1
         dst_piece = np.searchsorted(bounds, dst, side="right") - 1
-        row_local = self.rows.local(src, src_piece - self.i * C)
-        col_local = self.cols.local(dst, dst_piece // C)
+        return self.rows.local(src, src_piece - self.i * C), self.cols.local(dst, dst_piece // C)
+
+    def _build_csr(self, row_local, col_local) -> None:
         self.csr_offsets, self.csr_cols = _compress(row_local, col_local,
                                                     self.rows.n_words * WORD)
+
+    def _build_local(self, block) -> None:
+        """The block's CSR (row -> column) and CSC (column -> row) in padded local indices."""
+        row_local, col_local = self._local_edges(block)
+        self._build_csr(row_local, col_local)
         self.csc_offsets, self.csc_rows = _compress(col_local, row_local,
                                                     self.cols.n_words * WORD)
 
@@ -223,20 +229,25 @@ class Fu2D:
         uni = self.uni
         self.col_x.bcast(uni, root=self.R - 1)
         sent = uni.nbytes * (self.R - 1) if self.i == self.R - 1 else 0
-        own = uni[self.own]
-        self.row_x.allgatherv(own, self.in_words, self.row_counts, self.row_displs)
-        return sent + own.nbytes * (self.C - 1)
+        return sent + self._gather_row(uni[self.own], self.in_words)
+
+    def _gather_row(self, own, row_vector, per_word: int = 1) -> int:
+        """The grid row's all-gather of the own pieces: each rank's piece of a column-range
+        vector (own) lands at that piece's place in a row-range vector. per_word: elements
+        per bitmap word (1 for bitmaps, WORD for one element per vertex). Returns the bytes
+        this rank sent."""
+        self.row_x.allgatherv(own, row_vector, self.row_counts * per_word,
+                              self.row_displs * per_word)
+        return own.nbytes * (self.C - 1)
 
     def _level_loop(self) -> None:
-        """Fig. 5's level loop over the grid, for both backends. The local work goes through
-        hooks (numpy here; bfs.algorithms.fu_2d_gpu runs them on the GPU):
-          _begin_level(level) -> the global frontier size (the last level's count all-reduce;
-                                 the GPU also compacts In here, and reads the device once)
-          _expand_level(level)   In -> Out minus visited
-          _contract()            assigned |= Out & ~prefix, uni = Out | prefix
-          _finish(level)         visited |= uni, levels, self.counts = new own vertices
-        Sets self.profile (level, frontier, expand s, comm s, bytes sent; by CUDA events on
-        the GPU) and self.levels_run."""
+        """The level loop over the grid, for both backends and for the semiring search
+        (bfs.algorithms.semiring): per level, _begin_level(level) -> the global frontier size
+        (the last level's count all-reduce; the GPU also compacts In here, and reads the
+        device once), which ends the search at zero; _level_body(level, clock) does the
+        level's work and exchanges, leaving the new own vertices in self.counts; then one
+        all-reduce sums them. Sets self.profile (level, frontier, expand s, comm s, bytes
+        sent; by CUDA events on the GPU) and self.levels_run."""
         clock = LevelClock(device=self.on_device)
         clock.start()
         level = 0
@@ -246,16 +257,7 @@ class Fu2D:
                 clock.mark("expand")
                 clock.end_level(level, 0, 0)
                 break
-            self._expand_level(level)
-            clock.mark("expand")
-            sent = self._scan()
-            clock.mark("comm")
-            self._contract()
-            clock.mark("expand")
-            sent += self._share_union()
-            clock.mark("comm")
-            self._finish(level + 1)
-            clock.mark("expand")
+            sent = self._level_body(level, clock)
             # one all-reduce a level: the next frontier's size, which also ends the search
             self.world_x.allreduce(self.counts, self.totals)
             sent += self.counts.nbytes
@@ -264,6 +266,24 @@ class Fu2D:
             level += 1
         self.levels_run = level
         self.profile = clock.rows()
+
+    def _level_body(self, level: int, clock: LevelClock) -> int:
+        """Fig. 5's level over the grid; returns the bytes this rank sent. The local work goes
+        through hooks (numpy here; bfs.algorithms.fu_2d_gpu runs them on the GPU):
+          _expand_level(level)   In -> Out minus visited
+          _contract()            assigned |= Out & ~prefix, uni = Out | prefix
+          _finish(level)         visited |= uni, levels, self.counts = new own vertices"""
+        self._expand_level(level)
+        clock.mark("expand")
+        sent = self._scan()
+        clock.mark("comm")
+        self._contract()
+        clock.mark("expand")
+        sent += self._share_union()
+        clock.mark("comm")
+        self._finish(level + 1)
+        clock.mark("expand")
+        return sent
 
     # --- the CPU hooks --------------------------------------------------------------------
     on_device = False

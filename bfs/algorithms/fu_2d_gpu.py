@@ -295,7 +295,7 @@ class Fu2DGpu(Fu2D):
         self.levels_run = level
         self.profile = np.array(profile, np.float64).reshape(-1, 5)
 
-    # --- Fu2D._level_loop's hooks on the GPU: no host wait but _begin_level's one read ------
+    # --- Fu2D's level hooks on the GPU: no host wait but _begin_level's one read ------------
     on_device = True
 
     def _begin_level(self, level: int) -> int:

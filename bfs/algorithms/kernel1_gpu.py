@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import SearchResult
 from ..device import (BLOCK, EDGE_LIST_BYTES_PER_EDGE, KERNEL1_BYTES_PER_EDGE,
                       KERNEL1_BYTES_PER_VERTEX, check_fits, grid_for, largest_kronecker_scale,
                       load_module, require_gpu)
@@ -79,9 +80,45 @@ def warm_up(from_csr) -> None:
     from_csr(offsets, columns).search(0)
 
 
+class DeviceCsrSearcher:
+    """What the single-GPU searchers over a Kernel-1 device CSR share (merrill, merrill-do,
+    gpu-quadratic): the CSR's checks, and the last search's outputs, which a subclass keeps
+    in self.parent (int64) and self.level (int32) on the device, with self.offsets_out the
+    CSR's offsets under the output's vertex ids (for nedge)."""
+
+    def _check_csr(self, offsets, columns, name: str) -> int:
+        """Sets self.cp; the vertex count of the CSR, or BfsError if `name` cannot take it."""
+        cp = self.cp = require_gpu()
+        n = int(offsets.size) - 1
+        if n < 1:
+            raise BfsError("the graph has no vertices")
+        if n > 2**32:
+            raise BfsError(f"--algorithm {name} takes at most 2^32 vertices, got {n}")
+        if offsets.dtype != cp.int64 or columns.dtype != cp.uint32:
+            raise BfsError(f"device CSR must be int64 offsets and uint32 columns, got "
+                           f"{offsets.dtype} and {columns.dtype}")
+        return n
+
+    def gather(self, n_vertices: int | None = None):
+        """The last search's parent and level arrays copied to the host."""
+        if n_vertices is not None and int(n_vertices) != self.n:
+            raise BfsError(f"gather({n_vertices}) on a graph of {self.n} vertices")
+        return SearchResult(self.parent.get().astype(np.int64, copy=False),
+                            self.level.get().astype(np.int32, copy=False))
+
+    def device_result(self):
+        """The last search's parent and level arrays, still on the device."""
+        return SearchResult(self.parent, self.level)
+
+    def nedge(self) -> int:
+        """Graph500 nedge of the last search: input edges (self-loops excluded, duplicates
+        counted) with both ends reached = half the summed degree of the reached vertices."""
+        return int(self.cp.sum(self.cp.diff(self.offsets_out)[self.level >= 0])) // 2
+
+
 def entry_points(searcher, name: str):
     """The registry's module functions for a searcher class over a device CSR (merrill,
-    merrill-do): build (GPU Kernel 1 from the edge list, options from ctx.options[name]),
+    merrill-do, gpu-quadratic): build (GPU Kernel 1 from the edge list, options from ctx.options[name]),
     from_csr (bfs bench's device CSR) and warm_up (Kernel 1 and a search compiled on a
     3-vertex path before Kernel 1 is timed)."""
     def build(graph, ctx):

@@ -88,7 +88,7 @@ def search_state_bytes(n: int, nnz: int = 0) -> int:
     return device.SEARCH_BYTES_PER_VERTEX * n + 8 * (nnz // TILE + 2) + 64
 
 
-class MerrillSearcher:
+class MerrillSearcher(kernel1_gpu.DeviceCsrSearcher):
     """Searches over a device CSR (offsets int64[n+1], columns uint32).
 
     expand: which multi-block level kernel runs (EXPAND_VARIANTS; "tiles" unless measuring).
@@ -101,16 +101,8 @@ class MerrillSearcher:
     """
 
     def __init__(self, offsets, columns, expand: str = "tiles", order: str = "graph"):
-        cp = device.require_gpu()
-        self.cp = cp
-        n = int(offsets.size) - 1
-        if n < 1:
-            raise BfsError("the graph has no vertices")
-        if n > 2**32:
-            raise BfsError(f"--algorithm merrill takes at most 2^32 vertices, got {n}")
-        if offsets.dtype != cp.int64 or columns.dtype != cp.uint32:
-            raise BfsError(f"device CSR must be int64 offsets and uint32 columns, got "
-                           f"{offsets.dtype} and {columns.dtype}")
+        n = self._check_csr(offsets, columns, "merrill")
+        cp = self.cp
         if expand not in EXPAND_VARIANTS:
             raise BfsError(f"unknown merrill expand variant {expand!r}")
         if order not in ("graph", "degree"):
@@ -281,22 +273,6 @@ class MerrillSearcher:
         cp.cuda.get_current_stream().synchronize()
         self.levels_run = depth
         return SearchResult(self.parent, self.level)
-
-    def gather(self, n_vertices: int | None = None) -> SearchResult:
-        """The last search's parent and level arrays copied to the host."""
-        if n_vertices is not None and int(n_vertices) != self.n:
-            raise BfsError(f"gather({n_vertices}) on a graph of {self.n} vertices")
-        return SearchResult(self.parent.get().astype(np.int64, copy=False),
-                            self.level.get().astype(np.int32, copy=False))
-
-    def device_result(self) -> SearchResult:
-        """The last search's parent and level arrays, still on the device."""
-        return SearchResult(self.parent, self.level)
-
-    def nedge(self) -> int:
-        """Graph500 nedge of the last search: input edges (self-loops excluded, duplicates
-        counted) with both ends reached = half the summed degree of the reached vertices."""
-        return int(self.cp.sum(self.cp.diff(self.offsets_out)[self.level >= 0])) // 2
 
 
 # the registry's build / from_csr / warm_up: GPU Kernel 1, then this searcher

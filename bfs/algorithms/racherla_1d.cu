@@ -26,23 +26,12 @@ extern "C" __global__ void fold_bitmaps(const u64* __restrict__ gathered, int ra
 // warp (list[0] must be 0 on entry).
 extern "C" __global__ void bits_to_list(const u64* __restrict__ words, i64 nw, u32* list)
 {
-    const u32 lane = threadIdx.x & 31;
     for (i64 base = (i64)blockIdx.x * blockDim.x; base < nw; base += (i64)gridDim.x * blockDim.x) {
         const i64 w = base + threadIdx.x;
         u64 bits = w < nw ? words[w] : 0ULL;
-        const u32 c = __popcll(bits);
-        u32 x = c;
-#pragma unroll
-        for (int o = 1; o < 32; o <<= 1) {
-            const u32 y = __shfl_up_sync(FULL, x, o);
-            if (lane >= (u32)o) x += y;
-        }
-        const u32 total = __shfl_sync(FULL, x, 31);
+        u32 total;
+        u32 pos = 1 + warp_reserve(__popcll(bits), list, total);
         if (total == 0) continue;                               // warp-uniform
-        u32 b = 0;
-        if (lane == 31) b = atomicAdd(list, total);
-        b = __shfl_sync(FULL, b, 31);
-        u32 pos = 1 + b + x - c;
         while (bits) {
             const int k = __ffsll((long long)bits) - 1;
             bits &= bits - 1;

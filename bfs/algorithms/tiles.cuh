@@ -17,6 +17,26 @@ __device__ __forceinline__ i64 upper_bound(const i64* scan, i64 lo, i64 hi, i64 
     return lo;
 }
 
+// Appending a variable number of items per lane: each lane brings c items; the warp reserves
+// its total with one atomicAdd on *counter (none when the total is 0) and each lane gets its
+// first position (a warp inclusive scan of the counts). All 32 lanes must call it.
+template <typename T>
+__device__ __forceinline__ T warp_reserve(u32 c, T* counter, u32& total) {
+    const u32 lane = threadIdx.x & 31;
+    u32 x = c;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        const u32 y = __shfl_up_sync(FULL, x, o);
+        if (lane >= (u32)o) x += y;
+    }
+    total = __shfl_sync(FULL, x, 31);
+    if (total == 0) return 0;                                   // warp-uniform
+    T base = 0;
+    if (lane == 31) base = atomicAdd(counter, (T)total);
+    base = __shfl_sync(FULL, base, 31);
+    return base + x - c;
+}
+
 // tile_first[t] = the frontier index owning edge t*TILE, for t in [0, tiles]; the last is q.
 extern "C" __global__ void partition_tiles(const i64* __restrict__ scan, i64 q, i64 tiles,
                                            i64* __restrict__ tile_first)

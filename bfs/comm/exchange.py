@@ -5,7 +5,7 @@ A distributed search talks over a few communicators (the world; for 2d also its 
 grid column). Each is wrapped in an exchange with the five operations the searches need, all
 on whole arrays:
 
-    allreduce(send, recv, op)              op "sum" or "max"
+    allreduce(send, recv, op)              op "sum", "max" or "min" (REDUCE_OPS)
     bcast(buf, root)
     sendrecv(send, dest, recv, source)     dest / source None: no partner on that side
     allgatherv(send, recv, counts, displs) counts / displs in elements of recv
@@ -41,6 +41,15 @@ from ..errors import BfsError
 from .mpi import displacements
 
 COMM_KINDS = ("nccl", "mpi")
+# element-wise reductions of allreduce; both kinds name them alike (MPI.MIN, nccl.NCCL_MIN)
+REDUCE_OPS = ("sum", "max", "min")
+
+
+def _reduce_op(module, prefix: str, op: str):
+    """The library's constant for a REDUCE_OPS name (e.g. MPI.SUM, nccl.NCCL_MIN)."""
+    if op not in REDUCE_OPS:
+        raise BfsError(f"allreduce op {op!r}: choose one of {', '.join(REDUCE_OPS)}")
+    return getattr(module, prefix + op.upper())
 
 
 def default_comm(backend: str) -> str:
@@ -112,13 +121,13 @@ class MpiExchange:
             dev.set(host)
 
     def allreduce(self, send, recv, op: str = "sum") -> None:
+        mpi_op = _reduce_op(self.MPI, "", op)   # checked on a world of one too
         if self.size == 1:
             if recv is not send:
                 recv[...] = send
             return
         out = np.empty(recv.shape, recv.dtype)   # send may be recv: no in-place MPI here
-        self.comm.Allreduce(self._outgoing(send), out,
-                            op={"sum": self.MPI.SUM, "max": self.MPI.MAX}[op])
+        self.comm.Allreduce(self._outgoing(send), out, op=mpi_op)
         if _is_device(recv):
             recv.set(out)
         else:
@@ -218,7 +227,7 @@ class NcclExchange:
                  np.dtype(np.int32): nccl.NCCL_INT32,
                  np.dtype(np.uint8): nccl.NCCL_UINT8}[np.dtype(send.dtype)]
         self.nc.allReduce(send.data.ptr, recv.data.ptr, send.size, dtype,
-                          {"sum": nccl.NCCL_SUM, "max": nccl.NCCL_MAX}[op], self._stream())
+                          _reduce_op(nccl, "NCCL_", op), self._stream())
 
     def bcast(self, buf, root: int) -> None:
         if self.size > 1:

@@ -48,6 +48,14 @@ def hmean(values) -> float:
     return len(values) / sum(1.0 / v for v in values) if values else 0.0
 
 
+def examined_per_nedge(rows) -> float:
+    """Median over the searches of edges read / Graph500 nedge, where the algorithm counts
+    the edges it reads (direction-optimizing searches); nan where it does not."""
+    ratios = [r["edges_examined"] / r["nedge"] for r in rows
+              if r.get("edges_examined") is not None and r.get("nedge")]
+    return statistics.median(ratios) if ratios else math.nan
+
+
 def summarize(times, nedges) -> dict:
     teps = [ne / t for ne, t in zip(nedges, times) if t > 0]
     return {"n": len(times), "hmean_teps": hmean(teps), "median_time_s": statistics.median(times)
@@ -197,7 +205,8 @@ def _timed_searches(searcher, roots, check: SearchCheck, name):
         t = cp.cuda.get_elapsed_time(start, end) / 1e3
         nedge = searcher.nedge()
         row = {"root": root, "time_s": t, "nedge": nedge, "teps": nedge / t if t > 0 else 0.0,
-               "validated": False, "valid": None}
+               "validated": False, "valid": None,
+               "edges_examined": getattr(searcher, "edges_examined", None)}
         if check.wanted(i):
             tv = time.perf_counter()
             verdict = check(searcher, root)
@@ -377,6 +386,7 @@ def _bench_gpu_searches(rec, offsets, columns, roots, algorithms, check: SearchC
         summ["floor_fraction"] = floor_s / summ["median_time_s"]
         summ["valid"] = all(r["valid"] is not False for r in rows)
         summ["n_validated"] = sum(r["validated"] for r in rows)
+        summ["examined_per_nedge"] = examined_per_nedge(rows)
         summ["ratio_to_baseline"] = (summ["hmean_teps"] / rec["baseline"]["hmean_teps"]
                                      if rec["baseline"]["hmean_teps"] else math.nan)
         if hasattr(searcher, "launches"):
@@ -509,7 +519,7 @@ def bench_cpu_scale(scale, edgefactor, seeds, version, algorithms, n_roots, vali
 def table(records, backend) -> str:
     head = (f"{'graph':>13} {'algorithm':<22} {'GTEPS(hm)':>10} {'median ms':>10} "
             f"{'base GTEPS':>10} {'ratio':>7} {'floor frac':>10} {'K1 s':>8} "
-            f"{'gen Ge/s':>8} {'valid':>6}")
+            f"{'gen Ge/s':>8} {'read/nedge':>10} {'valid':>6}")
     lines = [head, "-" * len(head)]
     for rec in records:
         base = rec.get("baseline", {}).get("hmean_teps", math.nan)
@@ -521,6 +531,7 @@ def table(records, backend) -> str:
                 f"{a.get('ratio_to_baseline', math.nan):>7.2f} "
                 f"{a.get('floor_fraction', math.nan):>10.3f} {rec.get('kernel1_s', math.nan):>8.3f} "
                 f"{rec.get('generation_edges_per_s', math.nan) / 1e9:>8.3f} "
+                f"{a.get('examined_per_nedge', math.nan):>10.2f} "
                 f"{str(a['valid']):>6}")
     return "\n".join(lines)
 

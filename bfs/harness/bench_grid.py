@@ -22,6 +22,7 @@ in the same session.
 from __future__ import annotations
 
 import json
+import math
 import statistics
 import sys
 import time
@@ -35,7 +36,7 @@ from ..comm.exchange import choose_comm, make_exchange
 from ..errors import BfsError
 from ..partition import GridLayout
 from . import envinfo
-from .bench import GEN_CHUNK, hmean, parse_algorithm
+from .bench import GEN_CHUNK, examined_per_nedge, hmean, parse_algorithm
 from .runner import Block, select_gpu
 
 
@@ -167,7 +168,8 @@ def _bench_algorithm(comm, block, name, roots, validate_mode, label) -> dict:
         t = time.perf_counter()
         searcher.search(root)
         elapsed = _max(comm, time.perf_counter() - t)
-        row = {"root": root, "time_s": elapsed, "valid": None}
+        row = {"root": root, "time_s": elapsed, "valid": None,
+               "edges_examined": getattr(searcher, "edges_examined", None)}
         if i == 0:
             profile = _gather_profile(comm, searcher.profile)
         if validate_mode == "every" or (validate_mode == "first" and i == 0):
@@ -196,6 +198,8 @@ def _bench_algorithm(comm, block, name, roots, validate_mode, label) -> dict:
         "validated": sum(r["valid"] is not None for r in rows),
         "median_validate_s": (statistics.median(r["validate_s"] for r in timed)
                               if timed else None),
+        "examined_per_nedge": examined_per_nedge(timed),
+        "directions_first_root": getattr(searcher, "directions", None) if rows else None,
         "levels_first_root": profile, "searches": rows,
         "comm": getattr(searcher, "comm_kind", None),
         "exchange": options.get("exchange", "scan")}
@@ -223,7 +227,8 @@ def _gather_profile(comm, profile: np.ndarray) -> list | None:
 
 def table(records) -> str:
     lines = ["| scale | grid | algorithm | comm | GTEPS (hmean) | median search | Kernel 1 | "
-             "validated | median validation |", "|---|---|---|---|---|---|---|---|---|"]
+             "validated | median validation | edges read / nedge |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for rec in records:
         for name, a in rec["algorithms"].items():
             g = f"{a['hmean_teps'] / 1e9:.2f}" if a["hmean_teps"] else "-"
@@ -231,7 +236,7 @@ def table(records) -> str:
             lines.append(f"| {rec['scale']} | {a.get('grid', rec['grid'])} | {name} | {a['comm']} | {g} | "
                          f"{a['median_time_s'] * 1e3:.3f} ms | {a['kernel1_s']:.3f} s | "
                          f"{a['validated']} ({'all valid' if a['valid'] else 'INVALID'}) | "
-                         f"{v} |")
+                         f"{v} | {a.get('examined_per_nedge', math.nan):.2f} |")
     return "\n".join(lines) + "\n"
 
 

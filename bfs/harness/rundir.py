@@ -25,10 +25,18 @@ REMEDY = "run it again (bfs run) or restore the file"
 SEARCHES_SCHEMA = pa.schema([("root", pa.int64()), ("time_s", pa.float64()),
                              ("nedge", pa.int64()), ("teps", pa.float64()),
                              ("depth", pa.int64()), ("reached", pa.int64()),
-                             ("valid", pa.bool_()), ("validate_s", pa.float64())])
+                             ("valid", pa.bool_()), ("validate_s", pa.float64()),
+                             # edges the search read (all ranks): null where the algorithm does
+                             # not count them; beside nedge it shows what bottom-up levels save
+                             ("edges_examined", pa.int64())])
 LEVELS_SCHEMA = pa.schema([("root", pa.int64()), ("rank", pa.int64()), ("level", pa.int64()),
                            ("frontier_size", pa.int64()), ("expand_s", pa.float64()),
-                           ("comm_s", pa.float64()), ("comm_bytes", pa.int64())])
+                           ("comm_s", pa.float64()), ("comm_bytes", pa.int64()),
+                           # per level, summed over the ranks, on rank 0's row (null elsewhere
+                           # and where the algorithm does not count them)
+                           ("edges_examined", pa.int64()), ("direction", pa.string())])
+# what readers need of levels.parquet (runs written before the last two columns still read)
+LEVELS_REQUIRED = tuple(LEVELS_SCHEMA.names[:7])
 
 
 def columns_of(rel: str) -> tuple[str, ...]:
@@ -36,7 +44,7 @@ def columns_of(rel: str) -> tuple[str, ...]:
     if rel == SEARCHES_FILE:
         return ("root", "time_s", "nedge", "depth", "reached", "valid")
     if rel == LEVELS_FILE:
-        return tuple(LEVELS_SCHEMA.names)
+        return LEVELS_REQUIRED
     if rel.startswith(f"{PARENTS_DIR}/"):
         return ("parent",)
     return ()

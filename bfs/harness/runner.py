@@ -4,6 +4,7 @@ search validated untimed, Graph500 statistics, and the run directory:
     RUN_DIR/run.json                 parameters, statistics, construction_time, environment, valid
     RUN_DIR/searches.parquet         one row per search
     RUN_DIR/levels.parquet           per search and level: vertices discovered at that level
+                                     (and, where counted, edges read and the direction)
     RUN_DIR/parents/root-<r>.parquet columns parent (int64, -1 unreached), level (int32)
     RUN_DIR/graph500.txt             the reference's output block
 
@@ -210,7 +211,7 @@ class MpiSession:
         self.part_dir = part_dir
         with mpi.collective_errors(comm):
             self.manifest = load_manifest(part_dir)
-            kind = "1d" if spec.name == "1d" else "2d"
+            kind = spec.partition
             if self.manifest["kind"] != kind:
                 raise BfsError(f"{part_dir} is a {self.manifest['kind']} partition; "
                                f"--algorithm {spec.name} needs a {kind} one "
@@ -292,8 +293,14 @@ class MpiSession:
         if not self.is_root:
             return []
         rows = rows.reshape(-1, 5)
+        # direction-optimizing searches: each level's direction and edges read (all ranks)
+        directions = getattr(searcher, "directions", [])
+        examined = getattr(searcher, "level_edges_examined", [])
         return [{"root": root, "rank": int(r), "level": int(lv), "frontier_size": int(fs),
-                 "expand_s": float(ex), "comm_s": float(cm), "comm_bytes": int(b)}
+                 "expand_s": float(ex), "comm_s": float(cm), "comm_bytes": int(b),
+                 "edges_examined": (int(examined[int(lv)]) if r == 0 and lv < len(examined)
+                                    else None),
+                 "direction": directions[int(lv)] if r == 0 and lv < len(directions) else None}
                 for r, (lv, fs, ex, cm, b) in zip(ranks, rows)]
 
     def describe(self) -> dict:
@@ -384,7 +391,8 @@ def _run_ranks(session, out, opts, spec, backend, options, started) -> int:
         teps = check.nedge / search_time if check.valid and search_time > 0 else 0.0
         rows.append({"root": root, "time_s": search_time, "nedge": check.nedge,
                      "teps": teps, "depth": check.depth, "reached": check.reached,
-                     "valid": check.valid, "validate_s": validate_time})
+                     "valid": check.valid, "validate_s": validate_time,
+                     "edges_examined": getattr(searcher, "edges_examined", None)})
         status = "valid" if check.valid else f"INVALID: {check.message}"
         log(f"search {i + 1}/{len(roots)} root={root} depth={check.depth} "
             f"reached={check.reached} nedge={check.nedge} time={search_time:.4g}s "

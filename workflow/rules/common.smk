@@ -121,15 +121,15 @@ def backend_comm(backend):
 
 
 def layout_for(algorithm, ranks=1, grid=None):
-    """'serial' for one process, 'RxC' for 2d (`grid`, else the squarest grid of `ranks`),
-    'pP' for 1d (P = `ranks`, or R*C of `grid`)."""
+    """'serial' for one process, 'RxC' on a 2d partition (2d, semiring: `grid`, else the
+    squarest grid of `ranks`), 'pP' on a 1d one (P = `ranks`, or R*C of `grid`)."""
     if not ALGORITHMS[algorithm].distributed:
         return "serial"
     if grid is not None:
         rows, cols = (int(x) for x in grid.split("x"))
     else:
         rows, cols = squarest_grid(ranks)
-    if algorithm == "1d":
+    if ALGORITHMS[algorithm].partition == "1d":
         return f"p{rows * cols}"
     return f"{rows}x{cols}"
 
