@@ -7,7 +7,7 @@
     mpiexec -n P bfs run PART_DIR --algorithm 2d|2d-do|1d|semiring [--exchange scan|wave] [--alpha A --beta B] [--comm nccl|mpi] --out RUN_DIR
     bfs validate RUN_DIR
     bfs verify GRAPH_DIR|PART_DIR|RUN_DIR
-    bfs report table strong_scaling|weak_scaling|graphs|kernel1 RUN_DIR... --out STEM
+    bfs report table strong_scaling|weak_scaling|graphs|kernel1|... RUN_DIR... --out STEM
     bfs report figure strong_scaling|weak_scaling|frontier|comm_vs_compute|teps_vs_scale \
         RUN_DIR... [--runs-file FILE] --out STEM
     bfs algorithms
@@ -238,9 +238,10 @@ def cmd_fetch(args) -> int:
 
 
 # bfs.report's TABLES and FIGURES, named here so building the parser never imports pandas
-REPORT_TABLES = ("strong_scaling", "weak_scaling", "graphs", "kernel1")
+REPORT_TABLES = ("strong_scaling", "weak_scaling", "graphs", "kernel1", "source_lines",
+                 "small_frontier")
 REPORT_FIGURES = ("strong_scaling", "weak_scaling", "frontier", "comm_vs_compute",
-                  "teps_vs_scale")
+                  "teps_vs_scale", "kernel1_vs_scale", "teps_vs_source_lines", "small_frontier")
 
 
 def _report_runs(args):

@@ -114,6 +114,8 @@ def _run_row(run_dir: Path, info: dict, searches: pd.DataFrame) -> dict:
         "exchange": params.get("exchange"),
         "comm": _comm(info),
         "grid": _grid(info),
+        # 1d's small-frontier threshold (Racherla); None for the algorithms without one
+        "small_frontier": params.get("small_frontier"),
         "construction_time": float(info["construction_time"]),
         "n_searches": len(searches),
         "teps": harmonic_mean_teps(searches["time_s"], searches["nedge"]),
@@ -127,7 +129,8 @@ def _run_row(run_dir: Path, info: dict, searches: pd.DataFrame) -> dict:
 
 RUN_COLUMNS = [
     "run_dir", "graph", "source", "scale", "n_vertices", "n_edges", "directed_edges",
-    "algorithm", "backend", "ranks", "gpus", "exchange", "comm", "grid", "construction_time",
+    "algorithm", "backend", "ranks", "gpus", "exchange", "comm", "grid", "small_frontier",
+    "construction_time",
     "n_searches", "teps", "mean_time_s", "max_depth", "mean_depth", "mean_reached", "mean_nedge"]
 
 
@@ -139,6 +142,7 @@ def load_runs(run_dirs) -> pd.DataFrame:
         rows.append(_run_row(run_dir, info, searches))
     runs = pd.DataFrame(rows, columns=RUN_COLUMNS)
     runs["scale"] = runs["scale"].astype("Int64")
+    runs["small_frontier"] = runs["small_frontier"].astype("Int64")
     return runs
 
 
