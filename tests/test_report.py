@@ -290,3 +290,20 @@ def test_kernel1_vs_scale_draws_construction_time(runs):
 def test_cli_kinds_match_the_report_module():
     assert set(cli.REPORT_TABLES) == set(report.TABLES)
     assert set(cli.REPORT_FIGURES) == set(report.FIGURES)
+
+
+def test_graphs_table_edges_read_per_nedge(runs, tmp_path):
+    """Runs that count the edges they read show the median edges read / nedge; the others
+    (and runs written before the column existed) show none."""
+    counted = relabelled(runs[2], tmp_path / "do", algorithm="2d-do")
+    table = pq.read_table(counted / "searches.parquet").to_pandas()
+    table["edges_examined"] = table["nedge"] * [3, 1, 1, 2][:len(table)]
+    table.to_parquet(counted / "searches.parquet")
+    old = relabelled(runs[1], tmp_path / "old")
+    table = pq.read_table(old / "searches.parquet").to_pandas()
+    table.drop(columns=["edges_examined"]).to_parquet(old / "searches.parquet")
+    graphs = report.TABLES["graphs"](report.load_runs([counted, runs[2], old])) \
+        .set_index(["algorithm", "ranks"])
+    assert graphs.loc[("2d-do", 2), "edges read / nedge"] == 1.5    # median of 3, 1, 1, 2
+    assert pd.isna(graphs.loc[("2d", 2), "edges read / nedge"])
+    assert pd.isna(graphs.loc[("2d", 1), "edges read / nedge"])

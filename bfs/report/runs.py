@@ -124,14 +124,28 @@ def _run_row(run_dir: Path, info: dict, searches: pd.DataFrame) -> dict:
         "mean_depth": float(searches["depth"].mean()),
         "mean_reached": float(searches["reached"].mean()),
         "mean_nedge": float(searches["nedge"].mean()),
+        "examined_per_nedge": _examined_per_nedge(searches),
     }
+
+
+def _examined_per_nedge(searches: pd.DataFrame) -> float:
+    """Median over the searches of directed edges read / nedge where the algorithm counts the
+    edges it reads (searches.parquet's edges_examined; NaN where it does not, or runs written
+    before the column). A top-down search reads every reached edge from both ends: about 2."""
+    if "edges_examined" not in searches:
+        return float("nan")
+    counted = searches.dropna(subset=["edges_examined"])
+    if counted.empty:
+        return float("nan")
+    return float((counted["edges_examined"] / counted["nedge"]).median())
 
 
 RUN_COLUMNS = [
     "run_dir", "graph", "source", "scale", "n_vertices", "n_edges", "directed_edges",
     "algorithm", "backend", "ranks", "gpus", "exchange", "comm", "grid", "small_frontier",
     "construction_time",
-    "n_searches", "teps", "mean_time_s", "max_depth", "mean_depth", "mean_reached", "mean_nedge"]
+    "n_searches", "teps", "mean_time_s", "max_depth", "mean_depth", "mean_reached", "mean_nedge",
+    "examined_per_nedge"]
 
 
 def load_runs(run_dirs) -> pd.DataFrame:
@@ -173,7 +187,15 @@ def pool(runs: pd.DataFrame) -> pd.Series:
         "teps": n / (runs["n_searches"] / runs["teps"]).sum(),
         "mean_time_s": (runs["mean_time_s"] * runs["n_searches"]).sum() / n,
         "mean_depth": (runs["mean_depth"] * runs["n_searches"]).sum() / n,
+        # over the runs that count the edges they read (NaN when none does)
+        "examined_per_nedge": _weighted_mean(runs["examined_per_nedge"], runs["n_searches"]),
     })
+
+
+def _weighted_mean(values: pd.Series, weights: pd.Series) -> float:
+    known = values.notna()
+    return (float((values[known] * weights[known]).sum() / weights[known].sum())
+            if known.any() else float("nan"))
 
 
 def pooled_by_layout(series: pd.DataFrame) -> pd.DataFrame:

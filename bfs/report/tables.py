@@ -73,9 +73,10 @@ def graphs_table(runs: pd.DataFrame) -> pd.DataFrame:
         first = group.iloc[0]
         out.append({**dict(zip(keys, values)), "vertices": first["n_vertices"],
                     "edges": first["n_edges"], "search depth": p["mean_depth"],
-                    "time (ms)": 1e3 * p["mean_time_s"], "GTEPS": p["teps"] / 1e9})
+                    "time (ms)": 1e3 * p["mean_time_s"], "GTEPS": p["teps"] / 1e9,
+                    "edges read / nedge": p["examined_per_nedge"]})
     return pd.DataFrame(out, columns=[*keys, "vertices", "edges", "search depth", "time (ms)",
-                                      "GTEPS"])
+                                      "GTEPS", "edges read / nedge"])
 
 
 def kernel1_table(runs: pd.DataFrame) -> pd.DataFrame:
