@@ -5,6 +5,7 @@
     bfs partition GRAPH_DIR (--grid RxC | --1d P) [--cache DIR] --out PART_DIR
     bfs run GRAPH_DIR --algorithm NAME [--backend cpu|gpu|auto] [--roots N | --root V] --out RUN_DIR
     mpiexec -n P bfs run PART_DIR --algorithm 2d|2d-do|1d|semiring [--exchange scan|wave] [--alpha A --beta B] [--comm nccl|mpi] --out RUN_DIR
+    bfs run GRAPH_DIR --algorithm hybrid [--tasks T] [--mode workload|fixed] [--lambda L] [--gpu-share S] --out RUN_DIR
     bfs validate RUN_DIR
     bfs verify GRAPH_DIR|PART_DIR|RUN_DIR
     bfs report table strong_scaling|weak_scaling|graphs|kernel1|... RUN_DIR... --out STEM
@@ -119,6 +120,11 @@ def cmd_run(args) -> int:
                       if v is not None})
     if args.algorithm == "1d":
         extra["small_frontier"] = args.small_frontier
+    if args.algorithm == "hybrid":
+        # run.json is strict JSON: an infinite lambda is recorded as "inf"
+        extra.update({"tasks": args.tasks, "mode": args.mode,
+                      "lambda": args.lam if args.lam != float("inf") else "inf",
+                      "gpu_share": args.gpu_share})
     return run(Path(args.graph), Path(args.out), opts, extra)
 
 
@@ -292,6 +298,20 @@ def positive_float(text: str) -> float:
     return value
 
 
+def nonnegative_float(text: str) -> float:
+    value = float(text)
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
+    return value
+
+
+def unit_float(text: str) -> float:
+    value = float(text)
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"must be in [0, 1], got {value}")
+    return value
+
+
 def nonnegative_int(text: str) -> int:
     value = int(text, 0)
     if value < 0:
@@ -374,6 +394,17 @@ def build_parser() -> argparse.ArgumentParser:
                         "vertices / BETA (default 18)")
     r.add_argument("--small-frontier", type=nonnegative_int, default=1000, metavar="N",
                    help="1d: levels with fewer frontier vertices run on rank 0 alone")
+    r.add_argument("--tasks", type=positive_int, default=16, metavar="T",
+                   help="hybrid: contiguous vertex-range tasks (default 16)")
+    r.add_argument("--mode", choices=["workload", "fixed"], default="workload",
+                   help="hybrid: per-level task placement by frontier share (workload) or a "
+                        "fixed GPU share of the tasks (fixed)")
+    r.add_argument("--lambda", dest="lam", type=nonnegative_float, default=1000.0,
+                   metavar="L", help="hybrid workload: a task's level runs on the GPU when its "
+                                     "frontier holds more than L vertices (0: all GPU, inf: "
+                                     "all CPU; default 1000)")
+    r.add_argument("--gpu-share", type=unit_float, default=0.5, metavar="S",
+                   help="hybrid fixed: fraction of the tasks the GPU owns (default 0.5)")
     r.add_argument("--comm", choices=["nccl", "mpi"],
                    help="2d/1d/semiring: per-level exchanges on device buffers through NCCL "
                         "(the GPU default) or through MPI, device buffers staged on the host "

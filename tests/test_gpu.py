@@ -731,3 +731,51 @@ def test_damaged_graph_is_named_by_the_gpu_readers(tmp_path, command, how):
     last = proc.stderr.splitlines()[-1]
     assert last.startswith("bfs: error:") and "g/edges/part-00000.parquet: " in last, last
     assert not (tmp_path / "r").exists()
+
+
+# hybrid (Munguia et al.): every placement of the tasks against seq-csr, every tree validated
+HYBRID_SETTINGS = {"workload-all-gpu": {"mode": "workload", "lambda": 0},
+                   "workload-all-cpu": {"mode": "workload", "lambda": float("inf")},
+                   "workload-mixed": {"mode": "workload", "lambda": 200},
+                   "fixed-0": {"mode": "fixed", "gpu_share": 0.0},
+                   "fixed-0.5": {"mode": "fixed", "gpu_share": 0.5},
+                   "fixed-1": {"mode": "fixed", "gpu_share": 1.0}}
+
+
+@pytest.mark.parametrize("tasks", [1, 16])
+@pytest.mark.parametrize("setting", list(HYBRID_SETTINGS))
+def test_hybrid_levels_equal_seq_csr(setting, tasks):
+    src, dst = generate_edges(14, 16)
+    n = 1 << 14
+    opts = {"tasks": tasks, **HYBRID_SETTINGS[setting]}
+    searcher = get_algorithm("hybrid").load("gpu").build(EdgeList(src, dst, n),
+                                                          RunContext("gpu", opts))
+    csr = build_csr(src, dst, n)
+    ran = {"cpu": 0, "gpu": 0}
+    for root in graph500_roots(n, np.diff(csr.offsets) > 0, count=4):
+        root = int(root)
+        res = searcher.search(root)
+        _, want = bfs_csr(csr.offsets, csr.columns, root)
+        np.testing.assert_array_equal(res.level, want)
+        check = validate(src, dst, res.parent, root, res.level)
+        assert check.valid, check.message
+        for side in ran:
+            ran[side] += searcher.task_levels[side]
+    if setting in ("workload-all-gpu", "fixed-1"):
+        assert ran["cpu"] == 0 and ran["gpu"] > 0
+    if setting in ("workload-all-cpu", "fixed-0"):
+        assert ran["gpu"] == 0 and ran["cpu"] > 0
+    if setting == "workload-mixed" or (setting == "fixed-0.5" and tasks > 1):
+        assert ran["cpu"] > 0 and ran["gpu"] > 0
+
+
+def test_hybrid_run_records_its_options(tmp_path):
+    from bfs.cli import main
+    graph = tmp_path / "g"
+    assert main(["generate", "kronecker", "--scale", "10", "--out", str(graph)]) == 0
+    assert main(["run", str(graph), "--algorithm", "hybrid", "--mode", "fixed", "--tasks", "4",
+                 "--roots", "4", "--out", str(tmp_path / "r")]) == 0
+    import json
+    params = json.loads((tmp_path / "r" / "run.json").read_text())["parameters"]
+    assert params["mode"] == "fixed" and params["tasks"] == 4 and params["gpu_share"] == 0.5
+    assert all(row["valid"] for row in searches(tmp_path / "r"))

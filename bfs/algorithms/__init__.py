@@ -100,6 +100,10 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
         AlgorithmSpec("gpu-quadratic", {"gpu": "bfs.algorithms.gpu_quadratic"},
                       "Harish-Narayanan GPU BFS (the SEI report's baseline): a thread per vertex "
                       "every level, frontier / next / visited flags"),
+        AlgorithmSpec("hybrid", {"gpu": "bfs.algorithms.hybrid"},
+                      "Munguia-Bader-Ayguade task-based hybrid BFS: T vertex-range tasks per "
+                      "level on CPU threads or the GPU (--mode workload|fixed, --tasks, "
+                      "--lambda, --gpu-share)"),
     ]
 }
 
