@@ -4,6 +4,7 @@
     bfs generate snap INPUT --out GRAPH_DIR
     bfs partition GRAPH_DIR (--grid RxC | --1d P) [--cache DIR] --out PART_DIR
     bfs run GRAPH_DIR --algorithm NAME [--backend cpu|gpu|auto] [--roots N | --root V] --out RUN_DIR
+    bfs run GRAPH_DIR --algorithm gpu-out-of-core [--device-memory-limit BYTES] --out RUN_DIR
     mpiexec -n P bfs run PART_DIR --algorithm 2d|2d-do|1d|semiring [--exchange scan|wave] [--alpha A --beta B] [--comm nccl|mpi] --out RUN_DIR
     bfs validate RUN_DIR
     bfs verify GRAPH_DIR|PART_DIR|RUN_DIR
@@ -119,6 +120,11 @@ def cmd_run(args) -> int:
                       if v is not None})
     if args.algorithm == "1d":
         extra["small_frontier"] = args.small_frontier
+    if args.device_memory_limit is not None:
+        if args.algorithm != "gpu-out-of-core":
+            raise BfsError(f"--device-memory-limit is for --algorithm gpu-out-of-core, not "
+                           f"{args.algorithm}")
+        extra["device_memory_limit"] = args.device_memory_limit
     return run(Path(args.graph), Path(args.out), opts, extra)
 
 
@@ -292,6 +298,14 @@ def positive_float(text: str) -> float:
     return value
 
 
+def byte_count(text: str) -> int:
+    from .device import parse_bytes
+    try:
+        return parse_bytes(text)
+    except BfsError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def nonnegative_int(text: str) -> int:
     value = int(text, 0)
     if value < 0:
@@ -374,6 +388,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "vertices / BETA (default 18)")
     r.add_argument("--small-frontier", type=nonnegative_int, default=1000, metavar="N",
                    help="1d: levels with fewer frontier vertices run on rank 0 alone")
+    r.add_argument("--device-memory-limit", type=byte_count, metavar="BYTES",
+                   help="gpu-out-of-core: GPU memory the search may use (e.g. 65536, 512M, "
+                        "16G; K/M/G/T are powers of 1024): the vertex state plus two edge-block "
+                        "buffers (default: the GPU's free memory less 1/16)")
     r.add_argument("--comm", choices=["nccl", "mpi"],
                    help="2d/1d/semiring: per-level exchanges on device buffers through NCCL "
                         "(the GPU default) or through MPI, device buffers staged on the host "
