@@ -4,6 +4,7 @@
     bfs generate snap INPUT --out GRAPH_DIR
     bfs partition GRAPH_DIR (--grid RxC | --1d P) [--cache DIR] --out PART_DIR
     bfs run GRAPH_DIR --algorithm NAME [--backend cpu|gpu|auto] [--roots N | --root V] --out RUN_DIR
+    bfs run GRAPH_DIR --algorithm gpu-out-of-core [--device-memory-limit BYTES] --out RUN_DIR
     mpiexec -n P bfs run PART_DIR --algorithm 2d|2d-do|1d|semiring [--exchange scan|wave] [--alpha A --beta B] [--comm nccl|mpi] --out RUN_DIR
     bfs run GRAPH_DIR --algorithm hybrid [--tasks T] [--mode workload|fixed] [--lambda L] [--gpu-share S] --out RUN_DIR
     bfs validate RUN_DIR
@@ -125,6 +126,11 @@ def cmd_run(args) -> int:
         extra.update({"tasks": args.tasks, "mode": args.mode,
                       "lambda": args.lam if args.lam != float("inf") else "inf",
                       "gpu_share": args.gpu_share})
+    if args.device_memory_limit is not None:
+        if args.algorithm != "gpu-out-of-core":
+            raise BfsError(f"--device-memory-limit is for --algorithm gpu-out-of-core, not "
+                           f"{args.algorithm}")
+        extra["device_memory_limit"] = args.device_memory_limit
     return run(Path(args.graph), Path(args.out), opts, extra)
 
 
@@ -310,6 +316,12 @@ def unit_float(text: str) -> float:
     if not 0 <= value <= 1:
         raise argparse.ArgumentTypeError(f"must be in [0, 1], got {value}")
     return value
+def byte_count(text: str) -> int:
+    from .device import parse_bytes
+    try:
+        return parse_bytes(text)
+    except BfsError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def nonnegative_int(text: str) -> int:
@@ -405,6 +417,10 @@ def build_parser() -> argparse.ArgumentParser:
                                      "all CPU; default 1000)")
     r.add_argument("--gpu-share", type=unit_float, default=0.5, metavar="S",
                    help="hybrid fixed: fraction of the tasks the GPU owns (default 0.5)")
+    r.add_argument("--device-memory-limit", type=byte_count, metavar="BYTES",
+                   help="gpu-out-of-core: GPU memory the search may use (e.g. 65536, 512M, "
+                        "16G; K/M/G/T are powers of 1024): the vertex state plus two edge-block "
+                        "buffers (default: the GPU's free memory less 1/16)")
     r.add_argument("--comm", choices=["nccl", "mpi"],
                    help="2d/1d/semiring: per-level exchanges on device buffers through NCCL "
                         "(the GPU default) or through MPI, device buffers staged on the host "

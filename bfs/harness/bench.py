@@ -207,6 +207,8 @@ def _timed_searches(searcher, roots, check: SearchCheck, name):
         row = {"root": root, "time_s": t, "nedge": nedge, "teps": nedge / t if t > 0 else 0.0,
                "validated": False, "valid": None,
                "edges_examined": getattr(searcher, "edges_examined", None)}
+        if hasattr(searcher, "bytes_copied"):   # gpu-out-of-core: host -> device streaming
+            row.update(bytes_copied=searcher.bytes_copied, copy_s=searcher.copy_s)
         if check.wanted(i):
             tv = time.perf_counter()
             verdict = check(searcher, root)
