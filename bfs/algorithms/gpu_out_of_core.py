@@ -53,6 +53,7 @@ from pathlib import Path
 import numpy as np
 
 from . import SearchResult
+from .kernel1_gpu import DeviceCsrSearcher
 from .. import device
 from ..device import BLOCK, parse_bytes
 from ..errors import BfsError
@@ -199,7 +200,7 @@ def _to_pinned(a, dtype):
     return out
 
 
-class OutOfCoreSearcher:
+class OutOfCoreSearcher(DeviceCsrSearcher):
     """Searches over a host CSR (offsets int64[n+1], columns uint32, ideally pinned: others
     are copied into pinned memory) within device_memory_limit bytes of GPU memory (an int or a
     string such as 16G; default: default_limit()); max_block_bytes caps the edge blocks
@@ -343,17 +344,6 @@ class OutOfCoreSearcher:
                                for i in range(len(active))) / 1e3
             active = active_next
         self.levels_run = depth                # expanded levels; the last found nothing
-        return SearchResult(self.parent, self.level)
-
-    def gather(self, n_vertices: int | None = None):
-        """The last search's parent and level arrays copied to the host."""
-        if n_vertices is not None and int(n_vertices) != self.n:
-            raise BfsError(f"gather({n_vertices}) on a graph of {self.n} vertices")
-        return SearchResult(self.parent.get().astype(np.int64, copy=False),
-                            self.level.get().astype(np.int32, copy=False))
-
-    def device_result(self):
-        """The last search's parent and level arrays, still on the device."""
         return SearchResult(self.parent, self.level)
 
     def nedge(self) -> int:

@@ -21,6 +21,23 @@ extern "C" __global__ void reset_search(i64 n, u32 root, int* level, i64* parent
     }
 }
 
+// A warp per frontier vertex u (frontier[0..k)), its lanes striding over u's row: visit(u, w)
+// for every edge u -> w. Both expand kernels below are this loop with their own claim.
+template <typename Visit>
+__device__ __forceinline__ void for_each_edge(const u32* __restrict__ frontier, i64 k,
+                                              const i64* __restrict__ offsets,
+                                              const u32* __restrict__ columns, Visit visit)
+{
+    const int lane = threadIdx.x & 31;
+    const i64 warp = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const i64 warps = ((i64)gridDim.x * blockDim.x) >> 5;
+    for (i64 i = warp; i < k; i += warps) {
+        const u32 u = frontier[i];
+        const i64 end = offsets[(i64)u + 1];
+        for (i64 e = offsets[u] + lane; e < end; e += 32) visit(u, columns[e]);
+    }
+}
+
 // workload mode, top-down expansion of the GPU's tasks: every unvisited neighbour w of a
 // frontier vertex u is claimed by atomicCAS on level[w] (-1 -> next_depth); the one thread
 // whose CAS succeeds is w's first writer: it alone writes parent[w] = u and appends w to out
@@ -31,20 +48,12 @@ extern "C" __global__ void expand_cas(const u32* __restrict__ frontier, i64 k,
                                       const u32* __restrict__ columns, int* level, i64* parent,
                                       int next_depth, u32* out, u64* out_count)
 {
-    const int lane = threadIdx.x & 31;
-    const i64 warp = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-    const i64 warps = ((i64)gridDim.x * blockDim.x) >> 5;
-    for (i64 i = warp; i < k; i += warps) {
-        const u32 u = frontier[i];
-        const i64 end = offsets[(i64)u + 1];
-        for (i64 e = offsets[u] + lane; e < end; e += 32) {
-            const u32 w = columns[e];
-            if (level[w] == -1 && atomicCAS(&level[w], -1, next_depth) == -1) {
-                parent[w] = (i64)u;
-                out[atomicAdd(out_count, 1ULL)] = w;
-            }
+    for_each_edge(frontier, k, offsets, columns, [&](u32 u, u32 w) {
+        if (level[w] == -1 && atomicCAS(&level[w], -1, next_depth) == -1) {
+            parent[w] = (i64)u;
+            out[atomicAdd(out_count, 1ULL)] = w;
         }
-    }
+    });
 }
 
 // workload mode, the host's discoveries into the mirror: vertices[i] took level `depth` with
@@ -70,20 +79,12 @@ extern "C" __global__ void expand_bits(const u32* __restrict__ frontier, i64 k,
                                        const u32* __restrict__ columns,
                                        const u32* __restrict__ visited, u32* next, i64* parent)
 {
-    const int lane = threadIdx.x & 31;
-    const i64 warp = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-    const i64 warps = ((i64)gridDim.x * blockDim.x) >> 5;
-    for (i64 i = warp; i < k; i += warps) {
-        const u32 u = frontier[i];
-        const i64 end = offsets[(i64)u + 1];
-        for (i64 e = offsets[u] + lane; e < end; e += 32) {
-            const u32 w = columns[e];
-            const u32 bit = 1u << (w & 31);
-            if (visited[w >> 5] & bit) continue;
-            if (next[w >> 5] & bit) continue;          // cheap pre-check, the atomic decides
-            if (!(atomicOr(&next[w >> 5], bit) & bit)) parent[w] = (i64)u;
-        }
-    }
+    for_each_edge(frontier, k, offsets, columns, [&](u32 u, u32 w) {
+        const u32 bit = 1u << (w & 31);
+        if (visited[w >> 5] & bit) return;
+        if (next[w >> 5] & bit) return;            // cheap pre-check, the atomic decides
+        if (!(atomicOr(&next[w >> 5], bit) & bit)) parent[w] = (i64)u;
+    });
 }
 
 // fixed mode, after the exchange (next = NVF_C | NVF_G): visited |= next word by word, and the
