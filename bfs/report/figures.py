@@ -54,6 +54,18 @@ def _plain_log_ticks(axis) -> None:
     axis.set_minor_formatter(FuncFormatter(plain))
 
 
+GTEPS_LOG = "GTEPS (10⁹ traversed edges/s, log scale)"
+
+
+def _log_y_axes(ax, xlabel: str, ylabel: str, title: str) -> None:
+    """A log y axis with plain tick labels, the axis labels and the two-line title."""
+    ax.set_yscale("log")
+    _plain_log_ticks(ax.yaxis)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=11)
+
+
 def _empty_figure(title: str, note: str):
     plt, _ = _plt()
     fig, ax = plt.subplots(figsize=(7, 4))
@@ -133,7 +145,7 @@ def _scaling_figure(runs: pd.DataFrame, title: str, annotate_scale: bool):
     ax.set_xticks(ranks, [str(r) for r in ranks])
     ax.margins(x=0.12)
     ax.set_xlabel(f"{'GPUs' if count == 'GPUs' else 'MPI ranks'} (log2 scale)")
-    ax.set_ylabel("GTEPS (10⁹ traversed edges/s, log scale)")
+    ax.set_ylabel(GTEPS_LOG)
     ax.set_title(f"{title}\nGraph500 harmonic-mean TEPS, undirected input edges "
                  f"(Fu's directed TEPS = 2×)", fontsize=11)
     ax.legend(fontsize=8, loc="best")
@@ -249,11 +261,8 @@ def teps_vs_scale_figure(runs: pd.DataFrame):
     fig, ax = plt.subplots(figsize=(8, 5))
     sns.lineplot(points, x="scale", y="GTEPS", hue="implementation", marker="o", ax=ax)
     ax.xaxis.get_major_locator().set_params(integer=True)
-    ax.set_yscale("log")
-    _plain_log_ticks(ax.yaxis)
-    ax.set_xlabel("Kronecker scale (log2 vertices)")
-    ax.set_ylabel("GTEPS (10⁹ traversed edges/s, log scale)")
-    ax.set_title(f"{title}\nGraph500 harmonic-mean TEPS, undirected input edges", fontsize=11)
+    _log_y_axes(ax, "Kronecker scale (log2 vertices)", GTEPS_LOG,
+                f"{title}\nGraph500 harmonic-mean TEPS, undirected input edges")
     fig.tight_layout()
     return fig, title, None
 
@@ -273,12 +282,8 @@ def kernel1_vs_scale_figure(runs: pd.DataFrame):
     sns.lineplot(points, x="scale", y="construction_time", hue="implementation", marker="o",
                  ax=ax)
     ax.xaxis.get_major_locator().set_params(integer=True)
-    ax.set_yscale("log")
-    _plain_log_ticks(ax.yaxis)
-    ax.set_xlabel("Kronecker scale (log2 vertices)")
-    ax.set_ylabel("construction time (s, log scale)")
-    ax.set_title(f"{title}\nedge list to the algorithm's searchable structure, slowest rank",
-                 fontsize=11)
+    _log_y_axes(ax, "Kronecker scale (log2 vertices)", "construction time (s, log scale)",
+                f"{title}\nedge list to the algorithm's searchable structure, slowest rank")
     fig.tight_layout()
     return fig, title, None
 
@@ -300,15 +305,12 @@ def teps_vs_source_lines_figure(runs: pd.DataFrame):
                                    table["GTEPS"]):
         ax.annotate(label, (lines, gteps), textcoords="offset points", xytext=(6, 4),
                     fontsize=8)
-    ax.set_yscale("log")
-    _plain_log_ticks(ax.yaxis)
     ax.margins(x=0.25, y=0.15)
     where = table["graph"].iloc[0]
     scale = table["scale"].iloc[0]
     at = f"scale {scale}" if pd.notna(scale) else where
-    ax.set_xlabel("source lines of the algorithm's own files (no blanks, comments, docstrings)")
-    ax.set_ylabel("GTEPS (10⁹ traversed edges/s, log scale)")
-    ax.set_title(f"{title}\nGraph500 harmonic-mean TEPS at {at}", fontsize=11)
+    _log_y_axes(ax, "source lines of the algorithm's own files (no blanks, comments, "
+                "docstrings)", GTEPS_LOG, f"{title}\nGraph500 harmonic-mean TEPS at {at}")
     fig.tight_layout()
     return fig, title, None
 
