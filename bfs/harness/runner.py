@@ -319,7 +319,8 @@ class MpiSession:
                 "partition": {"dir": str(Path(self.part_dir).resolve()),
                               "kind": self.manifest["kind"], "grid": self.manifest["grid"]},
                 "validation": ("gpu, each rank its block (bfs.validate.grid_gpu)"
-                               if getattr(self, "validated_on_gpus", False) else "cpu, each rank its block (bfs.validate.validate_blocks)")}
+                               if getattr(self, "validated_on_gpus", False)
+                               else "cpu, each rank its block (bfs.validate.validate_blocks)")}
 
 
 @dataclass

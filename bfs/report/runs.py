@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import BfsError
+from ..harness.bench import examined_per_nedge
 from ..harness.rundir import (LEVELS_FILE, RUN_JSON, SEARCHES_FILE, check_run_file,
                               read_run_json, read_run_table)
 
@@ -124,20 +125,9 @@ def _run_row(run_dir: Path, info: dict, searches: pd.DataFrame) -> dict:
         "mean_depth": float(searches["depth"].mean()),
         "mean_reached": float(searches["reached"].mean()),
         "mean_nedge": float(searches["nedge"].mean()),
-        "examined_per_nedge": _examined_per_nedge(searches),
+        "examined_per_nedge": examined_per_nedge(
+            searches.reindex(columns=["edges_examined", "nedge"]).to_dict("records")),
     }
-
-
-def _examined_per_nedge(searches: pd.DataFrame) -> float:
-    """Median over the searches of directed edges read / nedge where the algorithm counts the
-    edges it reads (searches.parquet's edges_examined; NaN where it does not, or runs written
-    before the column). A top-down search reads every reached edge from both ends: about 2."""
-    if "edges_examined" not in searches:
-        return float("nan")
-    counted = searches.dropna(subset=["edges_examined"])
-    if counted.empty:
-        return float("nan")
-    return float((counted["edges_examined"] / counted["nedge"]).median())
 
 
 RUN_COLUMNS = [
