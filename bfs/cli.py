@@ -4,10 +4,12 @@
     bfs generate snap INPUT --out GRAPH_DIR
     bfs partition GRAPH_DIR (--grid RxC | --1d P) [--cache DIR] --out PART_DIR
     bfs run GRAPH_DIR --algorithm NAME [--backend cpu|gpu|auto] [--roots N | --root V] --out RUN_DIR
+    bfs run GRAPH_DIR --algorithm gpu-out-of-core [--device-memory-limit BYTES] --out RUN_DIR
     mpiexec -n P bfs run PART_DIR --algorithm 2d|2d-do|1d|semiring [--exchange scan|wave] [--alpha A --beta B] [--comm nccl|mpi] --out RUN_DIR
+    bfs run GRAPH_DIR --algorithm hybrid [--tasks T] [--mode workload|fixed] [--lambda L] [--gpu-share S] --out RUN_DIR
     bfs validate RUN_DIR
     bfs verify GRAPH_DIR|PART_DIR|RUN_DIR
-    bfs report table strong_scaling|weak_scaling|graphs|kernel1 RUN_DIR... --out STEM
+    bfs report table strong_scaling|weak_scaling|graphs|kernel1|... RUN_DIR... --out STEM
     bfs report figure strong_scaling|weak_scaling|frontier|comm_vs_compute|teps_vs_scale \
         RUN_DIR... [--runs-file FILE] --out STEM
     bfs algorithms
@@ -119,6 +121,16 @@ def cmd_run(args) -> int:
                       if v is not None})
     if args.algorithm == "1d":
         extra["small_frontier"] = args.small_frontier
+    if args.algorithm == "hybrid":
+        # run.json is strict JSON: an infinite lambda is recorded as "inf"
+        extra.update({"tasks": args.tasks, "mode": args.mode,
+                      "lambda": args.lam if args.lam != float("inf") else "inf",
+                      "gpu_share": args.gpu_share})
+    if args.device_memory_limit is not None:
+        if args.algorithm != "gpu-out-of-core":
+            raise BfsError(f"--device-memory-limit is for --algorithm gpu-out-of-core, not "
+                           f"{args.algorithm}")
+        extra["device_memory_limit"] = args.device_memory_limit
     return run(Path(args.graph), Path(args.out), opts, extra)
 
 
@@ -238,9 +250,10 @@ def cmd_fetch(args) -> int:
 
 
 # bfs.report's TABLES and FIGURES, named here so building the parser never imports pandas
-REPORT_TABLES = ("strong_scaling", "weak_scaling", "graphs", "kernel1")
+REPORT_TABLES = ("strong_scaling", "weak_scaling", "graphs", "kernel1", "source_lines",
+                 "small_frontier")
 REPORT_FIGURES = ("strong_scaling", "weak_scaling", "frontier", "comm_vs_compute",
-                  "teps_vs_scale")
+                  "teps_vs_scale", "kernel1_vs_scale", "teps_vs_source_lines", "small_frontier")
 
 
 def _report_runs(args):
@@ -289,6 +302,26 @@ def positive_float(text: str) -> float:
     if not value > 0:
         raise argparse.ArgumentTypeError(f"must be > 0, got {value}")
     return value
+
+
+def nonnegative_float(text: str) -> float:
+    value = float(text)
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
+    return value
+
+
+def unit_float(text: str) -> float:
+    value = float(text)
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"must be in [0, 1], got {value}")
+    return value
+def byte_count(text: str) -> int:
+    from .device import parse_bytes
+    try:
+        return parse_bytes(text)
+    except BfsError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def nonnegative_int(text: str) -> int:
@@ -373,6 +406,21 @@ def build_parser() -> argparse.ArgumentParser:
                         "vertices / BETA (default 18)")
     r.add_argument("--small-frontier", type=nonnegative_int, default=1000, metavar="N",
                    help="1d: levels with fewer frontier vertices run on rank 0 alone")
+    r.add_argument("--tasks", type=positive_int, default=16, metavar="T",
+                   help="hybrid: contiguous vertex-range tasks (default 16)")
+    r.add_argument("--mode", choices=["workload", "fixed"], default="workload",
+                   help="hybrid: per-level task placement by frontier share (workload) or a "
+                        "fixed GPU share of the tasks (fixed)")
+    r.add_argument("--lambda", dest="lam", type=nonnegative_float, default=1000.0,
+                   metavar="L", help="hybrid workload: a task's level runs on the GPU when its "
+                                     "frontier holds more than L vertices (0: all GPU, inf: "
+                                     "all CPU; default 1000)")
+    r.add_argument("--gpu-share", type=unit_float, default=0.5, metavar="S",
+                   help="hybrid fixed: fraction of the tasks the GPU owns (default 0.5)")
+    r.add_argument("--device-memory-limit", type=byte_count, metavar="BYTES",
+                   help="gpu-out-of-core: GPU memory the search may use (e.g. 65536, 512M, "
+                        "16G; K/M/G/T are powers of 1024): the vertex state plus two edge-block "
+                        "buffers (default: the GPU's free memory less 1/16)")
     r.add_argument("--comm", choices=["nccl", "mpi"],
                    help="2d, 2d-do, 1d, semiring: per-level exchanges on device buffers through NCCL "
                         "(the GPU default) or through MPI, device buffers staged on the host "

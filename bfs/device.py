@@ -41,6 +41,25 @@ SEARCH_BYTES_PER_VERTEX = 29  # 8 + 4 + 1/8 + 8 + 8 rounded up
 BLOCK = 256
 
 
+_BYTE_UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+
+def parse_bytes(text) -> int:
+    """A byte count from an integer or a string such as 65536, 64K, 64KiB, 1.5G, 16GB: the
+    suffixes K, M, G, T (optionally followed by i, B or iB) are powers of 1024. BfsError for
+    anything else, or a count below 1."""
+    if isinstance(text, int) and not isinstance(text, bool):
+        value = text
+    else:
+        m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?\s*", str(text), re.I)
+        if not m or (not m.group(2) and str(text).strip().lower().endswith("ib")):
+            raise BfsError(f"not a byte count: {text!r} (examples: 65536, 64K, 512MiB, 16G)")
+        value = int(float(m.group(1)) * _BYTE_UNITS[m.group(2).upper()])
+    if value < 1:
+        raise BfsError(f"a byte count must be at least 1, got {text!r}")
+    return value
+
+
 def cupy():
     """The cupy module, or BfsError saying how to get it."""
     try:

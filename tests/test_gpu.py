@@ -803,3 +803,153 @@ def test_damaged_graph_is_named_by_the_gpu_readers(tmp_path, command, how):
     last = proc.stderr.splitlines()[-1]
     assert last.startswith("bfs: error:") and "g/edges/part-00000.parquet: " in last, last
     assert not (tmp_path / "r").exists()
+
+
+# hybrid (Munguia et al.): every placement of the tasks against seq-csr, every tree validated
+HYBRID_SETTINGS = {"workload-all-gpu": {"mode": "workload", "lambda": 0},
+                   "workload-all-cpu": {"mode": "workload", "lambda": float("inf")},
+                   "workload-mixed": {"mode": "workload", "lambda": 200},
+                   "fixed-0": {"mode": "fixed", "gpu_share": 0.0},
+                   "fixed-0.5": {"mode": "fixed", "gpu_share": 0.5},
+                   "fixed-1": {"mode": "fixed", "gpu_share": 1.0}}
+
+
+@pytest.mark.parametrize("tasks", [1, 16])
+@pytest.mark.parametrize("setting", list(HYBRID_SETTINGS))
+def test_hybrid_levels_equal_seq_csr(setting, tasks):
+    src, dst = generate_edges(14, 16)
+    n = 1 << 14
+    opts = {"tasks": tasks, **HYBRID_SETTINGS[setting]}
+    searcher = get_algorithm("hybrid").load("gpu").build(EdgeList(src, dst, n),
+                                                          RunContext("gpu", opts))
+    csr = build_csr(src, dst, n)
+    ran = {"cpu": 0, "gpu": 0}
+    for root in graph500_roots(n, np.diff(csr.offsets) > 0, count=4):
+        root = int(root)
+        res = searcher.search(root)
+        _, want = bfs_csr(csr.offsets, csr.columns, root)
+        np.testing.assert_array_equal(res.level, want)
+        check = validate(src, dst, res.parent, root, res.level)
+        assert check.valid, check.message
+        for side in ran:
+            ran[side] += searcher.task_levels[side]
+    if setting in ("workload-all-gpu", "fixed-1"):
+        assert ran["cpu"] == 0 and ran["gpu"] > 0
+    if setting in ("workload-all-cpu", "fixed-0"):
+        assert ran["gpu"] == 0 and ran["cpu"] > 0
+    if setting == "workload-mixed" or (setting == "fixed-0.5" and tasks > 1):
+        assert ran["cpu"] > 0 and ran["gpu"] > 0
+
+
+def test_hybrid_run_records_its_options(tmp_path):
+    from bfs.cli import main
+    graph = tmp_path / "g"
+    assert main(["generate", "kronecker", "--scale", "10", "--out", str(graph)]) == 0
+    assert main(["run", str(graph), "--algorithm", "hybrid", "--mode", "fixed", "--tasks", "4",
+                 "--roots", "4", "--out", str(tmp_path / "r")]) == 0
+    import json
+    params = json.loads((tmp_path / "r" / "run.json").read_text())["parameters"]
+    assert params["mode"] == "fixed" and params["tasks"] == 4 and params["gpu_share"] == 0.5
+    assert all(row["valid"] for row in searches(tmp_path / "r"))
+
+
+# --- gpu-out-of-core (bfs.algorithms.gpu_out_of_core): the CSR in host memory, streamed -----
+
+OOC = "gpu-out-of-core"
+
+
+def out_of_core(src, dst, n, limit, **options):
+    from bfs.algorithms.gpu_out_of_core import vertex_state_bytes
+    limit = vertex_state_bytes(n) + limit      # the state, plus `limit` for buffers and table
+    return get_algorithm(OOC).load("gpu").build(
+        EdgeList(src, dst, n), RunContext("gpu", {"device_memory_limit": limit, **options}))
+
+
+def check_out_of_core(src, dst, n, roots, limit=64 * 1024):
+    """Levels equal seq-csr's and every search validates, with far more blocks than one; each
+    search streams more than the whole CSR (its blocks again at every level)."""
+    from bfs.algorithms.gpu_out_of_core import csr_bytes
+    s = out_of_core(src, dst, n, limit)
+    csr = build_csr(src, dst, n)
+    assert s.n_blocks > 4 and s.buffer_bytes * 4 < csr_bytes(csr.offsets)
+    assert s.device_bytes <= s.limit
+    check_against_cpu(s, src, dst, n, roots)
+    for root in roots:
+        s.search(int(root))
+        res = s.gather(n)
+        if (res.level >= 0).sum() > n // 2:    # a search of the giant component
+            assert s.bytes_copied > csr_bytes(csr.offsets)
+            assert s.copy_s > 0 and s.transfer_rate() > 0
+        assert s.nedge() == validate(src, dst, res.parent, int(root), res.level).nedge
+    return s
+
+
+def test_out_of_core_kronecker_12_many_blocks():
+    src, dst = generate_edges(12, 16)
+    n = 2 ** 12
+    roots = graph500_roots(n, np.diff(build_csr(src, dst, n).offsets) > 0, count=4)
+    s = check_out_of_core(src, dst, n, roots)
+    assert s.n_blocks > 10
+
+
+def test_out_of_core_snap_and_grid(tmp_path):
+    from bfs.graphs.graphdir import read_edges, read_meta
+    from bfs.graphs.grid import grid_edges
+    from bfs.graphs.snap import convert_snap
+    convert_snap(SNAP_DIR / "p2p-Gnutella09.txt", tmp_path / "g")
+    src, dst = read_edges(tmp_path / "g")
+    n = read_meta(tmp_path / "g").n_vertices
+    roots = graph500_roots(n, np.diff(build_csr(src, dst, n).offsets) > 0, count=4)
+    check_out_of_core(src, dst, n, roots)
+    src, dst, n = grid_edges(100, 300, diagonal_prob=0.2, seed=3)
+    check_out_of_core(src, dst, n, [0, n // 2], limit=16 * 1024)
+
+
+def test_out_of_core_hub_rows_split_isolated_root_and_tiny_blocks():
+    hub = np.zeros(50_000, np.uint32)           # a hub row split over many blocks
+    leaves = np.arange(1, 50_001, dtype=np.uint32)
+    s = out_of_core(hub, leaves, 50_001, 16 * 1024)
+    assert s.n_blocks > 50
+    check_against_cpu(s, hub, leaves, 50_001, [0, 9])
+    rng = np.random.default_rng(11)
+    src, dst = random_edges(rng, 500, 3000)
+    s = out_of_core(src, dst, 500, 1 << 20, max_block_bytes=32)   # a few edges a block
+    assert s.buffer_bytes <= 32 and s.n_blocks > 500
+    check_against_cpu(s, src, dst, 500, [0, 7])
+    s = out_of_core(np.array([0, 1], np.uint32), np.array([1, 1], np.uint32), 4, 1024)
+    s.search(3)
+    np.testing.assert_array_equal(s.gather(4).level, [-1, -1, -1, 0])
+    assert s.levels_run == 1
+
+
+def test_out_of_core_too_small_limit_is_refused():
+    from bfs.algorithms.gpu_out_of_core import vertex_state_bytes
+    src, dst = generate_edges(10, 16)
+    n = 2 ** 10
+    need = vertex_state_bytes(n)
+    with pytest.raises(BfsError) as e:
+        get_algorithm(OOC).load("gpu").build(EdgeList(src, dst, n),
+                                             RunContext("gpu", {"device_memory_limit": 1000}))
+    assert str(need) in str(e.value) and "1000" in str(e.value)
+
+
+def test_out_of_core_cli_run_validates_on_the_cpu(tmp_path):
+    import json
+    g = tmp_path / "grid"
+    bfs_cli("generate", "grid", "--rows", "60", "--cols", "200", "--diagonal-prob", "0.2",
+            "--out", g)
+    run, ref = tmp_path / "run", tmp_path / "ref"
+    bfs_cli("run", g, "--algorithm", OOC, "--device-memory-limit", "192K", "--roots", "4",
+            "--save-parents", "1", "--out", run)
+    bfs_cli("run", g, "--algorithm", "seq-csr", "--roots", "4", "--out", ref)
+    rows = searches(run)
+    assert all(r["valid"] for r in rows)
+    assert [(r["root"], r["depth"], r["reached"], r["nedge"]) for r in rows] == \
+        [(r["root"], r["depth"], r["reached"], r["nedge"]) for r in searches(ref)]
+    info = json.loads((run / "run.json").read_text())
+    assert info["parameters"]["device_memory_limit"] == 192 * 1024
+    assert info["validation"].startswith("cpu")
+    bfs_cli("validate", run)
+    proc = bfs_cli("run", g, "--algorithm", OOC, "--device-memory-limit", "1K", "--out",
+                   tmp_path / "small", check=False)
+    assert proc.returncode == 1 and "device memory limit of 1024 bytes" in proc.stderr

@@ -39,11 +39,14 @@ def runs(tmp_path_factory):
     return out
 
 
-def relabelled(run_dir, out, backend=None, comm=None, drop_comm=False, time_factor=1.0):
-    """A copy of a run directory with run.json's backend/comm changed and every search's time
-    scaled by time_factor (TEPS with it), standing for a run made another way."""
+def relabelled(run_dir, out, backend=None, comm=None, drop_comm=False, time_factor=1.0,
+               **params):
+    """A copy of a run directory with run.json's backend/comm (and any other `params`)
+    changed and every search's time scaled by time_factor (TEPS with it), standing for a run
+    made another way."""
     shutil.copytree(run_dir, out)
     info = json.loads((out / "run.json").read_text())
+    info["parameters"].update(params)
     if backend:
         info["parameters"]["backend"] = backend
     if comm:
@@ -200,7 +203,10 @@ def test_invalid_run_is_refused(runs, tmp_path, edit):
 def test_every_figure_kind_writes_png_and_svg(runs, tmp_path, kind):
     runs_file = tmp_path / "runs.txt"
     runs_file.write_text(f"# the 2d runs\n{runs[1]}\n\n{runs[2]}\n")
-    proc = bfs_cli("report", "figure", kind, runs["seq"], "--runs-file", runs_file,
+    extra = []
+    if kind == "small_frontier":  # a 1d run with its threshold: what the figure draws
+        extra = [relabelled(runs[2], tmp_path / "sf", algorithm="1d", small_frontier=100)]
+    proc = bfs_cli("report", "figure", kind, runs["seq"], *extra, "--runs-file", runs_file,
                    "--out", tmp_path / kind)
     png, svg = tmp_path / f"{kind}.png", tmp_path / f"{kind}.svg"
     assert png.read_bytes().startswith(b"\x89PNG") and png.stat().st_size > 10_000
@@ -234,6 +240,70 @@ def test_frontier_counts_each_level_once_in_distributed_runs(runs):
     assert sum(sizes[2]) == reached
 
 
+def test_small_frontier_table_per_threshold_beside_the_serial_run(runs, tmp_path):
+    """Racherla's sweep: a row per threshold, GTEPS from its own searches, the speedup over
+    the seq-csr run; the figure draws a line of the thresholds and the serial level."""
+    sweep = {sf: relabelled(runs[2], tmp_path / f"sf{sf}", algorithm="1d", small_frontier=sf,
+                            time_factor=factor)
+             for sf, factor in [(0, 1.0), (1000, 0.5)]}
+    bfs_cli("report", "table", "small_frontier", runs["seq"], *sweep.values(),
+            "--out", tmp_path / "sf")
+    table = pd.read_csv(tmp_path / "sf.csv")
+    assert list(table["algorithm"]) == ["1d", "1d", "seq-csr"]
+    assert table["small frontier"].iloc[:2].tolist() == [0, 1000]
+    assert pd.isna(table["small frontier"].iloc[2])
+    expected = [harmonic_teps(sweep[0]) / 1e9, harmonic_teps(sweep[1000]) / 1e9]
+    assert table["GTEPS"].iloc[:2].tolist() == pytest.approx(expected, rel=1e-9)
+    serial = harmonic_teps(runs["seq"]) / 1e9
+    assert table["speedup over serial"].tolist() == pytest.approx(
+        [expected[0] / serial, expected[1] / serial, 1.0])
+    fig, _, note = figures.small_frontier_figure(report.load_runs([runs["seq"],
+                                                                  *sweep.values()]))
+    assert note is None
+    ax = fig.axes[0]
+    line = next(l for l in ax.get_lines() if "1d/cpu" in l.get_label())
+    assert list(line.get_xdata()) == [0, 1000]
+    assert any("seq-csr (serial)" in l.get_label() for l in ax.get_lines())
+
+
+def test_source_lines_table_counts_each_implementation(runs, tmp_path):
+    from bfs.report.sources import algorithm_source_lines
+    bfs_cli("report", "table", "source_lines", runs["seq"], runs[2], "--out", tmp_path / "sl")
+    table = pd.read_csv(tmp_path / "sl.csv").set_index("algorithm")
+    assert table.loc["seq-csr", "source lines"] == algorithm_source_lines("seq-csr", "cpu")
+    assert table.loc["2d", "source lines"] == algorithm_source_lines("2d", "cpu")
+    assert table.loc["2d", "GTEPS"] == pytest.approx(harmonic_teps(runs[2]) / 1e9, rel=1e-9)
+    assert set(table["scale"]) == {9}
+    fig, _, note = figures.teps_vs_source_lines_figure(report.load_runs([runs["seq"], runs[2]]))
+    labels = {t.get_text() for t in fig.axes[0].texts}
+    assert note is None and labels == {"seq-csr/cpu, 1 rank", "2d/cpu/scan, 2 ranks"}
+
+
+def test_kernel1_vs_scale_draws_construction_time(runs):
+    loaded = report.load_runs([runs["seq"], runs[2]])
+    fig, _, note = figures.kernel1_vs_scale_figure(loaded)
+    assert note is None
+    ys = sorted(y for l in fig.axes[0].get_lines() for y in l.get_ydata())
+    assert ys == pytest.approx(sorted(loaded["construction_time"]))
+
+
 def test_cli_kinds_match_the_report_module():
     assert set(cli.REPORT_TABLES) == set(report.TABLES)
     assert set(cli.REPORT_FIGURES) == set(report.FIGURES)
+
+
+def test_graphs_table_edges_read_per_nedge(runs, tmp_path):
+    """Runs that count the edges they read show the median edges read / nedge; the others
+    (and runs written before the column existed) show none."""
+    counted = relabelled(runs[2], tmp_path / "do", algorithm="2d-do")
+    table = pq.read_table(counted / "searches.parquet").to_pandas()
+    table["edges_examined"] = table["nedge"] * [3, 1, 1, 2][:len(table)]
+    table.to_parquet(counted / "searches.parquet")
+    old = relabelled(runs[1], tmp_path / "old")
+    table = pq.read_table(old / "searches.parquet").to_pandas()
+    table.drop(columns=["edges_examined"]).to_parquet(old / "searches.parquet")
+    graphs = report.TABLES["graphs"](report.load_runs([counted, runs[2], old])) \
+        .set_index(["algorithm", "ranks"])
+    assert graphs.loc[("2d-do", 2), "edges read / nedge"] == 1.5    # median of 3, 1, 1, 2
+    assert pd.isna(graphs.loc[("2d", 2), "edges read / nedge"])
+    assert pd.isna(graphs.loc[("2d", 1), "edges read / nedge"])

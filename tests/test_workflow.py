@@ -43,6 +43,8 @@ def tiny_config(url: str) -> dict:
             "real_graphs": {"graphs": ["gnutella"], "algorithms": ["seq-csr", "2d"], "ranks": 2},
             "implementations": {"graphs": ["kron-s8", "kron-s9"],
                                 "algorithms": ["seq-list", "1d"], "ranks": 2},
+            "small_frontier_sweep": {"graphs": ["kron-s8"], "ranks": 2,
+                                     "small_frontier": [0, 100]},
         },
     }
 
@@ -104,15 +106,26 @@ def test_tables_equal_the_runs(finished):
     got = dict(zip(strong[rank_col], strong["GTEPS"]))
     for ranks, gteps in expected.items():
         assert np.isclose(got[ranks], gteps, rtol=1e-6), (ranks, got, expected)
-    for name in ["weak_scaling", "real_graphs", "implementations", "kernel1"]:
+    for name in ["weak_scaling", "real_graphs", "implementations", "kernel1", "source_lines",
+                 "small_frontier"]:
         assert (tables / f"{name}.csv").stat().st_size > 0
         assert (tables / f"{name}.md").read_text().count("|") > 4
+    sweep = pd.read_csv(tables / "small_frontier.csv")
+    ones = sweep[sweep["algorithm"] == "1d"]
+    assert sorted(ones["small frontier"]) == [0, 100]
+    sf0 = work / "results" / "runs" / "kron-s8" / "1d" / "cpu-p2-sf0"
+    got = ones.loc[ones["small frontier"] == 0, "GTEPS"].iloc[0]
+    assert np.isclose(got, harmonic_gteps(sf0), rtol=1e-6)
+    assert list(sweep.loc[sweep["small frontier"].isna(), "algorithm"]) == ["seq-csr"]
+    lines = pd.read_csv(tables / "source_lines.csv")
+    assert set(lines["algorithm"]) == {"seq-list", "1d"} and (lines["source lines"] > 10).all()
 
 
 def test_figures_and_report(finished):
     work, _ = finished
     figures = work / "results" / "figures"
-    for name in ["strong_scaling", "weak_scaling", "frontier", "comm_vs_compute", "teps_vs_scale"]:
+    for name in ["strong_scaling", "weak_scaling", "frontier", "comm_vs_compute", "teps_vs_scale",
+                 "kernel1_vs_scale", "teps_vs_source_lines", "small_frontier"]:
         for ext in ["png", "svg"]:
             assert (figures / f"{name}.{ext}").stat().st_size > 1000, name
     snakemake(work, "--report", str(work / "results" / "report.html"))
@@ -137,6 +150,58 @@ def test_wrong_checksum_stops_before_conversion(tmp_path, loopback_server):
     assert "sha256" in log.splitlines()[-1]
     assert not (tmp_path / "results" / "graphs" / "gnutella").exists()
     assert not (tmp_path / "results" / "downloads" / "gnutella.txt").exists()
+
+
+def test_small_frontier_sweep_plans_a_run_per_threshold(tmp_path):
+    """small_frontier_sweep: 1d runs named sf{N} with --small-frontier N, the serial baseline
+    once; a 1d run of another experiment keeps its name and the config's threshold."""
+    config = {"results": "results", "roots": 4, "small_frontier": 7,
+              "graphs": {"kronecker": {"kron-s8": {"scale": 8, "edgefactor": 8}}},
+              "experiments": {
+                  "small_frontier_sweep": {"graphs": ["kron-s8"], "ranks": 2,
+                                           "small_frontier": [0, 100, 10000]},
+                  "real_graphs": {"graphs": ["kron-s8"], "algorithms": ["seq-csr", "1d"],
+                                  "ranks": 2}}}
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    plan = snakemake(tmp_path, "-n", "-p").stdout
+    jobs = planned_bfs_jobs(plan)
+    expected = {"kron-s8/1d/cpu-p2-sf0": 0, "kron-s8/1d/cpu-p2-sf100": 100,
+                "kron-s8/1d/cpu-p2-sf10000": 10000, "kron-s8/1d/cpu-p2-default": 7,
+                "kron-s8/seq-csr/cpu-serial-default": None}
+    assert set(jobs) == set(expected)
+    for run, threshold in expected.items():
+        flags = re.findall(r"--small-frontier (\d+)", jobs[run]["shell"])
+        assert flags == ([] if threshold is None else [str(threshold)]), run
+    assert "results/tables/small_frontier.csv" in plan
+    assert "results/figures/small_frontier.png" in plan
+
+
+@pytest.mark.parametrize("experiment", [
+    {"implementations": {"graphs": ["kron-s8"], "algorithms": ["seq-csr", "merrill"]}},
+    {"real_graphs": {"graphs": ["kron-s8"], "algorithms": ["gpu-quadratic"],
+                     "backend": "cpu"}},
+    {"implementations": {"graphs": ["kron-s8"], "algorithms": ["semiring"],
+                         "backend": "gpu"}}])
+def test_algorithm_without_the_backend_is_refused(tmp_path, experiment):
+    config = {"results": "results",
+              "graphs": {"kronecker": {"kron-s8": {"scale": 8, "edgefactor": 8}}},
+              "experiments": experiment}
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    proc = snakemake(tmp_path, "-n", check=False)
+    assert proc.returncode != 0
+    said = proc.stdout + proc.stderr
+    name, = experiment
+    assert f"config: experiments.{name} has backend" in said and "no " in said
+    assert "rule bfs_" not in said
+
+
+def test_one_gpu_config_plans_the_gpu_algorithms(tmp_path):
+    (tmp_path / "data").symlink_to(ROOT / "data")
+    shutil.copy(ROOT / "config" / "one_gpu.yaml", tmp_path / "config.yaml")
+    jobs = planned_bfs_jobs(snakemake(tmp_path, "-n").stdout)
+    for graph in ["kron-s20", "kron-s24", "email-Eu-core"]:
+        for algorithm in ["gpu-quadratic", "merrill", "merrill-do"]:
+            assert f"results/one_gpu/runs/{graph}/{algorithm}/gpu-serial-default" in jobs
 
 
 def test_schema_rejects_a_name_that_would_reach_the_shell(tmp_path):

@@ -31,6 +31,8 @@ class AlgorithmSpec:
     summary: str
     distributed: bool = False  # True: input is a partition directory, one MPI rank per block
     partition: str = "2d"      # a distributed one's partition kind (bfs partition --grid / --1d)
+    host_graph: bool = False   # a GPU algorithm whose graph stays in host memory (out-of-core):
+                               # `bfs run` keeps the edge list on the host and validates there
 
     @property
     def backends(self) -> tuple[str, ...]:
@@ -101,6 +103,14 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
         AlgorithmSpec("gpu-quadratic", {"gpu": "bfs.algorithms.gpu_quadratic"},
                       "Harish-Narayanan GPU BFS (the SEI report's baseline): a thread per vertex "
                       "every level, frontier / next / visited flags"),
+        AlgorithmSpec("hybrid", {"gpu": "bfs.algorithms.hybrid"},
+                      "Munguia-Bader-Ayguade task-based hybrid BFS: T vertex-range tasks per "
+                      "level on CPU threads or the GPU (--mode workload|fixed, --tasks, "
+                      "--lambda, --gpu-share)"),
+        AlgorithmSpec("gpu-out-of-core", {"gpu": "bfs.algorithms.gpu_out_of_core"},
+                      "the SEI report's out-of-core GPU BFS: the CSR in pinned host memory, "
+                      "streamed per level in edge blocks (--device-memory-limit), "
+                      "double-buffered copies", host_graph=True),
     ]
 }
 

@@ -49,10 +49,13 @@ def hmean(values) -> float:
 
 
 def examined_per_nedge(rows) -> float:
-    """Median over the searches of edges read / Graph500 nedge, where the algorithm counts
-    the edges it reads (direction-optimizing searches); nan where it does not."""
+    """Median over the searches (dicts with edges_examined and nedge) of directed edges read /
+    Graph500 nedge, where the algorithm counts the edges it reads (direction-optimizing
+    searches); nan where none does (edges_examined None, or NaN as pandas reads a null). A
+    top-down search reads every reached edge from both ends: about 2."""
     ratios = [r["edges_examined"] / r["nedge"] for r in rows
-              if r.get("edges_examined") is not None and r.get("nedge")]
+              if r.get("edges_examined") is not None and r["edges_examined"] == r["edges_examined"]
+              and r.get("nedge")]
     return statistics.median(ratios) if ratios else math.nan
 
 
@@ -207,6 +210,8 @@ def _timed_searches(searcher, roots, check: SearchCheck, name):
         row = {"root": root, "time_s": t, "nedge": nedge, "teps": nedge / t if t > 0 else 0.0,
                "validated": False, "valid": None,
                "edges_examined": getattr(searcher, "edges_examined", None)}
+        if hasattr(searcher, "bytes_copied"):   # gpu-out-of-core: host -> device streaming
+            row.update(bytes_copied=searcher.bytes_copied, copy_s=searcher.copy_s)
         if check.wanted(i):
             tv = time.perf_counter()
             verdict = check(searcher, root)

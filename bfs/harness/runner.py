@@ -198,6 +198,17 @@ class GpuSession(LocalSession):
         return {**super().describe(), "validation": "gpu (bfs.validate.gpu)"}
 
 
+class HostGraphGpuSession(LocalSession):
+    """One process on one GPU for an algorithm that keeps the graph in host memory
+    (gpu-out-of-core): the edge list stays on the host, the searcher streams its own CSR to
+    the device, and every search is validated on the CPU (bfs.validate), since the edge list
+    on the device that bfs.validate.gpu needs would not fit where the algorithm is meant to
+    be used."""
+
+    def describe(self) -> dict:
+        return {**super().describe(), "validation": "cpu (bfs.validate): graph kept on the host"}
+
+
 class MpiSession:
     """One rank of a distributed run: it reads only its own block of the partition."""
 
@@ -308,7 +319,8 @@ class MpiSession:
                 "partition": {"dir": str(Path(self.part_dir).resolve()),
                               "kind": self.manifest["kind"], "grid": self.manifest["grid"]},
                 "validation": ("gpu, each rank its block (bfs.validate.grid_gpu)"
-                               if getattr(self, "validated_on_gpus", False) else "cpu, each rank its block (bfs.validate.validate_blocks)")}
+                               if getattr(self, "validated_on_gpus", False)
+                               else "cpu, each rank its block (bfs.validate.validate_blocks)")}
 
 
 @dataclass
@@ -340,8 +352,12 @@ def run(input_dir: Path, out: Path, opts: RunOptions, extra: dict | None = None)
         raise BfsError(f"{input_dir} is a partition directory; --algorithm {spec.name} runs on "
                        f"a graph directory (distributed algorithms: "
                        f"{', '.join(n for n, s in ALGORITHMS.items() if s.distributed)})")
-    session = (GpuSession if backend == "gpu" else LocalSession)(input_dir, spec, backend,
-                                                                 options)
+    # An out-of-core algorithm (spec.host_graph) gets the host session: GpuSession would put
+    # the edge list on the device (8 bytes an edge, and bfs.validate.gpu reads it there), the
+    # very memory the algorithm is built to do without; so it is validated on the CPU.
+    session_class = (HostGraphGpuSession if spec.host_graph else GpuSession) \
+        if backend == "gpu" else LocalSession
+    session = session_class(input_dir, spec, backend, options)
     return _run_ranks(session, out, opts, spec, backend, options, started)
 
 

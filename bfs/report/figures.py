@@ -6,6 +6,14 @@
     comm_vs_compute Fu et al. 2014 Fig. 8: per level, local expansion vs communication time, a
                     panel per run; runs that differ only in comm (nccl, mpi) sit side by side.
     teps_vs_scale   SEI report Fig. 16: GTEPS vs Kronecker scale, one line per implementation.
+    kernel1_vs_scale
+                    SEI report Fig. 15: Kernel-1 (graph construction) time vs Kronecker scale,
+                    one line per implementation.
+    teps_vs_source_lines
+                    SEI report Fig. 19: GTEPS at the largest scale vs the source lines of each
+                    algorithm's own files, a labelled point per implementation.
+    small_frontier  Racherla: 1d GTEPS vs its small-frontier threshold, a line per graph, the
+                    serial baseline as a dashed level line.
 """
 from __future__ import annotations
 
@@ -44,6 +52,18 @@ def _plain_log_ticks(axis) -> None:
         return f"{value:g}" if mantissa in (1, 2, 3, 5) else ""
     axis.set_major_formatter(FuncFormatter(plain))
     axis.set_minor_formatter(FuncFormatter(plain))
+
+
+GTEPS_LOG = "GTEPS (10⁹ traversed edges/s, log scale)"
+
+
+def _log_y_axes(ax, xlabel: str, ylabel: str, title: str) -> None:
+    """A log y axis with plain tick labels, the axis labels and the two-line title."""
+    ax.set_yscale("log")
+    _plain_log_ticks(ax.yaxis)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=11)
 
 
 def _empty_figure(title: str, note: str):
@@ -125,7 +145,7 @@ def _scaling_figure(runs: pd.DataFrame, title: str, annotate_scale: bool):
     ax.set_xticks(ranks, [str(r) for r in ranks])
     ax.margins(x=0.12)
     ax.set_xlabel(f"{'GPUs' if count == 'GPUs' else 'MPI ranks'} (log2 scale)")
-    ax.set_ylabel("GTEPS (10⁹ traversed edges/s, log scale)")
+    ax.set_ylabel(GTEPS_LOG)
     ax.set_title(f"{title}\nGraph500 harmonic-mean TEPS, undirected input edges "
                  f"(Fu's directed TEPS = 2×)", fontsize=11)
     ax.legend(fontsize=8, loc="best")
@@ -215,20 +235,25 @@ def comm_vs_compute_figure(runs: pd.DataFrame):
     return fig, title, None
 
 
+def _implementations(kron: pd.DataFrame) -> list[str]:
+    """A label per run: the implementation, with ranks and grid where the runs differ in them."""
+    several_counts = kron["ranks"].nunique() > 1
+    several_grids = kron["grid"].nunique(dropna=True) > 1
+    with_comm = comm_varies(kron)
+    return [
+        implementation_label(r.algorithm, r.backend, r.exchange, r.comm if with_comm else None)
+        + (f", {_ranks(r.ranks)}" if several_counts else "")
+        + (f" ({r.grid})" if several_grids and isinstance(r.grid, str) else "")
+        for r in kron.itertuples()]
+
+
 def teps_vs_scale_figure(runs: pd.DataFrame):
     plt, sns = _plt()
     title = "GTEPS vs scale per implementation"
     kron = runs[runs["scale"].notna()].copy()
     if kron.empty:
         return None, title, "no Kronecker runs: only Kronecker graphs have a scale"
-    several_counts = kron["ranks"].nunique() > 1
-    several_grids = kron["grid"].nunique(dropna=True) > 1
-    with_comm = comm_varies(kron)
-    kron["implementation"] = [
-        implementation_label(r.algorithm, r.backend, r.exchange, r.comm if with_comm else None)
-        + (f", {_ranks(r.ranks)}" if several_counts else "")
-        + (f" ({r.grid})" if several_grids and isinstance(r.grid, str) else "")
-        for r in kron.itertuples()]
+    kron["implementation"] = _implementations(kron)
     points = kron.groupby(["implementation", "scale"]).apply(pool, include_groups=False) \
         .reset_index()
     points["GTEPS"] = points["teps"] / 1e9
@@ -236,11 +261,93 @@ def teps_vs_scale_figure(runs: pd.DataFrame):
     fig, ax = plt.subplots(figsize=(8, 5))
     sns.lineplot(points, x="scale", y="GTEPS", hue="implementation", marker="o", ax=ax)
     ax.xaxis.get_major_locator().set_params(integer=True)
-    ax.set_yscale("log")
-    _plain_log_ticks(ax.yaxis)
-    ax.set_xlabel("Kronecker scale (log2 vertices)")
-    ax.set_ylabel("GTEPS (10⁹ traversed edges/s, log scale)")
-    ax.set_title(f"{title}\nGraph500 harmonic-mean TEPS, undirected input edges", fontsize=11)
+    _log_y_axes(ax, "Kronecker scale (log2 vertices)", GTEPS_LOG,
+                f"{title}\nGraph500 harmonic-mean TEPS, undirected input edges")
+    fig.tight_layout()
+    return fig, title, None
+
+
+def kernel1_vs_scale_figure(runs: pd.DataFrame):
+    plt, sns = _plt()
+    title = "Kernel 1 (graph construction) time vs scale per implementation"
+    kron = runs[runs["scale"].notna()].copy()
+    if kron.empty:
+        return None, title, "no Kronecker runs: only Kronecker graphs have a scale"
+    kron["implementation"] = _implementations(kron)
+    # repeated runs of one configuration: their mean construction time
+    points = kron.groupby(["implementation", "scale"])["construction_time"].mean() \
+        .reset_index()
+    points["scale"] = points["scale"].astype(int)
+    fig, ax = plt.subplots(figsize=(8, 5))
+    sns.lineplot(points, x="scale", y="construction_time", hue="implementation", marker="o",
+                 ax=ax)
+    ax.xaxis.get_major_locator().set_params(integer=True)
+    _log_y_axes(ax, "Kronecker scale (log2 vertices)", "construction time (s, log scale)",
+                f"{title}\nedge list to the algorithm's searchable structure, slowest rank")
+    fig.tight_layout()
+    return fig, title, None
+
+
+def teps_vs_source_lines_figure(runs: pd.DataFrame):
+    from .tables import source_lines_table
+    plt, sns = _plt()
+    title = "GTEPS vs source lines per implementation"
+    table = source_lines_table(runs)
+    table = table[table["source lines"].notna() & table["GTEPS"].notna()].copy()
+    if table.empty:
+        return None, title, "no run of a registered algorithm at the largest scale"
+    table["implementation"] = _implementations(table.assign(grid=None))
+    table["source lines"] = table["source lines"].astype(int)
+    fig, ax = plt.subplots(figsize=(8, 5))
+    sns.scatterplot(table, x="source lines", y="GTEPS", hue="implementation", s=80, ax=ax,
+                    legend=False)
+    for label, lines, gteps in zip(table["implementation"], table["source lines"],
+                                   table["GTEPS"]):
+        ax.annotate(label, (lines, gteps), textcoords="offset points", xytext=(6, 4),
+                    fontsize=8)
+    ax.margins(x=0.25, y=0.15)
+    where = table["graph"].iloc[0]
+    scale = table["scale"].iloc[0]
+    at = f"scale {scale}" if pd.notna(scale) else where
+    _log_y_axes(ax, "source lines of the algorithm's own files (no blanks, comments, "
+                "docstrings)", GTEPS_LOG, f"{title}\nGraph500 harmonic-mean TEPS at {at}")
+    fig.tight_layout()
+    return fig, title, None
+
+
+def small_frontier_figure(runs: pd.DataFrame):
+    from .tables import small_frontier_table
+    plt, sns = _plt()
+    title = "1d GTEPS vs small-frontier threshold"
+    table = small_frontier_table(runs)
+    swept = table[table["small frontier"].notna()].copy()
+    if swept.empty:
+        return None, title, "no runs with a small-frontier threshold (1d)"
+    serial = table[(table["ranks"] == 1) & table["comm"].isna()]
+    swept["small frontier"] = swept["small frontier"].astype(int)
+    swept["series"] = [f"{r.graph} · {r.algorithm}/{r.backend}, {_ranks(r.ranks)}"
+                       for r in swept.itertuples()]
+    fig, ax = plt.subplots(figsize=(8, 5))
+    labels = list(dict.fromkeys(swept["series"]))
+    palette = dict(zip(labels, sns.color_palette(n_colors=len(labels))))
+    for label, series in swept.groupby("series", sort=False):
+        series = series.sort_values("small frontier")
+        color = palette[label]
+        ax.plot(series["small frontier"], series["GTEPS"], "o-", color=color, label=label)
+        for s in serial[serial["graph"] == series["graph"].iloc[0]].itertuples():
+            ax.axhline(s.GTEPS, ls="--", color=color, alpha=0.7,
+                       label=f"{s.graph} · {s.algorithm} (serial)")
+    # 0 (never on rank 0 alone) has no logarithm: linear below 10
+    ax.set_xscale("symlog", linthresh=10)
+    ticks = sorted(swept["small frontier"].unique())
+    ax.set_xticks(ticks, [str(t) for t in ticks])
+    ax.margins(x=0.08)
+    ax.set_xlabel("small-frontier threshold (vertices; frontiers below it expand on rank 0)")
+    ax.set_ylabel("GTEPS (10⁹ traversed edges/s)")
+    ax.set_ylim(bottom=0)
+    ax.set_title(f"{title} (Racherla)\nGraph500 harmonic-mean TEPS, serial baseline dashed",
+                 fontsize=11)
+    ax.legend(fontsize=8, loc="best")
     fig.tight_layout()
     return fig, title, None
 
@@ -258,6 +365,9 @@ FIGURES = {
     "frontier": _always(frontier_figure, "Frontier size per BFS level"),
     "comm_vs_compute": comm_vs_compute_figure,
     "teps_vs_scale": teps_vs_scale_figure,
+    "kernel1_vs_scale": kernel1_vs_scale_figure,
+    "teps_vs_source_lines": teps_vs_source_lines_figure,
+    "small_frontier": small_frontier_figure,
 }
 
 

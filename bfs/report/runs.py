@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import BfsError
+from ..harness.bench import examined_per_nedge
 from ..harness.rundir import (LEVELS_FILE, RUN_JSON, SEARCHES_FILE, check_run_file,
                               read_run_json, read_run_table)
 
@@ -114,6 +115,8 @@ def _run_row(run_dir: Path, info: dict, searches: pd.DataFrame) -> dict:
         "exchange": params.get("exchange"),
         "comm": _comm(info),
         "grid": _grid(info),
+        # 1d's small-frontier threshold (Racherla); None for the algorithms without one
+        "small_frontier": params.get("small_frontier"),
         "construction_time": float(info["construction_time"]),
         "n_searches": len(searches),
         "teps": harmonic_mean_teps(searches["time_s"], searches["nedge"]),
@@ -122,13 +125,17 @@ def _run_row(run_dir: Path, info: dict, searches: pd.DataFrame) -> dict:
         "mean_depth": float(searches["depth"].mean()),
         "mean_reached": float(searches["reached"].mean()),
         "mean_nedge": float(searches["nedge"].mean()),
+        "examined_per_nedge": examined_per_nedge(
+            searches.reindex(columns=["edges_examined", "nedge"]).to_dict("records")),
     }
 
 
 RUN_COLUMNS = [
     "run_dir", "graph", "source", "scale", "n_vertices", "n_edges", "directed_edges",
-    "algorithm", "backend", "ranks", "gpus", "exchange", "comm", "grid", "construction_time",
-    "n_searches", "teps", "mean_time_s", "max_depth", "mean_depth", "mean_reached", "mean_nedge"]
+    "algorithm", "backend", "ranks", "gpus", "exchange", "comm", "grid", "small_frontier",
+    "construction_time",
+    "n_searches", "teps", "mean_time_s", "max_depth", "mean_depth", "mean_reached", "mean_nedge",
+    "examined_per_nedge"]
 
 
 def load_runs(run_dirs) -> pd.DataFrame:
@@ -139,6 +146,7 @@ def load_runs(run_dirs) -> pd.DataFrame:
         rows.append(_run_row(run_dir, info, searches))
     runs = pd.DataFrame(rows, columns=RUN_COLUMNS)
     runs["scale"] = runs["scale"].astype("Int64")
+    runs["small_frontier"] = runs["small_frontier"].astype("Int64")
     return runs
 
 
@@ -169,7 +177,15 @@ def pool(runs: pd.DataFrame) -> pd.Series:
         "teps": n / (runs["n_searches"] / runs["teps"]).sum(),
         "mean_time_s": (runs["mean_time_s"] * runs["n_searches"]).sum() / n,
         "mean_depth": (runs["mean_depth"] * runs["n_searches"]).sum() / n,
+        # over the runs that count the edges they read (NaN when none does)
+        "examined_per_nedge": _weighted_mean(runs["examined_per_nedge"], runs["n_searches"]),
     })
+
+
+def _weighted_mean(values: pd.Series, weights: pd.Series) -> float:
+    known = values.notna()
+    return (float((values[known] * weights[known]).sum() / weights[known].sum())
+            if known.any() else float("nan"))
 
 
 def pooled_by_layout(series: pd.DataFrame) -> pd.DataFrame:

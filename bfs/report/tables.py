@@ -10,6 +10,10 @@
                     depth, time (ms) and GTEPS per graph and implementation (with comm and
                     grid).
     kernel1         SEI report: Kernel-1 (graph construction) time per graph, algorithm and ranks.
+    source_lines    SEI report Table 1 / Fig. 19: source lines of each algorithm's own files
+                    (sources.py) beside its GTEPS at the largest Kronecker scale run.
+    small_frontier  Racherla: 1d's small-frontier threshold swept, GTEPS per threshold beside the
+                    serial baseline, and the speedup over it.
 """
 from __future__ import annotations
 
@@ -21,6 +25,7 @@ import pandas as pd
 
 from .runs import (IMPLEMENTATION_KEYS, SERIES_KEYS, atomic_write, count_label, pool,
                    pooled_by_layout)
+from .sources import algorithm_source_lines
 
 
 def strong_scaling_table(runs: pd.DataFrame) -> pd.DataFrame:
@@ -68,9 +73,10 @@ def graphs_table(runs: pd.DataFrame) -> pd.DataFrame:
         first = group.iloc[0]
         out.append({**dict(zip(keys, values)), "vertices": first["n_vertices"],
                     "edges": first["n_edges"], "search depth": p["mean_depth"],
-                    "time (ms)": 1e3 * p["mean_time_s"], "GTEPS": p["teps"] / 1e9})
+                    "time (ms)": 1e3 * p["mean_time_s"], "GTEPS": p["teps"] / 1e9,
+                    "edges read / nedge": p["examined_per_nedge"]})
     return pd.DataFrame(out, columns=[*keys, "vertices", "edges", "search depth", "time (ms)",
-                                      "GTEPS"])
+                                      "GTEPS", "edges read / nedge"])
 
 
 def kernel1_table(runs: pd.DataFrame) -> pd.DataFrame:
@@ -81,8 +87,60 @@ def kernel1_table(runs: pd.DataFrame) -> pd.DataFrame:
         .reset_index(drop=True)
 
 
+SOURCE_KEYS = [*IMPLEMENTATION_KEYS, "ranks"]
+
+
+def source_lines_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """A row per implementation (algorithm, backend, exchange, comm, ranks): its source lines
+    and GTEPS pooled over its runs at the largest scale among the runs (Kronecker graphs; with
+    none, the largest graph by vertices); '–' where it did not run there."""
+    cols = [*SOURCE_KEYS, "source lines", "graph", "scale", "GTEPS"]
+    if runs.empty:
+        return pd.DataFrame(columns=cols)
+    kron = runs[runs["scale"].notna()]
+    at = kron[kron["scale"] == kron["scale"].max()] if len(kron) else \
+        runs[runs["n_vertices"] == runs["n_vertices"].max()]
+    out = []
+    for values, group in runs.groupby(SOURCE_KEYS, dropna=False, sort=True):
+        named = dict(zip(SOURCE_KEYS, values))
+        top = at.loc[at.index.intersection(group.index)]
+        out.append({**named,
+                    "source lines": algorithm_source_lines(named["algorithm"], named["backend"]),
+                    "graph": top["graph"].iloc[0] if len(top) else at["graph"].iloc[0],
+                    "scale": at["scale"].iloc[0],
+                    "GTEPS": pool(top)["teps"] / 1e9 if len(top) else float("nan")})
+    table = pd.DataFrame(out, columns=cols)
+    table["source lines"] = table["source lines"].astype("Int64")
+    table["scale"] = table["scale"].astype("Int64")
+    return table
+
+
+SWEEP_KEYS = ["graph", "algorithm", "backend", "comm", "ranks", "small_frontier"]
+
+
+def small_frontier_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """A row per (graph, algorithm, backend, comm, ranks, threshold): GTEPS, time, and the
+    speedup over the graph's single-process run(s) (the serial baseline; '–' without one)."""
+    cols = [*SWEEP_KEYS[:-1], "small frontier", "GTEPS", "time (ms)", "speedup over serial"]
+    out = []
+    for values, group in runs.groupby(SWEEP_KEYS, dropna=False, sort=True):
+        named = dict(zip(SWEEP_KEYS, values))
+        p = pool(group)
+        serial = runs[(runs["graph"] == named["graph"]) & (runs["ranks"] == 1)
+                      & runs["comm"].isna()]
+        base = pool(serial)["teps"] if len(serial) else float("nan")
+        threshold = named.pop("small_frontier")
+        out.append({**named, "small frontier": threshold,
+                    "GTEPS": p["teps"] / 1e9, "time (ms)": 1e3 * p["mean_time_s"],
+                    "speedup over serial": p["teps"] / base})
+    table = pd.DataFrame(out, columns=cols)
+    table["small frontier"] = table["small frontier"].astype("Int64")
+    return table
+
+
 TABLES = {"strong_scaling": strong_scaling_table, "weak_scaling": weak_scaling_table,
-          "graphs": graphs_table, "kernel1": kernel1_table}
+          "graphs": graphs_table, "kernel1": kernel1_table,
+          "source_lines": source_lines_table, "small_frontier": small_frontier_table}
 
 
 def _markdown_cell(value) -> str:

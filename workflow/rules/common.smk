@@ -43,7 +43,7 @@ def listed(exp, one, many):
 
 def experiment_graphs(name):
     exp = EXPERIMENTS[name]
-    if name == "strong_scaling":
+    if name in ("strong_scaling", "small_frontier_sweep"):
         return listed(exp, "graph", "graphs")
     if name == "weak_scaling":
         return [point["graph"] for point in exp["points"]]
@@ -54,6 +54,9 @@ def experiment_algorithms(name):
     exp = EXPERIMENTS[name]
     if name in ("strong_scaling", "weak_scaling"):
         return listed(exp, "algorithm", "algorithms")
+    if name == "small_frontier_sweep":
+        # the swept distributed algorithm, then the serial baseline (one run per graph)
+        return [exp.get("algorithm", "1d"), exp.get("serial", "seq-csr")]
     return list(exp["algorithms"])
 
 
@@ -100,8 +103,47 @@ def check_exclusive_gpus():
                 )
 
 
+def check_backend_choices():
+    """An experiment's algorithms must run on its backend: a GPU-only algorithm (merrill,
+    merrill-do, gpu-quadratic) in a backend cpu experiment, or a CPU-only one (seq-csr, 2d-do,
+    semiring, ...) in a backend gpu one, is refused here rather than failing its job. (auto
+    picks at run time: not checked.)"""
+    for name in EXPERIMENTS:
+        backend = EXPERIMENTS[name].get("backend", "cpu")
+        if backend == "auto":
+            continue
+        wrong = [a for a in experiment_algorithms(name) if backend not in ALGORITHMS[a].backends]
+        if wrong:
+            runs_on = "; ".join(f"{a} runs on {', '.join(ALGORITHMS[a].backends)}" for a in wrong)
+            raise ValueError(
+                f"config: experiments.{name} has backend {backend} but lists "
+                f"{', '.join(wrong)}, which has no {backend} backend ({runs_on}): list "
+                f"{'GPU' if backend == 'cpu' else 'CPU'} algorithms in an experiment of "
+                f"backend: {'gpu' if backend == 'cpu' else 'cpu'} (config/one_gpu.yaml)"
+            )
+
+
+def check_sweep():
+    exp = EXPERIMENTS.get("small_frontier_sweep")
+    if exp and exp.get("algorithm", "1d") not in SMALL_FRONTIER_ALGORITHMS:
+        raise ValueError(
+            "config: experiments.small_frontier_sweep sweeps --small-frontier, which only "
+            f"{', '.join(SMALL_FRONTIER_ALGORITHMS)} takes"
+        )
+    if exp and ALGORITHMS[exp.get("serial", "seq-csr")].distributed:
+        raise ValueError(
+            "config: experiments.small_frontier_sweep: serial names the single-process "
+            "baseline (seq-csr, seq-list)"
+        )
+
+
+# the algorithms that take --small-frontier (Racherla's rank-0 threshold)
+SMALL_FRONTIER_ALGORITHMS = ("1d",)
+
 check_graph_names()
 check_comm_choices()
+check_backend_choices()
+check_sweep()
 
 EXCHANGES = ("scan", "wave")
 
@@ -110,8 +152,9 @@ wildcard_constraints:
     algorithm="|".join(re.escape(a) for a in ALGORITHMS),
     backend="cpu|gpu|auto",
     layout="serial|[0-9]+x[0-9]+|p[0-9]+",
-    # exchange (2d), then comm where it is not the backend's default; "default" when neither
-    variant="default|(?:scan|wave)(?:-(?:nccl|mpi))?|nccl|mpi",
+    # exchange (2d) or sfN (1d's swept small-frontier threshold), then comm where it is not
+    # the backend's default; "default" when none of them
+    variant="default|(?:scan|wave|sf[0-9]+)(?:-(?:nccl|mpi))?|nccl|mpi",
 
 
 def backend_comm(backend):
@@ -138,13 +181,17 @@ def layout_for(algorithm, ranks=1, grid=None):
 EXCHANGE_ALGORITHMS = ("2d", "2d-do")
 
 
-def variant_for(algorithm, backend, exchange="scan", comm=None):
-    """The variant part of a run id: the 2d exchange scheme, then `-{comm}` where the comm is
-    not the backend's default (so CPU runs and default GPU runs keep their plain names);
-    'default' when nothing remains (serial runs, 1d on the default comm)."""
+def variant_for(algorithm, backend, exchange="scan", comm=None, small_frontier=None):
+    """The variant part of a run id: the 2d exchange scheme, or `sf{N}` for a 1d run whose
+    small-frontier threshold an experiment sweeps (others take the config's `small_frontier`
+    and keep their names), then `-{comm}` where the comm is not the backend's default (so CPU
+    runs and default GPU runs keep their plain names); 'default' when nothing remains (serial
+    runs, 1d on the default comm)."""
     if not ALGORITHMS[algorithm].distributed:
         return "default"
     parts = [exchange] if algorithm in EXCHANGE_ALGORITHMS else []
+    if small_frontier is not None and algorithm in SMALL_FRONTIER_ALGORITHMS:
+        parts.append(f"sf{int(small_frontier)}")
     if comm is not None and comm != backend_comm(backend):
         parts.append(comm)
     return "-".join(parts) or "default"
@@ -156,6 +203,12 @@ def parse_variant(variant):
     exchange = next((p for p in parts if p in EXCHANGES), None)
     comm = next((p for p in parts if p in COMM_KINDS), None)
     return exchange, comm
+
+
+def variant_small_frontier(variant):
+    """The small-frontier threshold a run id's variant names (`sf{N}`), else None."""
+    match = re.match(r"sf([0-9]+)$", variant.split("-")[0])
+    return int(match.group(1)) if match else None
 
 
 def run_name(algorithm, backend, layout, variant):
@@ -205,14 +258,17 @@ def experiment_layouts(name):
         points = [(p["graph"], {"ranks": p["ranks"]}) for p in exp["points"]]
     else:
         points = [(graph, {"ranks": exp.get("ranks", 1)}) for graph in exp["graphs"]]
+    # the sweep: one run per threshold of its distributed algorithm, the serial baseline once
+    thresholds = exp.get("small_frontier", [None]) if name == "small_frontier_sweep" else [None]
     runs = []
     for graph, shape in points:
         for algorithm in experiment_algorithms(name):
             layout = layout_for(algorithm, **shape)
             for ex in exchanges:
                 for comm in comms:
-                    variant = variant_for(algorithm, backend, ex, comm)
-                    runs.append((graph, (algorithm, backend, layout, variant)))
+                    for sf in thresholds:
+                        variant = variant_for(algorithm, backend, ex, comm, sf)
+                        runs.append((graph, (algorithm, backend, layout, variant)))
     return list(dict.fromkeys(runs))
 
 
@@ -244,6 +300,8 @@ TABLES = {
     "real_graphs": ("graphs", ["real_graphs"]),
     "implementations": ("graphs", ["implementations"]),
     "kernel1": ("kernel1", list(EXPERIMENTS)),
+    "source_lines": ("source_lines", ["implementations"]),
+    "small_frontier": ("small_frontier", ["small_frontier_sweep"]),
 }
 # figure name -> (report kind, experiments whose runs feed it)
 FIGURES = {
@@ -252,6 +310,9 @@ FIGURES = {
     "frontier": ("frontier", ["strong_scaling", "real_graphs"]),
     "comm_vs_compute": ("comm_vs_compute", ["strong_scaling", "weak_scaling"]),
     "teps_vs_scale": ("teps_vs_scale", ["implementations"]),
+    "kernel1_vs_scale": ("kernel1_vs_scale", ["implementations"]),
+    "teps_vs_source_lines": ("teps_vs_source_lines", ["implementations"]),
+    "small_frontier": ("small_frontier", ["small_frontier_sweep"]),
 }
 
 
@@ -308,8 +369,10 @@ def run_options(wc):
     options = []
     if wc.algorithm in EXCHANGE_ALGORITHMS:
         options.append(f"--exchange {exchange}")
-    if wc.algorithm == "1d":
-        options.append(f"--small-frontier {config['small_frontier']}")
+    if wc.algorithm in SMALL_FRONTIER_ALGORITHMS:
+        swept = variant_small_frontier(wc.variant)
+        threshold = config["small_frontier"] if swept is None else swept
+        options.append(f"--small-frontier {threshold}")
     comm = comm or backend_comm(wc.backend)
     if wc.backend != "cpu" and comm is not None:
         options.append(f"--comm {comm}")
