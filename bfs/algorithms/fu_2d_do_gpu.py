@@ -33,7 +33,8 @@ hooks. No from_csr (bfs bench on one GPU): the searcher needs a block and its co
 
 Memory it adds to 2d's: the block CSC, built on the device as the CSR is (device_csr with keys
 and values swapped): int64 offsets per column-range vertex + a uint32 row id per block entry,
-about as much as the CSR again; and 4 words of control.
+about as much as the CSR again (none on a 1x1 grid, where the CSC is the CSR); and 4 words of
+control.
 """
 from __future__ import annotations
 
@@ -66,12 +67,17 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         """The block's device CSR, then its CSC (column -> rows, each column's rows sorted)."""
         super()._build_blocks(row_local, col_local)
         n_col_bits, nnz = self.cols.n_words * WORD, int(col_local.size)
+        self.csc_nnz = nnz
+        if self.R == 1 and self.C == 1:
+            # one rank holds the whole symmetric edge list, rows and columns in the same ids:
+            # the CSC is the CSR (a second copy would not fit at scale 27 on one 141 GB GPU)
+            self.csc_offsets, self.csc_rows = self.csr_offsets, self.csr_cols
+            return
         # kept: offsets and row ids; while building: one bucket's keys and the sort's buffer
         device.check_fits(8 * (n_col_bits + 1) + 4 * nnz
                           + 16 * min(nnz, kernel1_gpu.SORT_LIMIT),
                           f"2d-do block CSC ({n_col_bits} columns, {nnz} entries)")
         self.csc_offsets, self.csc_rows = device_csr(col_local, row_local, n_col_bits)
-        self.csc_nnz = nnz
 
     def _allocate(self) -> None:
         super()._allocate()
