@@ -422,7 +422,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "16G; K/M/G/T are powers of 1024): the vertex state plus two edge-block "
                         "buffers (default: the GPU's free memory less 1/16)")
     r.add_argument("--comm", choices=["nccl", "mpi"],
-                   help="2d/1d/semiring: per-level exchanges on device buffers through NCCL "
+                   help="2d, 2d-do, 1d, semiring: per-level exchanges on device buffers through NCCL "
                         "(the GPU default) or through MPI, device buffers staged on the host "
                         "(the CPU backend's only choice)")
     r.add_argument("--out", required=True, help="run directory to write")

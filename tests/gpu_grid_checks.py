@@ -6,6 +6,8 @@ Each check raises (and the rank exits non-zero) on a mismatch; rank 0 prints `ok
   search     2d on the GPU grid, --comm nccl and mpi, scan and wave: levels equal the CPU BFS,
              every search valid by bfs.validate.grid_gpu with the CPU validator's nedge
   search1d   the same for 1d (P x 1 grids), bitmap and list exchanges, nccl and mpi
+  search_do  the same for 2d-do: all top-down, bottom-up from level 1 and the defaults; the
+             directions and edges examined against the CPU 2d-do on the same blocks
   faults     a fault planted in one rank's results is caught, whichever rank holds it
 """
 import sys
@@ -99,10 +101,10 @@ def check_route(R, C):
     assert got.size == want.size and (got == want).all(), (rank, got.size, want.size)
 
 
-def searcher_for(R, C, bsrc, bdst, layout, algorithm="2d", **options):
+def searcher_for(R, C, bsrc, bdst, layout, algorithm="2d", backend="gpu", **options):
     manifest = {"grid": [R, C], "bounds": layout.bounds.tolist(), "n_vertices": 2 ** SCALE}
-    return get_algorithm(algorithm).load("gpu").build(Block(comm, manifest, bsrc, bdst),
-                                                      RunContext("gpu", options))
+    return get_algorithm(algorithm).load(backend).build(Block(comm, manifest, bsrc, bdst),
+                                                        RunContext(backend, options))
 
 
 def gathered(searcher):
@@ -125,17 +127,56 @@ def check_search1d(R, C):
         assert kinds[k] == {"bitmap": 1, "list": 0} and kinds[k + 1]["list"] == 1, kinds
 
 
-def search_equals_cpu(R, C, algorithm, option_sets) -> list:
+def check_search_do(R, C):
+    """2d-do on the GPU grid: every level top-down (alpha 1), bottom-up from level 1 (alpha
+    1e9), the defaults (NCCL), and the defaults through MPI with the wave exchange. Every
+    search equals the CPU BFS and is valid (search_equals_cpu); every rank reports the same
+    directions and edges examined; the directions are the CPU 2d-do's on the same blocks (both
+    switch on the same n_f, m_f and m_u), and a search that stays top-down examines the same
+    edges per level as the CPU's (the frontier's block edges); the defaults go bottom-up on
+    some root, and there examine fewer edges than all top-down from that root."""
+    option_sets = ({"alpha": 1.0}, {"alpha": 1e9}, {}, {"comm": "mpi", "exchange": "wave"})
+    layout, (bsrc, bdst) = blocks_in_place(R, C)
+    cpus = [searcher_for(R, C, bsrc.get(), bdst.get(), layout, "2d-do", "cpu",
+                         **{k: v for k, v in o.items() if k != "comm"}) for o in option_sets]
+    del bsrc, bdst
+    seen = [{} for _ in option_sets]   # per option set: root -> (directions, edges examined)
+
+    def each(k, s, root):
+        cpu = cpus[k]
+        cpu.search(root)
+        mine = (s.directions, s.level_edges_examined, s.edges_examined)
+        assert all(x == mine for x in comm.allgather(mine)), (option_sets[k], root)
+        assert s.directions == cpu.directions, (option_sets[k], root, mine, cpu.directions)
+        assert len(s.directions) == s.levels_run == len(s.level_edges_examined)
+        assert s.edges_examined == sum(s.level_edges_examined)
+        if "bottom-up" not in s.directions:
+            assert s.level_edges_examined == cpu.level_edges_examined, (mine, cpu.directions)
+        seen[k][root] = (s.directions, s.edges_examined)
+
+    search_equals_cpu(R, C, "2d-do", option_sets, each)
+    top_down, heavy, default, wave = seen
+    assert all(set(d) == {"top-down"} for d, _ in top_down.values()), top_down
+    assert all(d[:2] == ["top-down", "bottom-up"] for d, _ in heavy.values()), heavy
+    assert any("bottom-up" in d for d, _ in default.values()), default
+    for root, (d, examined) in default.items():
+        if "bottom-up" in d:
+            assert examined < top_down[root][1], (root, examined, top_down[root])
+    assert [d for d, _ in wave.values()] == [d for d, _ in default.values()]
+
+
+def search_equals_cpu(R, C, algorithm, option_sets, each=None) -> list:
     """Each option set's searches from 5 roots equal the CPU BFS and validate on the GPUs
-    (by bfs.validate.grid_gpu, with the CPU validator's nedge). Returns, per option set, which
-    exchanges 1d's searches used (1 where any level used that kind)."""
+    (by bfs.validate.grid_gpu, with the CPU validator's nedge); each(k, searcher, root), where
+    given, is called on every rank after each search of option set k. Returns, per option set,
+    which exchanges 1d's searches used (1 where any level used that kind)."""
     layout, (bsrc, bdst) = blocks_in_place(R, C)
     src, dst = generate_edges(SCALE, EF)
     n = 2 ** SCALE
     csr = build_csr(src, dst, n)
     roots = [int(r) for r in np.flatnonzero(np.diff(csr.offsets))[::397][:5]]
     used = []
-    for options in option_sets:
+    for k, options in enumerate(option_sets):
         s = searcher_for(R, C, bsrc, bdst, layout, algorithm, **options)
         kinds = {"bitmap": 0, "list": 0}
         for root in roots:
@@ -153,6 +194,8 @@ def search_equals_cpu(R, C, algorithm, option_sets) -> list:
                 assert verdict.valid and verdict.nedge == ref.nedge, (verdict, ref)
                 assert verdict.depth == ref.depth and verdict.reached == ref.reached
             assert verdict.valid, verdict.message
+            if each is not None:
+                each(k, s, root)
         used.append(kinds)
     return used
 

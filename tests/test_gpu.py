@@ -593,6 +593,78 @@ def test_2d_gpu_mpirun_equals_seq_csr(tmp_path, grid):
         assert comparable(searches(out)) == comparable(searches(ref))
 
 
+# --- 2d-do --backend gpu (bfs.algorithms.fu_2d_do_gpu) -------------------------------------------
+
+def do_1x1(src, dst, n, backend, **options):
+    """2d-do built from a 1x1 block over MPI.COMM_SELF (bfs run's path on one rank)."""
+    from mpi4py import MPI
+
+    from bfs.harness.runner import Block
+    bsrc, bdst = symmetric_block(src, dst)
+    block = Block(MPI.COMM_SELF, {"grid": [1, 1], "bounds": [0, n]}, bsrc, bdst)
+    return get_algorithm("2d-do").load(backend).build(block, RunContext(backend, options))
+
+
+@pytest.mark.parametrize("alpha", [1.0, 15.0, 1e9])
+def test_2d_do_gpu_one_rank_both_directions(alpha):
+    """2d-do --backend gpu on a 1x1 grid (Fu2D's level loop with one rank's exchanges) on a
+    Kronecker graph and a random one (n not a multiple of 64: padded words): levels equal
+    seq-csr's, every tree valid, the directions the CPU 2d-do's (both switch on the same n_f,
+    m_f and m_u), and a search that stays top-down examines the same edges per level."""
+    from bfs.algorithms.fu_2d_do_gpu import Fu2DDoGpu
+    rng = np.random.default_rng(900)
+    n_random = 5000 + 17
+    graphs = [(*generate_edges(12, 16), 2 ** 12),
+              (*random_edges(rng, n_random, 12 * n_random), n_random)]
+    for src, dst, n in graphs:
+        gpu, cpu = do_1x1(src, dst, n, "gpu", alpha=alpha), do_1x1(src, dst, n, "cpu", alpha=alpha)
+        assert isinstance(gpu, Fu2DDoGpu)
+        csr = build_csr(src, dst, n)
+        for root in graph500_roots(n, np.diff(csr.offsets) > 0, count=3):
+            root = int(root)
+            gpu.search(root)
+            res = gpu.gather(n)
+            _, ref_level = bfs_csr(csr.offsets, csr.columns, root)
+            np.testing.assert_array_equal(res.level, ref_level, err_msg=f"root {root}")
+            check = validate(src, dst, res.parent, root, res.level)
+            assert check.valid, f"root {root}: {check.message}"
+            cpu.search(root)
+            assert gpu.directions == cpu.directions, (root, gpu.directions, cpu.directions)
+            assert len(gpu.directions) == gpu.levels_run == len(gpu.level_edges_examined)
+            assert gpu.edges_examined == sum(gpu.level_edges_examined)
+            if alpha == 1.0:
+                assert set(gpu.directions) == {"top-down"}
+                assert gpu.level_edges_examined == cpu.level_edges_examined
+            if alpha == 1e9:   # bottom-up from level 1: the bottom-up kernel ran
+                assert gpu.directions[:2] == ["top-down", "bottom-up"]
+    if alpha == 1e9:
+        assert gpu.launches["bottom_up"] > 0
+
+
+@pytest.mark.skipif(__import__("shutil").which("mpiexec") is None, reason="no mpiexec on PATH")
+def test_2d_do_gpu_run_equals_seq_csr(tmp_path):
+    """bfs run --algorithm 2d-do --backend gpu on a 1x1 partition of a small Kronecker graph,
+    with the default switch and bottom-up from level 1: every search valid (on the GPU), the
+    same depths, reached counts and nedge as seq-csr."""
+    import json
+    g = tmp_path / "graph"
+    bfs_cli("generate", "kronecker", "--scale", 12, "--edgefactor", 16, "--out", g)
+    comparable = lambda rows: [(r["root"], r["depth"], r["reached"], r["nedge"], r["valid"])
+                               for r in rows]
+    ref = tmp_path / "ref"
+    bfs_cli("run", g, "--algorithm", "seq-csr", "--roots", 4, "--out", ref)
+    part = tmp_path / "part"
+    bfs_cli("partition", g, "--grid", "1x1", "--out", part)
+    for alpha in (15, 1e9):
+        out = tmp_path / f"run-{alpha}"
+        bfs_cli("run", part, "--algorithm", "2d-do", "--backend", "gpu", "--alpha", alpha,
+                "--roots", 4, "--save-parents", 1, "--out", out, ranks=1)
+        info = json.loads((out / "run.json").read_text())
+        assert info["valid"] and "grid_gpu" in info["validation"]
+        assert info["parameters"]["alpha"] == alpha
+        assert comparable(searches(out)) == comparable(searches(ref))
+
+
 # -- bfs.validate.gpu: the same verdicts as the CPU validator ---------------------------------
 def _validate_both(src, dst, parent, level, root, chunks=1, dtype=np.uint32):
     from bfs.validate.gpu import validate_device

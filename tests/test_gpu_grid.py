@@ -1,6 +1,6 @@
-"""Multi-GPU 2d and 1d: NCCL exchanges, in-place generation and routing, distributed GPU validation,
-and `bfs run` / `bfs bench --grid` on 2 ranks. Marked gpu; skipped without 2 GPUs and mpiexec.
-On a 2-GPU machine: python3 -m pytest -q -m gpu tests/test_gpu_grid.py
+"""Multi-GPU 2d, 2d-do and 1d: NCCL exchanges, in-place generation and routing, distributed GPU
+validation, and `bfs run` / `bfs bench --grid` on 2 ranks. Marked gpu; skipped without 2 GPUs
+and mpiexec. On a 2-GPU machine: python3 -m pytest -q -m gpu tests/test_gpu_grid.py
 """
 import json
 import os
@@ -38,7 +38,7 @@ def mpi_check(check, rows, cols):
 
 
 @pytest.mark.parametrize("grid", GRIDS, ids=lambda g: f"{g[0]}x{g[1]}")
-@pytest.mark.parametrize("check", ["exchange", "route", "search", "faults"])
+@pytest.mark.parametrize("check", ["exchange", "route", "search", "search_do", "faults"])
 def test_grid_checks(check, grid):
     out = mpi_check(check, *grid)
     if check == "faults":   # every planted fault was named, on each rank
@@ -66,6 +66,15 @@ def test_run_two_gpus(tmp_path, comm):
     assert "grid_gpu" in info["validation"]
     key = [(r["root"], r["depth"], r["reached"], r["nedge"]) for r in searches(gpu)]
     assert key == [(r["root"], r["depth"], r["reached"], r["nedge"]) for r in searches(cpu)]
+    # 2d-do on the GPUs over the same partition: bottom-up from level 1 (alpha huge), validated
+    # on the GPUs, the same searches
+    do = tmp_path / "do"
+    bfs_cli("run", part, "--algorithm", "2d-do", "--backend", "gpu", "--comm", comm,
+            "--alpha", 1e9, "--roots", 6, "--out", do, ranks=2, env=ENV)
+    info = json.loads((do / "run.json").read_text())
+    assert info["valid"] and info["parameters"]["comm"] == comm
+    assert info["parameters"]["alpha"] == 1e9 and "grid_gpu" in info["validation"]
+    assert key == [(r["root"], r["depth"], r["reached"], r["nedge"]) for r in searches(do)]
     # 1d on the GPUs over a 1d partition of the same graph, against the same CPU searches
     part1d, gpu1d = tmp_path / "p1d", tmp_path / "gpu1d"
     bfs_cli("partition", graph, "--1d", 2, "--out", part1d)
@@ -80,12 +89,13 @@ def test_run_two_gpus(tmp_path, comm):
 def test_bench_grid_two_gpus(tmp_path):
     out = tmp_path / "bench.json"
     proc = bfs_cli("bench", "--backend", "gpu", "--grid", "1x2", "--scales", 12,
-                   "--algorithms", "2d,2d@comm=mpi,1d", "--roots", 4, "--out", out, ranks=2,
-                   env=ENV)
+                   "--algorithms", "2d,2d@comm=mpi,1d,2d-do", "--roots", 4, "--out", out,
+                   ranks=2, env=ENV)
     rec = json.loads(out.read_text())["records"][0]
     assert rec["grid"] == "1x2" and set(rec["placement"]) == {"1x2", "2x1"}
     assert rec["algorithms"]["1d"]["grid"] == "2x1"    # 1d runs on the P x 1 grid
-    for name in ("2d", "2d@comm=mpi", "1d"):
+    assert rec["algorithms"]["2d-do"]["grid"] == "1x2"
+    for name in ("2d", "2d@comm=mpi", "1d", "2d-do"):
         a = rec["algorithms"][name]
         assert a["valid"] and a["validated"] == 4
         assert {r["rank"] for r in a["levels_first_root"]} == {0, 1}

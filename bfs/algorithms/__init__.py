@@ -80,7 +80,8 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
                              "gpu": "bfs.algorithms.fu_2d_gpu"},
                       "Fu et al. 2D bitmap BFS over an RxC grid (--exchange scan|wave)",
                       distributed=True),
-        AlgorithmSpec("2d-do", {"cpu": "bfs.algorithms.fu_2d_do"},
+        AlgorithmSpec("2d-do", {"cpu": "bfs.algorithms.fu_2d_do",
+                                "gpu": "bfs.algorithms.fu_2d_do_gpu"},
                       "direction-optimizing 2d (Beamer et al. 2013): bottom-up levels over the "
                       "block CSC when the frontier holds many edges (--alpha, --beta)",
                       distributed=True),

@@ -48,6 +48,10 @@ Degrees count directed edges, so m_f and m_u are both in the units of the block 
 After a search every rank has self.directions ("top-down" / "bottom-up" per level),
 self.level_edges_examined (per level, summed over the ranks) and self.edges_examined (their
 sum). The per-level profile rows and levels_run are fu_2d's.
+
+This module is the CPU backend (Numba loops). The GPU backend (--backend gpu) is
+bfs.algorithms.fu_2d_do_gpu: fu_2d_gpu's kernels and exchanges with a bottom-up kernel and the
+four words kept on the device; both take the switch from DirectionSwitch below.
 """
 from __future__ import annotations
 
@@ -114,36 +118,29 @@ def _positive(options: dict, key: str, default: float) -> float:
     return value
 
 
-class Fu2DDo(Fu2D):
-    """Fu2D whose levels run top-down or bottom-up (see the module docstring)."""
+class DirectionSwitch:
+    """Beamer's switch (see the module docstring) from the level's four all-reduced words:
+    what Fu2DDo and bfs.algorithms.fu_2d_do_gpu.Fu2DDoGpu (which keeps the words on the
+    device) share. Sets alpha, beta, n, and per search bottom_up, directions,
+    level_edges_examined and edges_examined."""
 
-    def __init__(self, block, ctx: RunContext):
-        super().__init__(block, ctx)
-        self.alpha = _positive(ctx.options, "alpha", ALPHA)
-        self.beta = _positive(ctx.options, "beta", BETA)
-        self.n = int(self.bounds[-1])
+    def _switch_options(self, options: dict, n: int) -> None:
+        self.alpha = _positive(options, "alpha", ALPHA)
+        self.beta = _positive(options, "beta", BETA)
+        self.n = n
 
-    def _reset(self, root: int) -> None:
-        super()._reset(root)
-        # the level's one all-reduce: [n_f, m_f, unreached edges, edges examined] (see above)
-        self.counts, self.totals = np.zeros(4, np.int64), np.zeros(4, np.int64)
-        self.totals[0] = 1
-        r_local, c_local = self.rows.find(root), self.cols.find(root)
-        # this rank's share of the root's edges: what level 0's top-down expand reads
-        self.frontier_edges = (int(self.csr_offsets[r_local + 1] - self.csr_offsets[r_local])
-                               if r_local >= 0 else 0)
-        self.unvisited_edges = len(self.csc_rows) - (
-            int(self.csc_offsets[c_local + 1] - self.csc_offsets[c_local]) if c_local >= 0
-            else 0)
+    def _switch_reset(self) -> None:
+        """A new search: top-down, no levels yet."""
         self.bottom_up = False
         self.last_frontier = 0
         self.directions: list[str] = []
         self.level_edges_examined: list[int] = []
         self.edges_examined = 0
 
-    def _begin_level(self, level: int) -> int:
-        """The last all-reduce's totals -> this level's direction (the same on every rank)."""
-        frontier, m_f, unreached, examined = (int(x) for x in self.totals)
+    def _switch(self, level: int, totals) -> int:
+        """The last all-reduce's totals -> this level's direction (the same on every rank);
+        returns the frontier size (0 ends the search)."""
+        frontier, m_f, unreached, examined = (int(x) for x in totals)
         if level > 0:
             self.level_edges_examined.append(examined)
         if frontier == 0:
@@ -159,6 +156,31 @@ class Fu2DDo(Fu2D):
         self.last_frontier = frontier
         self.directions.append(BOTTOM_UP if self.bottom_up else TOP_DOWN)
         return frontier
+
+
+class Fu2DDo(DirectionSwitch, Fu2D):
+    """Fu2D whose levels run top-down or bottom-up (see the module docstring)."""
+
+    def __init__(self, block, ctx: RunContext):
+        super().__init__(block, ctx)
+        self._switch_options(ctx.options, int(self.bounds[-1]))
+
+    def _reset(self, root: int) -> None:
+        super()._reset(root)
+        # the level's one all-reduce: [n_f, m_f, unreached edges, edges examined] (see above)
+        self.counts, self.totals = np.zeros(4, np.int64), np.zeros(4, np.int64)
+        self.totals[0] = 1
+        r_local, c_local = self.rows.find(root), self.cols.find(root)
+        # this rank's share of the root's edges: what level 0's top-down expand reads
+        self.frontier_edges = (int(self.csr_offsets[r_local + 1] - self.csr_offsets[r_local])
+                               if r_local >= 0 else 0)
+        self.unvisited_edges = len(self.csc_rows) - (
+            int(self.csc_offsets[c_local + 1] - self.csc_offsets[c_local]) if c_local >= 0
+            else 0)
+        self._switch_reset()
+
+    def _begin_level(self, level: int) -> int:
+        return self._switch(level, self.totals)
 
     def _expand_level(self, level: int) -> None:
         if self.bottom_up:   # writes every word of Out: nothing to clear

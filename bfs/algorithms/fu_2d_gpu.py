@@ -105,9 +105,14 @@ class Fu2DGpu(Fu2D):
             raise BfsError("2d --backend gpu takes vertex ids below 2^32")
         row_local = self._local_ids(block.src, self.rows, self.i * self.C, 1)
         col_local = self._local_ids(block.dst, self.cols, self.j, self.C)
-        self.csr_offsets, self.csr_cols = device_csr(row_local, col_local, n_row_bits)
+        self._build_blocks(row_local, col_local)
         del row_local, col_local
         self._allocate()
+
+    def _build_blocks(self, row_local, col_local) -> None:
+        """The block's device CSR from its entries' padded local ids (2d-do adds its CSC)."""
+        self.csr_offsets, self.csr_cols = device_csr(row_local, col_local,
+                                                     self.rows.n_words * WORD)
 
     def _local_ids(self, ids, rng: PaddedRange, first_piece: int, stride: int):
         """Global ids -> padded local ids of a row or column range (uint32, on the device),
@@ -360,11 +365,11 @@ def from_csr(offsets, columns, **options) -> Fu2DGpu:
     return Fu2DGpu.from_csr(offsets, columns, **options)
 
 
-def warm_up(ctx: RunContext) -> None:
+def warm_up(ctx: RunContext, cls: type = Fu2DGpu) -> None:
     """Called by the harness before Kernel 1 is timed: the CUDA kernels and the CuPy
     element-wise code of the block's CSR/CSC build compiled on a 3-vertex block of a 1x1 grid
-    over MPI.COMM_SELF, so every rank warms up alone."""
+    over MPI.COMM_SELF, so every rank warms up alone (cls: a subclass warms up its own)."""
     from mpi4py import MPI
     tiny = SimpleNamespace(comm=MPI.COMM_SELF, manifest={"grid": [1, 1], "bounds": [0, 3]},
                            src=np.array([0, 1], np.int64), dst=np.array([1, 2], np.int64))
-    Fu2DGpu(tiny, ctx).search(0)
+    cls(tiny, ctx).search(0)

@@ -1,0 +1,158 @@
+"""2d-do on the GPU: direction-optimizing 2D BFS on Fu et al.'s bitmap layout, with every
+rank's local work in CUDA kernels and every exchange on device buffers.
+
+Paper: S. Beamer, A. Buluc, K. Asanovic, D. Patterson, "Distributed Memory Breadth-First
+Search Revisited: Enabling Bottom-Up Search", IPDPSW 2013. The algorithm is
+bfs.algorithms.fu_2d_do's (its docstring is the spec: the two directions, Beamer's switch from
+four all-reduced words, parents at discovery); the switch itself is the same code
+(fu_2d_do.DirectionSwitch). Layout, level loop and exchanges are fu_2d's, the kernels and the
+device buffers fu_2d_gpu's (this class extends Fu2DGpu), plus fu_2d_do.cu:
+
+  Top-down    fu_2d_gpu's level: In compacted into a queue (which also sets level_row and
+              counts the frontier's block edges), the load-balanced expand_tiles, parents
+              recorded by the edge that flips a bit of Out. Edges examined: all of the
+              compacted frontier's (its edge count, known from the level's control read).
+  Bottom-up   bottom_up: every unvisited vertex of the column range walks its in-edges in the
+              block CSC and stops at the first row in In; a warp owns a 64-bit word of Out and
+              writes it whole (no atomics, no clearing); pred = the row's global id; the
+              in-edges read are summed into the level's examined word. The compaction runs in
+              these levels too (see _begin_level), so level_row is set for In as in top-down.
+  Contract    fu_2d_gpu's: parents recorded where a rank above in the grid column claimed the
+              vertex are dropped, in both directions, so pred >= 0 exactly where this rank
+              assigned (what bfs.validate.grid_gpu checks); no predecessor pass.
+  Switch      the four words [n_f, m_f, unvisited CSC edges, edges examined] live in the
+              control block: ctl[8:12] this rank's counts, all-reduced (NCCL, on the stream)
+              into ctl[4:8]; fu_2d_gpu's one read of ctl a level (after the compaction) brings
+              them to the host, where the direction is decided. [1] and [2] come from
+              degree_sum (block CSR degrees over the next In; CSC degrees of the level's new
+              vertices subtracted from a running count started at the block's CSC entries less
+              the root's).
+One rank (1x1 grid): Fu2D's level loop with the exchanges of a one-rank grid (no-ops and
+device copies), not fu_2d_gpu's exchange-free single-rank loop: the switch lives in the loop's
+hooks. No from_csr (bfs bench on one GPU): the searcher needs a block and its communicator.
+
+Memory it adds to 2d's: the block CSC, built on the device as the CSR is (device_csr with keys
+and values swapped): int64 offsets per column-range vertex + a uint32 row id per block entry,
+about as much as the CSR again (none on a 1x1 grid, where the CSC is the CSR); and 4 words of
+control.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from .. import device
+from ..device import load_module
+from . import RunContext, fu_2d_gpu, kernel1_gpu
+from .fu_2d import WORD
+from .fu_2d_do import DirectionSwitch
+from .fu_2d_gpu import BLOCK, Fu2DGpu, device_csr
+
+KERNELS = ("bottom_up", "degree_sum")
+
+
+def _module():
+    return load_module(Path(__file__).with_name("fu_2d_do.cu"))
+
+
+class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
+    """Fu2DGpu whose levels run top-down or bottom-up (see the module docstring)."""
+
+    def __init__(self, block, ctx: RunContext):
+        self._switch_options(ctx.options, int(block.manifest["bounds"][-1]))   # fail fast
+        super().__init__(block, ctx)
+
+    def _build_blocks(self, row_local, col_local) -> None:
+        """The block's device CSR, then its CSC (column -> rows, each column's rows sorted)."""
+        super()._build_blocks(row_local, col_local)
+        n_col_bits, nnz = self.cols.n_words * WORD, int(col_local.size)
+        self.csc_nnz = nnz
+        if self.R == 1 and self.C == 1:
+            # one rank holds the whole symmetric edge list, rows and columns in the same ids:
+            # the CSC is the CSR (a second copy would not fit at scale 27 on one 141 GB GPU)
+            self.csc_offsets, self.csc_rows = self.csr_offsets, self.csr_cols
+            return
+        # kept: offsets and row ids; while building: one bucket's keys and the sort's buffer
+        device.check_fits(8 * (n_col_bits + 1) + 4 * nnz
+                          + 16 * min(nnz, kernel1_gpu.SORT_LIMIT),
+                          f"2d-do block CSC ({n_col_bits} columns, {nnz} entries)")
+        self.csc_offsets, self.csc_rows = device_csr(col_local, row_local, n_col_bits)
+
+    def _allocate(self) -> None:
+        super()._allocate()
+        import cupyx
+        cp = self.cp
+        # ctl: [0] frontier vertices, [1] frontier edges, [2] Out bits (fu_2d_gpu's; [0:4] are
+        # cleared with each compaction); [4:8] the totals, [8:12] this rank's counts of the
+        # level's all-reduce: [n_f, m_f, unvisited CSC edges, edges examined]. The level loop
+        # reads ctl once a level (fu_2d_gpu's _compact), and ctl[4] is the frontier size there.
+        self.ctl = cp.zeros(12, cp.uint64)
+        self.totals, self.counts = self.ctl[4:8], self.ctl[8:12]
+        self.host_ctl = cupyx.empty_pinned((12,), dtype=np.uint64)
+        mod = _module()
+        self.k.update({name: mod.get_function(name) for name in KERNELS})
+        self.launches["bottom_up"] = 0
+        # one rank runs Fu2D's level loop too, with trivial exchanges: the switch is in its hooks
+        self.single = False
+
+    def _degree_sum(self, words, offsets, into, subtract: bool = False) -> None:
+        """into[0] += (subtract: -=) the degrees in offsets of the vertices set in words."""
+        nw = int(words.size)
+        self.k["degree_sum"]((device.grid_for(nw),), (BLOCK,),
+                             (words, np.int64(nw), offsets, np.int32(subtract), into))
+
+    def _level_loop(self) -> None:
+        """Fu2D's level loop (fu_2d_gpu's search has reset the bitmaps, zeroed ctl and set
+        totals[0] = 1: level 0 reads only that word), after a new search's switch state and
+        counts[2]: this rank's CSC entries of the column vertices not visited, which after the
+        reset is all but the root's (visited holds only the root, if this column range has
+        it). counts[2] is kept across levels, never zeroed."""
+        self._switch_reset()
+        self.counts[2:3].fill(self.csc_nnz)
+        self._degree_sum(self.visited, self.csc_offsets, self.counts[2:3], subtract=True)
+        super()._level_loop()
+
+    def _begin_level(self, level: int) -> int:
+        """fu_2d_gpu's compaction of In and the level's one read of ctl, then the direction
+        from the totals in it. The compaction runs before bottom-up levels too: the direction
+        is known only after the read, which also sizes a top-down expand (ctl[0:2]), so
+        compacting first keeps one read a level; and it sets level_row for In, as every level
+        must. Its cost, a pass over In writing the queue, is small beside a bottom-up level."""
+        super()._begin_level(level)    # sets self._q, self._edges
+        return self._switch(level, self.host_ctl[4:8])
+
+    def _expand_level(self, level: int) -> None:
+        if not self.bottom_up:
+            # top-down reads every edge of the compacted frontier: ctl[1], read this level
+            self.counts[3:4].fill(self._edges)
+            super()._expand_level(level)
+            return
+        nw = self.cols.n_words
+        self.counts[3:4].fill(0)
+        self.k["bottom_up"]((device.grid_for(32 * nw),), (BLOCK,),
+                            (self.csc_offsets, self.csc_rows, self.in_words, self.visited,
+                             np.int64(nw), self.out, self.pred, self.row_global,
+                             self.counts[3:4]))
+        self.launches["bottom_up"] += 1
+
+    def _finish(self, level: int) -> None:
+        """fu_2d_gpu's levels and count of the own piece's new vertices (counts[0]), then the
+        switch's words for the next level: counts[1] = the block CSR degrees of the next In
+        (Fu2D's loop shares the union, the row all-gather into In included, before it
+        finishes a level), counts[2] -= the block CSC degrees of the level's new vertices.
+        counts[3] stays as the expand set it."""
+        self.counts[0:2].fill(0)
+        self._launch_finish(self.uni, level)
+        self._degree_sum(self.in_words, self.csr_offsets, self.counts[1:2])
+        self._degree_sum(self.uni, self.csc_offsets, self.counts[2:3], subtract=True)
+
+
+def build(block, ctx: RunContext) -> Fu2DDoGpu:
+    return Fu2DDoGpu(block, ctx)
+
+
+def warm_up(ctx: RunContext) -> None:
+    """fu_2d_gpu's warm-up on this class: both modules' kernels compiled and a search run (on
+    its 3-vertex block the default alpha goes bottom-up at level 1)."""
+    fu_2d_gpu.warm_up(ctx, Fu2DDoGpu)
