@@ -141,6 +141,15 @@ def grid_for(n_items: int, block: int = BLOCK, per_thread: int = 1) -> int:
     return min(blocks, sm_count() * 32)
 
 
+def resident_grid(kernel, block: int) -> int:
+    """Blocks of `block` threads that fit on the GPU at once (registers and the 2048-thread
+    limit per SM; Hopper's 64K registers per SM): a grid-stride kernel launched with this many
+    runs in one wave, with no blocks left waiting to start after the others."""
+    regs = max(1, int(kernel.num_regs))
+    per_sm = max(1, min(2048 // block, 65536 // (((regs * 32 + 255) // 256) * 256 * (block // 32))))
+    return sm_count() * per_sm
+
+
 @functools.lru_cache(maxsize=None)
 def sm_count() -> int:
     cp = require_gpu()

@@ -159,6 +159,42 @@ def test_variants_path_and_star(variant):
     check_against_cpu(merrill(src, dst, n, name, **options), src, dst, n, [0, 7, n - 1])
 
 
+@pytest.mark.parametrize("setting", ["beamer", "all-bottom-up", "all-top-down"])
+def test_merrill_do_edges_examined(setting):
+    """Top-down levels read every edge of their frontier; a bottom-up level reads at least one
+    neighbour of each vertex it finds and only rows of vertices still open (reachable, not yet
+    reached); the profile's bytes follow from those counts."""
+    from bfs.harness.bench import profile_search
+    options = {**DO_SETTINGS, "all-top-down": {"alpha": 1e-9}}[setting]
+    src, dst = generate_edges(14, 16)
+    n = 2 ** 14
+    deg = np.diff(build_csr(src, dst, n).offsets)
+    s = merrill(src, dst, n, "merrill-do", **options)
+    for root in graph500_roots(n, deg > 0, count=3):
+        s.search(int(root))
+        level = s.gather(n).level
+        examined = s.level_edges_examined
+        assert len(examined) == len(s.directions) == s.levels_run
+        assert s.edges_examined == sum(examined)
+        reached = level >= 0
+        by_level = np.bincount(level[reached], weights=deg[reached], minlength=s.levels_run)
+        found = np.bincount(level[reached], minlength=s.levels_run + 1)
+        for lv, (direction, read) in enumerate(zip(s.directions, examined)):
+            if direction == "top-down":
+                assert read == by_level[lv], (root, lv)
+            else:
+                open_edges = deg[(level > lv) | ((level < 0) & (deg > 0))].sum()
+                assert found[lv + 1] <= read <= open_edges, (root, lv, read)
+        if setting == "all-top-down":
+            assert set(s.directions) == {"top-down"} and s.edges_examined == deg[reached].sum()
+        else:
+            assert "bottom-up" in s.directions
+            assert s.edges_examined < deg[reached].sum()
+    prof = profile_search(s, int(root), "merrill-do")["levels"]
+    assert sum(p["edges_read"] for p in prof) == s.edges_examined
+    assert all(p["min_bytes"] >= 4 * p["edges_read"] + 12 * p["next_vertices"] for p in prof)
+
+
 def test_level_profile_adds_up():
     src, dst = generate_edges(14, 16)
     n = 2 ** 14

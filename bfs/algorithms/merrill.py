@@ -116,6 +116,7 @@ class MerrillSearcher(kernel1_gpu.DeviceCsrSearcher):
         self.expand = expand
         self.offsets_out = offsets   # the CSR under the output's ids (nedge's degrees)
         self.out_id, self.rank_h, self.kernel1_extra_s = np.uint64(0), None, 0.0   # null: as given
+        self.visited_init = np.uint64(0)     # null: every search starts from a clear bitmask
         if order == "degree":
             offsets, columns = self._degree_order(offsets, columns)
             expand = "tiles-l1"
@@ -246,7 +247,7 @@ class MerrillSearcher(kernel1_gpu.DeviceCsrSearcher):
         self.k_reset((device.grid_for(n, BLOCK),), (BLOCK,),
                      (np.int64(n), np.int64(self.n_words), np.uint32(start), np.uint32(root),
                       self.parent, self.level, self.visited, self.queues[0], self.degs[0],
-                      self.offsets, self.ctl))
+                      self.offsets, self.ctl, self.visited_init))
         q, edges, depth = 1, int(self.degree[start]), 0
         self.cur, self.slot = 0, 0
         self._start(root)

@@ -15,77 +15,128 @@ extern "C" __global__ void queue_to_bitmap(const u32* __restrict__ queue, i64 q,
     }
 }
 
-// One bottom-up level over vertices [0, 32 * n_words). Warps are aligned to bitmask words.
+// Queue of the vertices set in a frontier bitmap, with their degrees (switching back to
+// top-down after bottom-up levels, which keep only bitmaps). A thread per word; one global
+// atomic per block. counter[0] is left at the queue's length.
 extern "C" __global__ void __launch_bounds__(BLOCK)
-bottom_up(const i64* __restrict__ offsets, const u32* __restrict__ columns, i64 n, i64 n_words,
-          const u32* __restrict__ frontier, u32* __restrict__ next_frontier,
-          u32* __restrict__ visited, i64* __restrict__ parent, int* __restrict__ level,
-          int next_level, u32* __restrict__ qout, i64* __restrict__ degout,
-          u64* counter, u64* other_counter)
+bitmap_to_queue(const u32* __restrict__ bitmap, i64 n_words, const i64* __restrict__ offsets,
+                u32* __restrict__ qout, i64* __restrict__ degout, u64* counter)
 {
     __shared__ u32 s_count;
-    __shared__ u64 s_degsum, s_gbase;
+    __shared__ u64 s_base;
+    for (i64 w0 = (i64)blockIdx.x * BLOCK; w0 < n_words; w0 += (i64)gridDim.x * BLOCK) {
+        if (threadIdx.x == 0) s_count = 0;
+        __syncthreads();
+        const i64 w = w0 + threadIdx.x;
+        u32 bits = w < n_words ? bitmap[w] : 0u;
+        const u32 pos = bits ? atomicAdd(&s_count, (u32)__popc(bits)) : 0u;
+        __syncthreads();
+        if (threadIdx.x == 0 && s_count) s_base = atomicAdd(counter, (u64)s_count);
+        __syncthreads();
+        for (u32 k = 0; bits; ++k, bits &= bits - 1) {
+            const u32 v = (u32)(w * 32) + (u32)(__ffs(bits) - 1);
+            qout[s_base + pos + k] = v;
+            degout[s_base + pos + k] = offsets[(u64)v + 1] - offsets[v];
+        }
+        __syncthreads();    // s_base and s_count are rewritten by the next round
+    }
+}
+
+// Block-wide sums of three per-thread counts: counter[0] += a, counter[1] += b, read[0] += c,
+// by one thread of the block.
+__device__ __forceinline__ void add_block_counts(u64 a, u64 b, u64 c, u64* counter, u64* read) {
+    __shared__ u64 s[3];
+    if (threadIdx.x == 0) { s[0] = 0; s[1] = 0; s[2] = 0; }
+    __syncthreads();
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        a += __shfl_down_sync(FULL, a, o);
+        b += __shfl_down_sync(FULL, b, o);
+        c += __shfl_down_sync(FULL, c, o);
+    }
+    if ((threadIdx.x & 31) == 0) { atomicAdd(&s[0], a); atomicAdd(&s[1], b); atomicAdd(&s[2], c); }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        if (s[0]) { atomicAdd(counter, s[0]); atomicAdd(counter + 1, s[1]); }
+        if (s[2]) atomicAdd(read, s[2]);
+    }
+}
+
+#define HEAD 8   // neighbours each lane reads on its own before the warp takes over the row
+
+// One bottom-up level; a warp per 32-vertex word of the visited bitmask, grid-stride. Vertices
+// already visited (the isolated ones are marked visited at the reset) are skipped, a fully
+// visited word without touching offsets. Each unvisited vertex first reads its first HEAD
+// neighbours with independent loads (most vertices of a Kronecker graph meet a frontier parent
+// there); rows longer than that the warp then walks together, 32 coalesced neighbours a step,
+// one row at a time, stopping at the first frontier neighbour: a long row no longer holds the
+// other 31 lanes for a column load per step. No queue is written (a switch back to top-down
+// builds one from the bitmap) and no barrier inside the loop: each block sums its counts once,
+// at the end, into counter[0] (found), counter[1] (their degrees: the next frontier's edges)
+// and read[0] (neighbours loaded, summed over the search: the edges examined).
+extern "C" __global__ void __launch_bounds__(BLOCK)
+bottom_up(const i64* __restrict__ offsets, const u32* __restrict__ columns, i64 n_words,
+          const u32* __restrict__ frontier, u32* __restrict__ next_frontier,
+          u32* __restrict__ visited, i64* __restrict__ parent, int* __restrict__ level,
+          int next_level, u64* counter, u64* other_counter, u64* read)
+{
     const u32 lane = threadIdx.x & 31;
     if (blockIdx.x == 0 && threadIdx.x == 0) { other_counter[0] = 0; other_counter[1] = 0; }
-    const i64 total = n_words * 32;
-    for (i64 base = (i64)blockIdx.x * BLOCK; base < total; base += (i64)gridDim.x * BLOCK) {
-        if (threadIdx.x == 0) { s_count = 0; s_degsum = 0; }
-        __syncthreads();
-        const i64 v = base + threadIdx.x;
-        const bool in_range = v < total;
-        const u32 word = in_range ? visited[v >> 5] : FULL;
-        bool found = false;
+    u64 n_found = 0, deg_found = 0, n_read = 0;
+    const i64 warps = ((i64)gridDim.x * BLOCK) >> 5;
+    for (i64 w = ((i64)blockIdx.x * BLOCK + threadIdx.x) >> 5; w < n_words; w += warps) {
+        const u32 word = visited[w];
+        if (word == FULL) {                                   // warp-uniform
+            if (lane == 0) next_frontier[w] = 0;
+            continue;
+        }
+        const u32 v = (u32)(w * 32) + lane;
+        const bool open = !((word >> lane) & 1u);
+        i64 b = 0, e = 0;
+        if (open) { b = offsets[v]; e = offsets[(u64)v + 1]; }
+        const i64 len = e - b;
+        u32 u[HEAD];
+#pragma unroll
+        for (int t = 0; t < HEAD; ++t) u[t] = t < len ? columns[b + t] : 0u;
+        int hit = HEAD;
+#pragma unroll
+        for (int t = HEAD - 1; t >= 0; --t)
+            if (t < len && ((__ldg(frontier + (u[t] >> 5)) >> (u[t] & 31)) & 1u)) hit = t;
+        bool found = hit < HEAD;
         u32 p = 0;
-        i64 deg = 0;
-        if (v < n && !((word >> lane) & 1u)) {
-            const i64 b = offsets[v], e = offsets[v + 1];
-            deg = e - b;
-            // four neighbours per step: four independent column loads, then four independent
-            // bitmap loads, instead of a chain of two dependent loads per neighbour
-            i64 k = b;
-            for (; k + 4 <= e; k += 4) {
-                u32 u[4];
-                bool hit[4];
 #pragma unroll
-                for (int t = 0; t < 4; ++t) u[t] = columns[k + t];
-#pragma unroll
-                for (int t = 0; t < 4; ++t) hit[t] = (__ldg(frontier + (u[t] >> 5)) >> (u[t] & 31)) & 1u;
-                if (hit[0] | hit[1] | hit[2] | hit[3]) {
-                    p = hit[0] ? u[0] : hit[1] ? u[1] : hit[2] ? u[2] : u[3];
-                    found = true;
+        for (int t = 0; t < HEAD; ++t) if (t == hit) p = u[t];
+        n_read += (u64)(len < HEAD ? len : HEAD);
+        // the rest of the long rows, the warp on one row at a time
+        u32 rest = __ballot_sync(FULL, !found && len > HEAD);
+        while (rest) {
+            const int src = __ffs(rest) - 1;
+            rest &= rest - 1;
+            const i64 rb = __shfl_sync(FULL, b, src) + HEAD, re = __shfl_sync(FULL, e, src);
+            for (i64 k0 = rb; k0 < re; k0 += 32) {
+                const i64 k = k0 + lane;
+                const u32 x = k < re ? columns[k] : 0u;
+                const bool h = k < re && ((__ldg(frontier + (x >> 5)) >> (x & 31)) & 1u);
+                const u32 m = __ballot_sync(FULL, h);
+                if (lane == (u32)src) n_read += (u64)(re - k0 < 32 ? re - k0 : 32);
+                if (m) {
+                    const u32 px = __shfl_sync(FULL, x, __ffs(m) - 1);
+                    if (lane == (u32)src) { found = true; p = px; }
                     break;
                 }
             }
-            for (; !found && k < e; ++k) {
-                const u32 u = columns[k];
-                if ((frontier[u >> 5] >> (u & 31)) & 1u) { p = u; found = true; }
-            }
         }
         const u32 mask = __ballot_sync(FULL, found);
-        if (in_range && lane == 0) {
-            next_frontier[v >> 5] = mask;
-            if (mask) visited[v >> 5] = word | mask;
+        if (lane == 0) {
+            next_frontier[w] = mask;
+            if (mask) visited[w] = word | mask;
         }
-        u32 pos = 0;
-        if (mask) {
-            i64 sum = found ? deg : 0;
-#pragma unroll
-            for (int o = 16; o > 0; o >>= 1) sum += __shfl_down_sync(FULL, sum, o);
-            u32 b = 0;
-            if (lane == 0) { b = atomicAdd(&s_count, (u32)__popc(mask)); atomicAdd(&s_degsum, (u64)sum); }
-            pos = __shfl_sync(FULL, b, 0) + __popc(mask & ((1u << lane) - 1u));
-        }
-        __syncthreads();
-        if (threadIdx.x == 0 && s_count) {
-            s_gbase = atomicAdd(counter, (u64)s_count);
-            atomicAdd(counter + 1, s_degsum);
-        }
-        __syncthreads();
         if (found) {
             parent[v] = (i64)p;
             level[v] = next_level;
-            qout[s_gbase + pos] = (u32)v;
-            degout[s_gbase + pos] = deg;
+            ++n_found;
+            deg_found += (u64)len;
         }
     }
+    add_block_counts(n_found, deg_found, n_read, counter, read);
 }

@@ -45,7 +45,10 @@ def _module():
 
 
 class MerrillDoSearcher(MerrillSearcher):
-    """MerrillSearcher whose big levels run bottom-up (see the module docstring)."""
+    """MerrillSearcher whose big levels run bottom-up (see the module docstring).
+
+    Per search: directions[lv] is the direction that expanded level lv's frontier;
+    level_edges_examined / edges_examined are computed on request, after the search."""
 
     def __init__(self, offsets, columns, alpha: float = ALPHA, beta: float = BETA, **options):
         if options.get("order", "graph") != "graph":
@@ -53,20 +56,36 @@ class MerrillDoSearcher(MerrillSearcher):
                            "bottom-up levels write parent and level directly")
         super().__init__(offsets, columns, **options)
         cp = self.cp
-        device.check_fits(8 * self.n_words, "merrill-do frontier bitmaps")
+        device.check_fits(12 * self.n_words, "merrill-do frontier bitmaps")
         self.alpha, self.beta = float(alpha), float(beta)
         self.fronts = (cp.empty(self.n_words, dtype=cp.uint32),
                        cp.empty(self.n_words, dtype=cp.uint32))
+        # isolated vertices and the padding past n start visited: bottom-up never reads them
+        # (half the vertices of a Kronecker graph at scale 26 have no edge)
+        closed = cp.ones(self.n_words * 32, dtype=cp.bool_)
+        closed[:self.n] = cp.diff(self.offsets) == 0
+        self.n_active = self.n - int(closed[:self.n].sum())
+        self.visited_init = cp.packbits(closed, bitorder="little").view(cp.uint32)
+        del closed
+        self.queue_count = cp.zeros(1, dtype=cp.uint64)
         mod = _module()
         self.k_bitmap = mod.get_function("queue_to_bitmap")
+        self.k_queue = mod.get_function("bitmap_to_queue")
         self.k_bottom_up = mod.get_function("bottom_up")
         self.launches["bottom_up"] = 0
-        self.bu_blocks = device.sm_count() * 8
+        self.bu_blocks = device.resident_grid(self.k_bottom_up, BLOCK)
+        self.directions: list[str] = []
+        self._bottom_up_read: dict[int, int] = {}
+        self._examined: list[int] | None = None
 
     def _start(self, root):
         self.last_q = 0
         self.bottom_up = False
         self.front = 0
+        self.read_before = 0          # ctl[7]: neighbours read by bottom-up levels so far
+        self.directions = []
+        self._bottom_up_read = {}
+        self._examined = None
 
     def _bottom_up_level(self, q, depth):
         cur, slot = self.cur, self.slot
@@ -76,18 +95,26 @@ class MerrillDoSearcher(MerrillSearcher):
             self.k_bitmap((device.grid_for(q),), (BLOCK,), (self.queues[cur], np.int64(q), bm))
             self.bottom_up = True
         counter, other = self.ctl_slots[slot], self.ctl_slots[1 - slot]
-        blocks = max(1, min(self.bu_blocks, -(-self.n_words * 32 // BLOCK)))
-        self.k_bottom_up((blocks,), (BLOCK,),
-                         (self.offsets, self.columns, np.int64(self.n), np.int64(self.n_words),
+        self.k_bottom_up((self.bu_blocks,), (BLOCK,),
+                         (self.offsets, self.columns, np.int64(self.n_words),
                           self.fronts[self.front], self.fronts[1 - self.front], self.visited,
-                          self.parent, self.level, np.int32(depth + 1), self.queues[1 - cur],
-                          self.degs[1 - cur], counter, other))
+                          self.parent, self.level, np.int32(depth + 1), counter, other,
+                          self.ctl[7:8]))
         self.launches["bottom_up"] += 1
         ctl = self._read_ctl()
+        self._bottom_up_read[depth] = int(ctl[7]) - self.read_before
+        self.read_before = int(ctl[7])
         self.slot ^= 1
-        self.cur ^= 1
         self.front ^= 1
         return int(ctl[2 * slot]), int(ctl[2 * slot + 1]), 1
+
+    def _leave_bottom_up(self, q):
+        """Back to top-down: the frontier bitmap becomes the vertex queue (q vertices)."""
+        self.queue_count.fill(0)
+        self.k_queue((max(1, min(self.bu_blocks, device.grid_for(self.n_words))),), (BLOCK,),
+                     (self.fronts[self.front], np.int64(self.n_words), self.offsets,
+                      self.queues[self.cur], self.degs[self.cur], self.queue_count))
+        self.bottom_up = False
 
     def _step(self, q, edges, depth):
         unexplored = self.nnz - self.visited_edges
@@ -98,9 +125,44 @@ class MerrillDoSearcher(MerrillSearcher):
             stay = edges > unexplored / self.alpha
         self.last_q = q
         if stay:
+            self.directions.append("bottom-up")
             return ("bottom-up",) + self._bottom_up_level(q, depth)
-        self.bottom_up = False
-        return super()._step(q, edges, depth)
+        if self.bottom_up:
+            self._leave_bottom_up(q)
+        kind, q2, edges2, done = super()._step(q, edges, depth)
+        self.directions.extend(["top-down"] * done)
+        return (kind, q2, edges2, done)
+
+    @property
+    def level_edges_examined(self) -> list[int]:
+        """Edges read to expand each level's frontier: bottom-up levels count the neighbours
+        their kernel loaded; a top-down level reads every edge of its frontier, i.e. the
+        degree sum of the vertices at that level (one bincount over the level array, run
+        here, after the search, not inside its timing)."""
+        if self._examined is None:
+            cp = self.cp
+            reached = self.level >= 0
+            degree = cp.diff(self.offsets)
+            top_down = cp.bincount(self.level[reached], weights=degree[reached]).get()
+            self._examined = [self._bottom_up_read[lv] if d == "bottom-up"
+                              else int(top_down[lv]) if lv < top_down.size else 0
+                              for lv, d in enumerate(self.directions)]
+        return self._examined
+
+    def step_bytes(self, step: dict, reached_before: int) -> int:
+        """The fewest bytes a profiled level step (bfs.harness.bench.profile_search's dict,
+        with edges_read) must move: 4 per column read, 12 per vertex found (parent + level);
+        bottom-up: the three bitmasks (visited, frontier, next) and a row's two offsets per
+        vertex still open (non-isolated, not reached); top-down: a queue entry, its degree
+        and row offsets per frontier vertex (28)."""
+        found = step["next_vertices"]
+        fixed = (3 * self.n_words * 4 + 8 * max(0, self.n_active - reached_before)
+                 if step["kind"] == "bottom-up" else 28 * step["frontier_vertices"])
+        return 4 * step["edges_read"] + 12 * found + fixed
+
+    @property
+    def edges_examined(self) -> int:
+        return sum(self.level_edges_examined)
 
 
 # the registry's build / from_csr / warm_up: GPU Kernel 1, then this searcher

@@ -421,11 +421,20 @@ def profile_search(searcher, root: int, name: str) -> dict:
     end.synchronize()
     searcher.profile_levels = None
     total_ms = cp.cuda.get_elapsed_time(start, end)
+    if hasattr(searcher, "step_bytes"):      # edges read and the bytes each step must move
+        examined, depth, reached = searcher.level_edges_examined, 0, 1
+        for lv in levels:
+            lv["edges_read"] = sum(examined[depth:depth + lv["levels"]])
+            lv["min_bytes"] = searcher.step_bytes(lv, reached)
+            depth += lv["levels"]
+            reached += lv["next_vertices"]
     log(f"{name} level profile, root {root}: {total_ms:.3f} ms, {len(levels)} steps")
     for lv in levels[:40]:
         log(f"  depth {lv['depth']:>4} {lv['kind']:<9} x{lv['levels']:<4} "
             f"q={lv['frontier_vertices']:>10} edges={lv['frontier_edges']:>11} "
-            f"next={lv['next_vertices']:>10} {lv['ms']:>8.3f} ms")
+            f"next={lv['next_vertices']:>10} {lv['ms']:>8.3f} ms"
+            + (f" read={lv['edges_read']:>11} {lv['min_bytes'] / 1e6:>9.1f} MB"
+               if "min_bytes" in lv else ""))
     by_kind = {}
     for lv in levels:
         k = by_kind.setdefault(lv["kind"], {"steps": 0, "levels": 0, "ms": 0.0})

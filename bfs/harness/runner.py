@@ -155,8 +155,13 @@ class LocalSession:
 
     def profile(self, searcher, result, root):
         counts = np.bincount(result.level[result.level >= 0])
+        # direction-optimizing searchers (merrill-do): each level's direction and edges read
+        directions = getattr(searcher, "directions", [])
+        examined = getattr(searcher, "level_edges_examined", [])
         return [{"root": root, "rank": 0, "level": lv, "frontier_size": int(c),
-                 "expand_s": math.nan, "comm_s": 0.0, "comm_bytes": 0}
+                 "expand_s": math.nan, "comm_s": 0.0, "comm_bytes": 0,
+                 "edges_examined": int(examined[lv]) if lv < len(examined) else None,
+                 "direction": directions[lv] if lv < len(directions) else None}
                 for lv, c in enumerate(counts)]
 
     def describe(self) -> dict:
