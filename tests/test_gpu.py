@@ -48,10 +48,14 @@ def merrill(src, dst, n, name="merrill", **options):
 # frontier grows and top-down when it shrinks (beta tiny: every shrinking frontier is "small")
 DO_SETTINGS = {"beamer": {}, "all-bottom-up": {"alpha": float("inf"), "beta": float("inf")},
                "alternate": {"alpha": float("inf"), "beta": 1e-9}}
+# every bottom-up kernel shape, all levels after the first bottom-up
+DO_SHAPES = ["1x8", "4x4", "4x8"]
 VARIANTS = [("merrill", {"expand": "tiles"}), ("merrill", {"expand": "tiles-cas"}),
             ("merrill", {"expand": "v0"}), ("merrill", {"order": "degree"})] + \
-    [("merrill-do", o) for o in DO_SETTINGS.values()]
-VARIANT_IDS = ["tiles", "tiles-cas", "v0", "degree-order"] + [f"do-{k}" for k in DO_SETTINGS]
+    [("merrill-do", o) for o in DO_SETTINGS.values()] + \
+    [("merrill-do", {**DO_SETTINGS["all-bottom-up"], "bu": bu}) for bu in DO_SHAPES]
+VARIANT_IDS = ["tiles", "tiles-cas", "v0", "degree-order"] + [f"do-{k}" for k in DO_SETTINGS] \
+    + [f"do-bu{bu}" for bu in DO_SHAPES]
 
 
 def test_degree_order_renames_hubs_first_and_is_refused_where_unsupported():
@@ -189,6 +193,7 @@ def test_merrill_do_edges_examined(setting):
             assert set(s.directions) == {"top-down"} and s.edges_examined == deg[reached].sum()
         else:
             assert "bottom-up" in s.directions
+        if setting == "beamer":   # (all bottom-up re-reads unreachable rows every level)
             assert s.edges_examined < deg[reached].sum()
     prof = profile_search(s, int(root), "merrill-do")["levels"]
     assert sum(p["edges_read"] for p in prof) == s.edges_examined

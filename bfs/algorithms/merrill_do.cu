@@ -62,19 +62,21 @@ __device__ __forceinline__ void add_block_counts(u64 a, u64 b, u64 c, u64* count
     }
 }
 
-#define HEAD 8   // neighbours each lane reads on its own before the warp takes over the row
-
-// One bottom-up level; a warp per 32-vertex word of the visited bitmask, grid-stride. Vertices
-// already visited (the isolated ones are marked visited at the reset) are skipped, a fully
-// visited word without touching offsets. Each unvisited vertex first reads its first HEAD
-// neighbours with independent loads (most vertices of a Kronecker graph meet a frontier parent
-// there); rows longer than that the warp then walks together, 32 coalesced neighbours a step,
-// one row at a time, stopping at the first frontier neighbour: a long row no longer holds the
-// other 31 lanes for a column load per step. No queue is written (a switch back to top-down
-// builds one from the bitmap) and no barrier inside the loop: each block sums its counts once,
-// at the end, into counter[0] (found), counter[1] (their degrees: the next frontier's edges)
-// and read[0] (neighbours loaded, summed over the search: the edges examined).
-extern "C" __global__ void __launch_bounds__(BLOCK)
+// One bottom-up level; a warp takes WPW words of the visited bitmask (32 * WPW vertices, a
+// lane one vertex of each word) at a time, grid-stride. Why WPW words: every step of a vertex
+// waits for the one before (visited word -> row offsets -> columns -> frontier bits), so a
+// warp with one word has one load in flight per lane and the level is latency-bound; WPW
+// independent words put WPW (and WPW * HEAD) loads in flight instead.
+// Vertices already visited (the isolated ones are marked visited at the reset) are skipped.
+// Each open vertex reads its first HEAD neighbours with independent loads (most vertices of a
+// Kronecker graph meet a frontier parent there); longer rows the warp then walks together, 32
+// coalesced neighbours a step, one row at a time, stopping at the first frontier neighbour.
+// No queue is written (a switch back to top-down builds one from the bitmap) and no barrier
+// inside the loop: each block sums its counts once, at the end, into counter[0] (found),
+// counter[1] (their degrees: the next frontier's edges) and read[0] (neighbours loaded,
+// summed over the search: the edges examined).
+template <int WPW, int HEAD>
+__global__ void __launch_bounds__(BLOCK)
 bottom_up(const i64* __restrict__ offsets, const u32* __restrict__ columns, i64 n_words,
           const u32* __restrict__ frontier, u32* __restrict__ next_frontier,
           u32* __restrict__ visited, i64* __restrict__ parent, int* __restrict__ level,
@@ -84,58 +86,76 @@ bottom_up(const i64* __restrict__ offsets, const u32* __restrict__ columns, i64 
     if (blockIdx.x == 0 && threadIdx.x == 0) { other_counter[0] = 0; other_counter[1] = 0; }
     u64 n_found = 0, deg_found = 0, n_read = 0;
     const i64 warps = ((i64)gridDim.x * BLOCK) >> 5;
-    for (i64 w = ((i64)blockIdx.x * BLOCK + threadIdx.x) >> 5; w < n_words; w += warps) {
-        const u32 word = visited[w];
-        if (word == FULL) {                                   // warp-uniform
-            if (lane == 0) next_frontier[w] = 0;
-            continue;
-        }
-        const u32 v = (u32)(w * 32) + lane;
-        const bool open = !((word >> lane) & 1u);
-        i64 b = 0, e = 0;
-        if (open) { b = offsets[v]; e = offsets[(u64)v + 1]; }
-        const i64 len = e - b;
-        u32 u[HEAD];
+    const i64 groups = (n_words + WPW - 1) / WPW;
+    for (i64 g = ((i64)blockIdx.x * BLOCK + threadIdx.x) >> 5; g < groups; g += warps) {
+        const i64 w0 = g * WPW;
+        u32 word[WPW];
 #pragma unroll
-        for (int t = 0; t < HEAD; ++t) u[t] = t < len ? columns[b + t] : 0u;
-        int hit = HEAD;
+        for (int j = 0; j < WPW; ++j) word[j] = w0 + j < n_words ? visited[w0 + j] : FULL;
+        i64 b[WPW], len[WPW];
 #pragma unroll
-        for (int t = HEAD - 1; t >= 0; --t)
-            if (t < len && ((__ldg(frontier + (u[t] >> 5)) >> (u[t] & 31)) & 1u)) hit = t;
-        bool found = hit < HEAD;
-        u32 p = 0;
-#pragma unroll
-        for (int t = 0; t < HEAD; ++t) if (t == hit) p = u[t];
-        n_read += (u64)(len < HEAD ? len : HEAD);
-        // the rest of the long rows, the warp on one row at a time
-        u32 rest = __ballot_sync(FULL, !found && len > HEAD);
-        while (rest) {
-            const int src = __ffs(rest) - 1;
-            rest &= rest - 1;
-            const i64 rb = __shfl_sync(FULL, b, src) + HEAD, re = __shfl_sync(FULL, e, src);
-            for (i64 k0 = rb; k0 < re; k0 += 32) {
-                const i64 k = k0 + lane;
-                const u32 x = k < re ? columns[k] : 0u;
-                const bool h = k < re && ((__ldg(frontier + (x >> 5)) >> (x & 31)) & 1u);
-                const u32 m = __ballot_sync(FULL, h);
-                if (lane == (u32)src) n_read += (u64)(re - k0 < 32 ? re - k0 : 32);
-                if (m) {
-                    const u32 px = __shfl_sync(FULL, x, __ffs(m) - 1);
-                    if (lane == (u32)src) { found = true; p = px; }
-                    break;
-                }
+        for (int j = 0; j < WPW; ++j) {
+            b[j] = 0; len[j] = 0;
+            if (!((word[j] >> lane) & 1u)) {
+                const u64 v = (u64)(w0 + j) * 32 + lane;
+                b[j] = offsets[v];
+                len[j] = offsets[v + 1] - b[j];
             }
         }
-        const u32 mask = __ballot_sync(FULL, found);
-        if (lane == 0) {
-            next_frontier[w] = mask;
-            if (mask) visited[w] = word | mask;
+        u32 u[WPW][HEAD];
+#pragma unroll
+        for (int j = 0; j < WPW; ++j)
+#pragma unroll
+            for (int t = 0; t < HEAD; ++t) u[j][t] = t < len[j] ? columns[b[j] + t] : 0u;
+        bool found[WPW];
+        u32 p[WPW];
+#pragma unroll
+        for (int j = 0; j < WPW; ++j) {
+            int hit = HEAD;
+#pragma unroll
+            for (int t = HEAD - 1; t >= 0; --t)
+                if (t < len[j] && ((__ldg(frontier + (u[j][t] >> 5)) >> (u[j][t] & 31)) & 1u))
+                    hit = t;
+            found[j] = hit < HEAD;
+            p[j] = 0;
+#pragma unroll
+            for (int t = 0; t < HEAD; ++t) if (t == hit) p[j] = u[j][t];
+            n_read += (u64)(len[j] < HEAD ? len[j] : HEAD);
         }
-        if (found) {
-            parent[v] = (i64)p;
-            level[v] = next_level;
-            ++n_found;
-            deg_found += (u64)len;
+#pragma unroll
+        for (int j = 0; j < WPW; ++j) {
+            // the rest of the long rows, the warp on one row at a time
+            u32 rest = __ballot_sync(FULL, !found[j] && len[j] > HEAD);
+            while (rest) {
+                const int src = __ffs(rest) - 1;
+                rest &= rest - 1;
+                const i64 rb = __shfl_sync(FULL, b[j], src) + HEAD;
+                const i64 re = rb - HEAD + __shfl_sync(FULL, len[j], src);
+                for (i64 k0 = rb; k0 < re; k0 += 32) {
+                    const i64 k = k0 + lane;
+                    const u32 x = k < re ? columns[k] : 0u;
+                    const bool h = k < re && ((__ldg(frontier + (x >> 5)) >> (x & 31)) & 1u);
+                    const u32 m = __ballot_sync(FULL, h);
+                    if (lane == (u32)src) n_read += (u64)(re - k0 < 32 ? re - k0 : 32);
+                    if (m) {
+                        const u32 px = __shfl_sync(FULL, x, __ffs(m) - 1);
+                        if (lane == (u32)src) { found[j] = true; p[j] = px; }
+                        break;
+                    }
+                }
+            }
+            const u32 mask = __ballot_sync(FULL, found[j]);
+            if (w0 + j < n_words && lane == 0) {
+                next_frontier[w0 + j] = mask;
+                if (mask) visited[w0 + j] = word[j] | mask;
+            }
+            if (found[j]) {
+                const u64 v = (u64)(w0 + j) * 32 + lane;
+                parent[v] = (i64)p[j];
+                level[v] = next_level;
+                ++n_found;
+                deg_found += (u64)len[j];
+            }
         }
     }
     add_block_counts(n_found, deg_found, n_read, counter, read);

@@ -38,10 +38,16 @@ from .merrill import BLOCK, MerrillSearcher
 
 ALPHA = 14.0
 BETA = 24.0
+# bottom-up kernel shapes: "WxH" = W visited words per warp in flight, H neighbours per lane
+# read before the warp walks a row together (see merrill_do.cu)
+BOTTOM_UP_VARIANTS = {f"{w}x{h}": f"bottom_up<{w}, {h}>" for w, h in
+                      ((1, 8), (2, 8), (4, 4), (4, 8))}
+BOTTOM_UP = "2x8"
 
 
 def _module():
-    return load_module(Path(__file__).with_name("merrill_do.cu"))
+    return load_module(Path(__file__).with_name("merrill_do.cu"),
+                       tuple(BOTTOM_UP_VARIANTS.values()))
 
 
 class MerrillDoSearcher(MerrillSearcher):
@@ -50,7 +56,11 @@ class MerrillDoSearcher(MerrillSearcher):
     Per search: directions[lv] is the direction that expanded level lv's frontier;
     level_edges_examined / edges_examined are computed on request, after the search."""
 
-    def __init__(self, offsets, columns, alpha: float = ALPHA, beta: float = BETA, **options):
+    def __init__(self, offsets, columns, alpha: float = ALPHA, beta: float = BETA,
+                 bu: str = BOTTOM_UP, **options):
+        if bu not in BOTTOM_UP_VARIANTS:
+            raise BfsError(f"merrill-do bu must be one of {sorted(BOTTOM_UP_VARIANTS)}, "
+                           f"got {bu!r}")
         if options.get("order", "graph") != "graph":
             raise BfsError("merrill-do runs on the graph's own ids only (order=graph): its "
                            "bottom-up levels write parent and level directly")
@@ -71,7 +81,7 @@ class MerrillDoSearcher(MerrillSearcher):
         mod = _module()
         self.k_bitmap = mod.get_function("queue_to_bitmap")
         self.k_queue = mod.get_function("bitmap_to_queue")
-        self.k_bottom_up = mod.get_function("bottom_up")
+        self.k_bottom_up = mod.get_function(BOTTOM_UP_VARIANTS[bu])
         self.launches["bottom_up"] = 0
         self.bu_blocks = device.resident_grid(self.k_bottom_up, BLOCK)
         self.directions: list[str] = []
