@@ -49,7 +49,7 @@ def merrill(src, dst, n, name="merrill", **options):
 DO_SETTINGS = {"beamer": {}, "all-bottom-up": {"alpha": float("inf"), "beta": float("inf")},
                "alternate": {"alpha": float("inf"), "beta": 1e-9}}
 # every bottom-up kernel shape, all levels after the first bottom-up
-DO_SHAPES = ["1x8", "4x4", "4x8"]
+DO_SHAPES = ["1x8", "2x8", "4x4"]
 VARIANTS = [("merrill", {"expand": "tiles"}), ("merrill", {"expand": "tiles-cas"}),
             ("merrill", {"expand": "v0"}), ("merrill", {"order": "degree"})] + \
     [("merrill-do", o) for o in DO_SETTINGS.values()] + \

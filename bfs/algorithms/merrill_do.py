@@ -38,11 +38,11 @@ from .merrill import BLOCK, MerrillSearcher
 
 ALPHA = 14.0
 BETA = 24.0
-# bottom-up kernel shapes: "WxH" = W visited words per warp in flight, H neighbours per lane
-# read before the warp walks a row together (see merrill_do.cu)
-BOTTOM_UP_VARIANTS = {f"{w}x{h}": f"bottom_up<{w}, {h}>" for w, h in
-                      ((1, 8), (2, 8), (4, 4), (4, 8))}
-BOTTOM_UP = "2x8"
+# bottom-up kernel shapes: "KxH" = K open vertices per lane in flight, each reading its first
+# H neighbours with independent loads (see merrill_do.cu)
+BOTTOM_UP_VARIANTS = {f"{k}x{h}": f"bottom_up<{k}, {h}>" for k, h in
+                      ((1, 8), (2, 4), (2, 8), (4, 4))}
+BOTTOM_UP = "2x4"
 
 
 def _module():
