@@ -424,13 +424,19 @@ def test_read_edges_to_device_count_mismatch(tmp_path):
         device_edges.read_edges_to_device(g)
 
 
-def test_bench_small(tmp_path):
+@pytest.mark.parametrize("algorithms", [["merrill"],
+                                        ["gpu-quadratic", "gpu-out-of-core", "hybrid"]])
+def test_bench_small(tmp_path, algorithms):
     out = tmp_path / "bench.json"
-    proc = bfs_cli("bench", "--backend", "gpu", "--scales", "10", "12", "--algorithms", "merrill",
-                   "--roots", "4", "--out", out)
+    proc = bfs_cli("bench", "--backend", "gpu", "--scales", "10", "12", "--algorithms",
+                   *algorithms, "--roots", "4", "--out", out)
     import json
     rec = json.loads(out.read_text())
     assert rec["valid"] and len(rec["records"]) == 2
+    for r in rec["records"]:
+        for name in algorithms:
+            searches = r["algorithms"][name]["searches"]
+            assert len(searches) == 4 and all(x["valid"] and x["nedge"] > 0 for x in searches)
     assert "GTEPS" in proc.stdout
 
 

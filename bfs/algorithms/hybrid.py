@@ -433,7 +433,24 @@ class DeviceSide:
 
 
 class HybridSearcher(HostHybrid):
-    """The registry's searcher: HostHybrid with a DeviceSide."""
+    """The registry's searcher: HostHybrid with a DeviceSide, and the single-GPU searchers'
+    outputs (bfs bench): the last search's tree (on the host, where the driver keeps it),
+    on the device for the GPU validator, and its Graph500 nedge."""
+
+    def search(self, root: int) -> SearchResult:
+        self.last = super().search(root)
+        return self.last
+
+    def gather(self, n_vertices: int | None = None) -> SearchResult:
+        return self.last
+
+    def device_result(self) -> SearchResult:
+        cp = self.device.cp
+        return SearchResult(cp.asarray(self.last.parent), cp.asarray(self.last.level))
+
+    def nedge(self) -> int:
+        """Input edges (self-loops excluded, duplicates counted) with both ends reached."""
+        return int(np.diff(self.tg.offsets)[self.last.level >= 0].sum()) // 2
 
 
 def from_csr(offsets_dev, columns_dev, **options) -> HybridSearcher:
