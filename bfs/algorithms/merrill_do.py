@@ -12,11 +12,20 @@ visited or claimed by another edge. Bottom-up, a vertex of a Kronecker graph usu
 frontier parent within its first few neighbours, so the big levels read a small fraction of the
 edges.
 
-Bottom-up kernel: one thread per vertex, 32 consecutive vertices per warp, so the warp owns one
-word of the visited bitmask and one word of the next frontier bitmap and writes both with plain
-stores (no atomics, no clearing pass: every word of the next bitmap is written). The frontier is
-a bitmap (1 bit per vertex, L2-resident); found vertices also go to the vertex queue (block-
-aggregated append, with their degrees) so a switch back to top-down needs no conversion.
+Bottom-up kernel (merrill_do.cu, bottom_up<K, H>). A level's cost is latency, not bytes: each
+open vertex's steps wait on one another (row offsets -> columns -> frontier bits), so what
+counts is how many vertices are in flight. A warp takes 32 words of the visited bitmask (1024
+vertices) in one coalesced load and deals their open vertices out to its lanes, K per lane at a
+time, whatever their density (after the first bottom-up level most vertices of a word are
+visited); each reads its first H neighbours with independent loads, walks on alone up to 64,
+and the warp walks longer rows together, 32 coalesced neighbours a step. New frontier bits
+gather in shared memory and go out with the visited words, whole: no bitmap atomics, no queue
+(a switch back to top-down builds one from the bitmap: bitmap_to_queue), no block barrier in
+the loop. Isolated vertices (half of them at Kronecker scale 26) start visited, so they are
+never dealt. Measured on an H100 at scale 26 (BENCHMARKS.md): a thread per vertex with a
+queue append, 236 GTEPS; a warp per word, 242; a warp per 4 words, 243; dealt to lanes, 268-287.
+The kernel counts the neighbours it loads (edges examined); top-down levels read every edge of
+their frontier, so their count is the level's degree sum, taken after the search.
 
 Switching (Beamer's heuristic, on the host, which learns the frontier size and its summed
 degree each level anyway): top-down -> bottom-up when the frontier's edges m_f exceed
