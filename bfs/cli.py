@@ -251,9 +251,10 @@ def cmd_fetch(args) -> int:
 
 # bfs.report's TABLES and FIGURES, named here so building the parser never imports pandas
 REPORT_TABLES = ("strong_scaling", "weak_scaling", "graphs", "kernel1", "source_lines",
-                 "small_frontier")
+                 "small_frontier", "task_count", "lambda")
 REPORT_FIGURES = ("strong_scaling", "weak_scaling", "frontier", "comm_vs_compute",
-                  "teps_vs_scale", "kernel1_vs_scale", "teps_vs_source_lines", "small_frontier")
+                  "teps_vs_scale", "kernel1_vs_scale", "teps_vs_source_lines", "small_frontier",
+                  "task_count", "lambda")
 
 
 def _report_runs(args):

@@ -61,6 +61,20 @@ def relabelled(run_dir, out, backend=None, comm=None, drop_comm=False, time_fact
     return out
 
 
+def hybrid_run(runs, out, graph=None, edgefactor=None, time_factor=1.0, **setting):
+    """The seq-csr run relabelled as a GPU hybrid run of `setting` (what `bfs run --algorithm
+    hybrid` records: tasks, mode, lambda, gpu_share; defaults where not given), on a graph
+    renamed `graph` of edge factor `edgefactor` where given."""
+    setting = {"tasks": 16, "mode": "workload", "lambda": 1000.0, "gpu_share": 0.5, **setting}
+    out = relabelled(runs["seq"], out, backend="gpu", algorithm="hybrid",
+                     time_factor=time_factor, **setting)
+    if graph:
+        info = json.loads((out / "run.json").read_text())
+        info["graph"].update(name=graph, edgefactor=edgefactor)
+        (out / "run.json").write_text(json.dumps(info))
+    return out
+
+
 def harmonic_teps(run_dir):
     rows = searches(run_dir)
     return len(rows) / sum(r["time_s"] / r["nedge"] for r in rows)
@@ -169,7 +183,11 @@ def test_strong_scaling_figure_marks_the_other_grid_shape(runs):
     assert any(label.startswith("another grid shape") for label in labels)
 
 
-@pytest.mark.parametrize("kind", cli.REPORT_TABLES)
+# the hybrid sweeps' tables hold only the runs of a hybrid setting: tested with those below
+HYBRID_TABLES = ("task_count", "lambda")
+
+
+@pytest.mark.parametrize("kind", [k for k in cli.REPORT_TABLES if k not in HYBRID_TABLES])
 def test_every_table_kind_writes_csv_and_markdown(runs, tmp_path, kind):
     bfs_cli("report", "table", kind, runs["seq"], runs[1], runs[2], "--out", tmp_path / kind)
     table = pd.read_csv(tmp_path / f"{kind}.csv")
@@ -206,6 +224,8 @@ def test_every_figure_kind_writes_png_and_svg(runs, tmp_path, kind):
     extra = []
     if kind == "small_frontier":  # a 1d run with its threshold: what the figure draws
         extra = [relabelled(runs[2], tmp_path / "sf", algorithm="1d", small_frontier=100)]
+    if kind in ("task_count", "lambda"):  # a hybrid run: tasks and lambda
+        extra = [hybrid_run(runs, tmp_path / "hybrid", tasks=4)]
     proc = bfs_cli("report", "figure", kind, runs["seq"], *extra, "--runs-file", runs_file,
                    "--out", tmp_path / kind)
     png, svg = tmp_path / f"{kind}.png", tmp_path / f"{kind}.svg"
@@ -264,6 +284,68 @@ def test_small_frontier_table_per_threshold_beside_the_serial_run(runs, tmp_path
     line = next(l for l in ax.get_lines() if "1d/cpu" in l.get_label())
     assert list(line.get_xdata()) == [0, 1000]
     assert any("seq-csr (serial)" in l.get_label() for l in ax.get_lines())
+
+
+def test_task_count_table_and_figure_per_mode_and_tasks(runs, tmp_path):
+    """Munguia Fig. 9: a row per (mode, T) of the hybrid runs only, each mode showing the
+    setting it reads (workload: lambda; fixed: GPU share), GTEPS from the run's own searches;
+    the figure a line per graph and mode over T."""
+    sweep = {("fixed", 64): hybrid_run(runs, tmp_path / "f64", tasks=64, mode="fixed",
+                                       gpu_share=0.25),
+             ("workload", 1): hybrid_run(runs, tmp_path / "w1", tasks=1, time_factor=2.0),
+             ("workload", 64): hybrid_run(runs, tmp_path / "w64", tasks=64, time_factor=0.5)}
+    bfs_cli("report", "table", "task_count", runs["seq"], *sweep.values(),
+            "--out", tmp_path / "tc")
+    table = pd.read_csv(tmp_path / "tc.csv")
+    assert list(zip(table["mode"], table["tasks"])) == list(sweep)   # no seq-csr row
+    assert (tmp_path / "tc.md").read_text().count("\n") == len(table) + 2
+    assert set(table["algorithm"]) == {"hybrid"} and set(table["backend"]) == {"gpu"}
+    assert table["GTEPS"].tolist() == pytest.approx(
+        [harmonic_teps(run) / 1e9 for run in sweep.values()], rel=1e-9)
+    assert pd.isna(table["lambda"].iloc[0]) and table["lambda"].tolist()[1:] == [1000, 1000]
+    assert table["GPU share"].iloc[0] == 0.25 and pd.isna(table["GPU share"].iloc[1:]).all()
+    fig, _, note = figures.task_count_figure(report.load_runs([runs["seq"], *sweep.values()]))
+    assert note is None
+    lines = {l.get_label(): list(l.get_xdata()) for l in fig.axes[0].get_lines()}
+    assert lines == {"kron-s9-e8 · workload, λ = 1000": [1, 64],
+                     "kron-s9-e8 · fixed, GPU share 0.25": [64]}
+
+
+def test_lambda_table_and_figure_per_edge_factor(runs, tmp_path):
+    """Munguia Fig. 10: a row per (edge factor, lambda) of the workload runs, edge factors in
+    numeric order (not by graph name), an infinite lambda (all CPU, "inf" in run.json) kept in
+    the table; the figure a line per graph over the finite lambdas."""
+    sweep = {(ef, lam): hybrid_run(runs, tmp_path / f"e{ef}-l{lam}", graph=f"kron-s9-e{ef}",
+                                   edgefactor=ef, time_factor=1 + lam / 1000,
+                                   **{"lambda": lam})
+             for ef in (8, 128) for lam in (0, 1000)}
+    all_cpu = hybrid_run(runs, tmp_path / "inf", graph="kron-s9-e8", edgefactor=8,
+                         **{"lambda": "inf"})
+    fixed = hybrid_run(runs, tmp_path / "fixed", mode="fixed")   # no lambda: not a row
+    bfs_cli("report", "table", "lambda", *sweep.values(), all_cpu, fixed,
+            "--out", tmp_path / "lam")
+    table = pd.read_csv(tmp_path / "lam.csv")
+    assert (tmp_path / "lam.md").read_text().count("\n") == len(table) + 2
+    assert list(zip(table["edge factor"], table["lambda"])) == \
+        [(8, 0), (8, 1000), (8, float("inf")), (128, 0), (128, 1000)]
+    assert set(table["tasks"]) == {16} and set(table["scale"]) == {9}
+    expected = [harmonic_teps(sweep[8, 0]), harmonic_teps(sweep[8, 1000]),
+                harmonic_teps(all_cpu), harmonic_teps(sweep[128, 0]),
+                harmonic_teps(sweep[128, 1000])]
+    assert table["GTEPS"].tolist() == pytest.approx([t / 1e9 for t in expected], rel=1e-9)
+    fig, _, note = figures.lambda_figure(report.load_runs([*sweep.values(), all_cpu, fixed]))
+    assert note is None
+    lines = {l.get_label(): list(l.get_xdata()) for l in fig.axes[0].get_lines()}
+    assert lines == {"kron-s9-e8: edge factor 8": [0, 1000],
+                     "kron-s9-e128: edge factor 128": [0, 1000]}
+
+
+def test_hybrid_figures_without_hybrid_runs_say_why(runs):
+    loaded = report.load_runs([runs["seq"]])
+    assert loaded[["tasks", "mode", "lambda", "gpu_share"]].isna().all(axis=None)
+    for figure in (figures.task_count_figure, figures.lambda_figure):
+        fig, _, note = figure(loaded)
+        assert fig is None and "no hybrid runs" in note
 
 
 def test_source_lines_table_counts_each_implementation(runs, tmp_path):

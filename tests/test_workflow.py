@@ -176,6 +176,72 @@ def test_small_frontier_sweep_plans_a_run_per_threshold(tmp_path):
     assert "results/figures/small_frontier.png" in plan
 
 
+def hybrid_sweeps_config() -> dict:
+    """Munguia's two sweeps of hybrid on Kronecker graphs of two edge factors, beside a hybrid
+    run of another experiment."""
+    return {"results": "results", "roots": 4,
+            "graphs": {"kronecker": {"kron-s8": {"scale": 8, "edgefactor": 8},
+                                     "kron-s8-e32": {"scale": 8, "edgefactor": 32}}},
+            "experiments": {
+                "task_count_sweep": {"graphs": ["kron-s8"], "tasks": [1, 16, 64],
+                                     "mode": ["workload", "fixed"], "gpu_share": 0.25},
+                "lambda_sweep": {"graphs": ["kron-s8", "kron-s8-e32"], "lambda": [0, 1000]},
+                "real_graphs": {"graphs": ["kron-s8"], "algorithms": ["hybrid"],
+                                "backend": "gpu"}}}
+
+
+def test_hybrid_sweeps_plan_a_run_per_setting(tmp_path):
+    """task_count_sweep: a GPU hybrid run per (mode, T), named by its whole setting
+    (t{T}-l{lambda}; fixed-t{T}-s{share}) and given exactly those flags; lambda_sweep: a run
+    per (graph, lambda) at T = 16, the run both sweeps need planned once; a hybrid run of
+    another experiment keeps `default` and the CLI's defaults (no flags)."""
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(hybrid_sweeps_config()))
+    plan = snakemake(tmp_path, "-n", "-p").stdout
+    jobs = planned_bfs_jobs(plan)
+
+    def workload(tasks, lam):
+        return {"tasks": str(tasks), "mode": "workload", "lambda": str(lam)}
+    expected = {  # run -> its hybrid flags
+        **{f"kron-s8/hybrid/gpu-serial-t{t}-l1000": workload(t, 1000) for t in (1, 16, 64)},
+        **{f"kron-s8/hybrid/gpu-serial-fixed-t{t}-s0.25":
+           {"tasks": str(t), "mode": "fixed", "gpu-share": "0.25"} for t in (1, 16, 64)},
+        **{f"{g}/hybrid/gpu-serial-t16-l{lam}": workload(16, lam)
+           for g in ("kron-s8", "kron-s8-e32") for lam in (0, 1000)},
+        "kron-s8/hybrid/gpu-serial-default": {}}
+    assert set(jobs) == set(expected)
+    for run, flags in expected.items():
+        job = jobs[run]
+        assert job["rule"] == "bfs_serial" and job["resources"]["gpu"] == "1", run
+        assert "--backend gpu" in job["shell"], run
+        got = dict(re.findall(r"--(tasks|mode|lambda|gpu-share) (\S+)", job["shell"]))
+        assert got == flags, (run, job["shell"])
+    for name in ("task_count", "lambda"):
+        assert f"results/tables/{name}.csv" in plan and f"results/figures/{name}.png" in plan
+
+
+@pytest.mark.parametrize("experiment, says", [
+    ({"task_count_sweep": {"graphs": ["kron-s8"], "tasks": [1], "backend": "cpu"}},
+     "'cpu' is not one of ['gpu']"),
+    ({"task_count_sweep": {"graphs": ["kron-s8"], "tasks": [0]}}, "less than the minimum"),
+    ({"task_count_sweep": {"graphs": ["kron-s8"]}}, "'tasks' is a required property"),
+    ({"task_count_sweep": {"graphs": ["kron-s8"], "tasks": [4], "mode": ["greedy"]}},
+     "'greedy' is not one of"),
+    ({"lambda_sweep": {"graphs": ["kron-s8"], "lambda": [-1]}}, "less than the minimum"),
+    ({"lambda_sweep": {"graphs": ["kron-s8"], "lambda": [10], "algorithm": "merrill"}},
+     "'merrill' is not one of ['hybrid']"),
+    ({"lambda_sweep": {"graphs": ["kron-s8"], "lambda": [10], "gpu_share": 0.5}},
+     "Additional properties are not allowed")])
+def test_schema_refuses_a_wrong_hybrid_sweep(tmp_path, experiment, says):
+    config = hybrid_sweeps_config()
+    config["experiments"] = experiment
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    proc = snakemake(tmp_path, "-n", check=False)
+    assert proc.returncode != 0
+    said = proc.stdout + proc.stderr
+    assert says in said, said[-3000:]
+    assert "rule bfs_" not in said
+
+
 @pytest.mark.parametrize("experiment", [
     {"implementations": {"graphs": ["kron-s8"], "algorithms": ["seq-csr", "merrill"]}},
     {"real_graphs": {"graphs": ["kron-s8"], "algorithms": ["gpu-quadratic"],
@@ -200,8 +266,15 @@ def test_one_gpu_config_plans_the_gpu_algorithms(tmp_path):
     shutil.copy(ROOT / "config" / "one_gpu.yaml", tmp_path / "config.yaml")
     jobs = planned_bfs_jobs(snakemake(tmp_path, "-n").stdout)
     for graph in ["kron-s20", "kron-s24", "email-Eu-core"]:
-        for algorithm in ["gpu-quadratic", "merrill", "merrill-do"]:
+        for algorithm in ["gpu-quadratic", "merrill", "merrill-do", "hybrid",
+                          "gpu-out-of-core"]:
             assert f"results/one_gpu/runs/{graph}/{algorithm}/gpu-serial-default" in jobs
+    # Munguia's sweeps: T per mode, and lambda on every edge factor from 8 to 128
+    for run in ["kron-s22/hybrid/gpu-serial-t1-l1000",
+                "kron-s22/hybrid/gpu-serial-fixed-t1024-s0.5",
+                *(f"kron-s20{e}/hybrid/gpu-serial-t16-l0" for e in
+                  ["-e8", "", "-e32", "-e64", "-e128"])]:
+        assert f"results/one_gpu/runs/{run}" in jobs, run
 
 
 def test_schema_rejects_a_name_that_would_reach_the_shell(tmp_path):

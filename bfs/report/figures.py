@@ -14,6 +14,10 @@
                     algorithm's own files, a labelled point per implementation.
     small_frontier  Racherla: 1d GTEPS vs its small-frontier threshold, a line per graph, the
                     serial baseline as a dashed level line.
+    task_count      Munguia et al. Fig. 9: hybrid GTEPS vs the task count T, a line per graph
+                    and mode (with its lambda or GPU share).
+    lambda          Munguia et al. Fig. 10: hybrid --mode workload GTEPS vs lambda, a line per
+                    Kronecker graph (edge factor).
 """
 from __future__ import annotations
 
@@ -315,9 +319,43 @@ def teps_vs_source_lines_figure(runs: pd.DataFrame):
     return fig, title, None
 
 
+def _tick(value) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+# a threshold's x axis: 0 has no logarithm, so linear below 10
+SYMLOG = {"value": "symlog", "linthresh": 10}
+
+
+def _sweep_lines(data: pd.DataFrame, x: str, xscale: dict, xlabel: str, title: str):
+    """GTEPS vs the swept setting `x`, a line per data["series"] (in order of appearance),
+    every swept value a tick. Returns the figure, its axes and the series' colours."""
+    plt, sns = _plt()
+    fig, ax = plt.subplots(figsize=(8, 5))
+    labels = list(dict.fromkeys(data["series"]))
+    palette = dict(zip(labels, sns.color_palette(n_colors=len(labels))))
+    for label, series in data.groupby("series", sort=False):
+        series = series.sort_values(x)
+        ax.plot(series[x], series["GTEPS"], "o-", color=palette[label], label=label)
+    ax.set_xscale(**xscale)
+    ticks = sorted(data[x].unique())
+    ax.set_xticks(ticks, [_tick(t) for t in ticks])
+    ax.margins(x=0.08)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("GTEPS (10⁹ traversed edges/s)")
+    ax.set_ylim(bottom=0)
+    ax.set_title(title, fontsize=11)
+    return fig, ax, palette
+
+
+def _finish(fig, ax):
+    ax.legend(fontsize=8, loc="best")
+    fig.tight_layout()
+    return fig
+
+
 def small_frontier_figure(runs: pd.DataFrame):
     from .tables import small_frontier_table
-    plt, sns = _plt()
     title = "1d GTEPS vs small-frontier threshold"
     table = small_frontier_table(runs)
     swept = table[table["small frontier"].notna()].copy()
@@ -327,29 +365,58 @@ def small_frontier_figure(runs: pd.DataFrame):
     swept["small frontier"] = swept["small frontier"].astype(int)
     swept["series"] = [f"{r.graph} · {r.algorithm}/{r.backend}, {_ranks(r.ranks)}"
                        for r in swept.itertuples()]
-    fig, ax = plt.subplots(figsize=(8, 5))
-    labels = list(dict.fromkeys(swept["series"]))
-    palette = dict(zip(labels, sns.color_palette(n_colors=len(labels))))
+    fig, ax, palette = _sweep_lines(
+        swept, "small frontier", SYMLOG,
+        "small-frontier threshold (vertices; frontiers below it expand on rank 0)",
+        f"{title} (Racherla)\nGraph500 harmonic-mean TEPS, serial baseline dashed")
     for label, series in swept.groupby("series", sort=False):
-        series = series.sort_values("small frontier")
-        color = palette[label]
-        ax.plot(series["small frontier"], series["GTEPS"], "o-", color=color, label=label)
         for s in serial[serial["graph"] == series["graph"].iloc[0]].itertuples():
-            ax.axhline(s.GTEPS, ls="--", color=color, alpha=0.7,
+            ax.axhline(s.GTEPS, ls="--", color=palette[label], alpha=0.7,
                        label=f"{s.graph} · {s.algorithm} (serial)")
-    # 0 (never on rank 0 alone) has no logarithm: linear below 10
-    ax.set_xscale("symlog", linthresh=10)
-    ticks = sorted(swept["small frontier"].unique())
-    ax.set_xticks(ticks, [str(t) for t in ticks])
-    ax.margins(x=0.08)
-    ax.set_xlabel("small-frontier threshold (vertices; frontiers below it expand on rank 0)")
-    ax.set_ylabel("GTEPS (10⁹ traversed edges/s)")
-    ax.set_ylim(bottom=0)
-    ax.set_title(f"{title} (Racherla)\nGraph500 harmonic-mean TEPS, serial baseline dashed",
-                 fontsize=11)
-    ax.legend(fontsize=8, loc="best")
-    fig.tight_layout()
-    return fig, title, None
+    return _finish(fig, ax), title, None
+
+
+def _held_setting(mode, lam, share) -> str:
+    """What a hybrid mode's runs held fixed: workload's lambda, fixed's GPU share."""
+    return f"workload, λ = {_tick(lam)}" if mode == "workload" else \
+        f"fixed, GPU share {_tick(share)}"
+
+
+def task_count_figure(runs: pd.DataFrame):
+    from .tables import task_count_table
+    title = "hybrid GTEPS vs number of tasks"
+    table = task_count_table(runs)
+    if table.empty:
+        return None, title, "no hybrid runs (only hybrid has tasks)"
+    table["tasks"] = table["tasks"].astype(int)
+    table["series"] = [f"{graph} · {_held_setting(mode, lam, share)}" for graph, mode, lam, share
+                       in zip(table["graph"], table["mode"], table["lambda"], table["GPU share"])]
+    fig, ax, _ = _sweep_lines(
+        table, "tasks", {"value": "log", "base": 2},
+        "tasks T (contiguous vertex ranges, each on the CPU or the GPU per level; log2 scale)",
+        f"{title} (Munguia et al. Fig. 9)\nGraph500 harmonic-mean TEPS")
+    return _finish(fig, ax), title, None
+
+
+def lambda_figure(runs: pd.DataFrame):
+    from .tables import lambda_table
+    title = "hybrid GTEPS vs lambda"
+    table = lambda_table(runs)
+    # lambda = inf (every task on the CPU) has no place on the axis: the table shows it
+    table = table[table["lambda"] < float("inf")].copy()
+    if table.empty:
+        return None, title, "no hybrid runs of --mode workload with a finite lambda"
+    several = table["tasks"].nunique() > 1
+    table["series"] = [f"{graph}: edge factor {_tick(ef) if pd.notna(ef) else '–'}"
+                       + (f", T = {tasks}" if several else "")
+                       for graph, ef, tasks in zip(table["graph"], table["edge factor"],
+                                                   table["tasks"])]
+    fig, ax, _ = _sweep_lines(
+        table, "lambda", SYMLOG,
+        "lambda (vertices; a task whose frontier share exceeds it runs on the GPU)",
+        f"{title} (Munguia et al. Fig. 10), --mode workload\nGraph500 harmonic-mean TEPS, "
+        "a line per Kronecker edge factor")
+    return _finish(fig, ax), title, None
 
 
 def _always(figure, title):
@@ -368,6 +435,8 @@ FIGURES = {
     "kernel1_vs_scale": kernel1_vs_scale_figure,
     "teps_vs_source_lines": teps_vs_source_lines_figure,
     "small_frontier": small_frontier_figure,
+    "task_count": task_count_figure,
+    "lambda": lambda_figure,
 }
 
 

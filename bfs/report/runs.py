@@ -95,6 +95,17 @@ def _grid(info: dict) -> str | None:
     return f"{rows}x{cols}"
 
 
+def _hybrid_setting(params: dict) -> dict:
+    """hybrid's tasks and mode, and the one of lambda (workload) and gpu_share (fixed) that
+    its mode reads: run.json records both, the other being an unused default. None for the
+    other algorithms."""
+    mode = params.get("mode")
+    lam = params.get("lambda")   # "inf" in strict JSON
+    return {"tasks": params.get("tasks"), "mode": mode,
+            "lambda": float(lam) if lam is not None and mode == "workload" else None,
+            "gpu_share": params.get("gpu_share") if mode == "fixed" else None}
+
+
 def _run_row(run_dir: Path, info: dict, searches: pd.DataFrame) -> dict:
     graph, params, env = info["graph"], info["parameters"], info.get("environment", {})
     backend = params["backend"]
@@ -117,6 +128,8 @@ def _run_row(run_dir: Path, info: dict, searches: pd.DataFrame) -> dict:
         "grid": _grid(info),
         # 1d's small-frontier threshold (Racherla); None for the algorithms without one
         "small_frontier": params.get("small_frontier"),
+        **_hybrid_setting(params),
+        "edgefactor": graph.get("edgefactor"),   # Kronecker graphs only
         "construction_time": float(info["construction_time"]),
         "n_searches": len(searches),
         "teps": harmonic_mean_teps(searches["time_s"], searches["nedge"]),
@@ -133,7 +146,7 @@ def _run_row(run_dir: Path, info: dict, searches: pd.DataFrame) -> dict:
 RUN_COLUMNS = [
     "run_dir", "graph", "source", "scale", "n_vertices", "n_edges", "directed_edges",
     "algorithm", "backend", "ranks", "gpus", "exchange", "comm", "grid", "small_frontier",
-    "construction_time",
+    "tasks", "mode", "lambda", "gpu_share", "edgefactor", "construction_time",
     "n_searches", "teps", "mean_time_s", "max_depth", "mean_depth", "mean_reached", "mean_nedge",
     "examined_per_nedge"]
 
@@ -146,7 +159,10 @@ def load_runs(run_dirs) -> pd.DataFrame:
         rows.append(_run_row(run_dir, info, searches))
     runs = pd.DataFrame(rows, columns=RUN_COLUMNS)
     runs["scale"] = runs["scale"].astype("Int64")
-    runs["small_frontier"] = runs["small_frontier"].astype("Int64")
+    for column in ("small_frontier", "tasks", "edgefactor"):
+        runs[column] = runs[column].astype("Int64")
+    runs["lambda"] = runs["lambda"].astype("float64")
+    runs["gpu_share"] = runs["gpu_share"].astype("float64")
     return runs
 
 

@@ -14,6 +14,10 @@
                     (sources.py) beside its GTEPS at the largest Kronecker scale run.
     small_frontier  Racherla: 1d's small-frontier threshold swept, GTEPS per threshold beside the
                     serial baseline, and the speedup over it.
+    task_count      Munguia et al. Fig. 9: hybrid's task count T swept, GTEPS per graph, mode
+                    (with its lambda or GPU share) and T.
+    lambda          Munguia et al. Fig. 10: hybrid --mode workload's lambda swept, GTEPS per
+                    Kronecker edge factor (graph), T and lambda.
 """
 from __future__ import annotations
 
@@ -115,6 +119,17 @@ def source_lines_table(runs: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
+def _pooled_settings(runs: pd.DataFrame, keys: list[str]):
+    """Per setting (the values of `keys`, NaN one of them, in key order): the values by key
+    and the setting's runs pooled."""
+    for values, group in runs.groupby(keys, dropna=False, sort=True):
+        yield dict(zip(keys, values)), pool(group)
+
+
+def _speed(pooled: pd.Series) -> dict:
+    return {"GTEPS": pooled["teps"] / 1e9, "time (ms)": 1e3 * pooled["mean_time_s"]}
+
+
 SWEEP_KEYS = ["graph", "algorithm", "backend", "comm", "ranks", "small_frontier"]
 
 
@@ -123,24 +138,50 @@ def small_frontier_table(runs: pd.DataFrame) -> pd.DataFrame:
     speedup over the graph's single-process run(s) (the serial baseline; '–' without one)."""
     cols = [*SWEEP_KEYS[:-1], "small frontier", "GTEPS", "time (ms)", "speedup over serial"]
     out = []
-    for values, group in runs.groupby(SWEEP_KEYS, dropna=False, sort=True):
-        named = dict(zip(SWEEP_KEYS, values))
-        p = pool(group)
+    for named, p in _pooled_settings(runs, SWEEP_KEYS):
         serial = runs[(runs["graph"] == named["graph"]) & (runs["ranks"] == 1)
                       & runs["comm"].isna()]
         base = pool(serial)["teps"] if len(serial) else float("nan")
         threshold = named.pop("small_frontier")
-        out.append({**named, "small frontier": threshold,
-                    "GTEPS": p["teps"] / 1e9, "time (ms)": 1e3 * p["mean_time_s"],
+        out.append({**named, "small frontier": threshold, **_speed(p),
                     "speedup over serial": p["teps"] / base})
     table = pd.DataFrame(out, columns=cols)
     table["small frontier"] = table["small frontier"].astype("Int64")
     return table
 
 
+# hybrid's settings as table headers
+HYBRID_HEADERS = {"gpu_share": "GPU share", "edgefactor": "edge factor"}
+
+
+def _hybrid_sweep_table(runs: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """A row per setting of `keys` among the runs that have the last key (the swept one: the
+    hybrid runs, or those of its workload mode for lambda): GTEPS and time (ms)."""
+    swept = runs[runs[keys[-1]].notna()]
+    table = pd.DataFrame([{**named, **_speed(p)} for named, p in _pooled_settings(swept, keys)],
+                         columns=[*keys, "GTEPS", "time (ms)"])
+    for column in {"tasks", "scale", "edgefactor"} & set(keys):
+        table[column] = table[column].astype("Int64")
+    return table.rename(columns=HYBRID_HEADERS)
+
+
+def task_count_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """Munguia Fig. 9: a row per (graph, mode with its lambda or GPU share, tasks T)."""
+    return _hybrid_sweep_table(runs, ["graph", "algorithm", "backend", "mode", "lambda",
+                                      "gpu_share", "tasks"])
+
+
+def lambda_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """Munguia Fig. 10: a row per (edge factor, scale, graph, tasks T, lambda), edge factors
+    in numeric order."""
+    return _hybrid_sweep_table(runs, ["edgefactor", "scale", "graph", "algorithm", "backend",
+                                      "tasks", "lambda"])
+
+
 TABLES = {"strong_scaling": strong_scaling_table, "weak_scaling": weak_scaling_table,
           "graphs": graphs_table, "kernel1": kernel1_table,
-          "source_lines": source_lines_table, "small_frontier": small_frontier_table}
+          "source_lines": source_lines_table, "small_frontier": small_frontier_table,
+          "task_count": task_count_table, "lambda": lambda_table}
 
 
 def _markdown_cell(value) -> str:

@@ -1,4 +1,6 @@
 # BFS runs: one validated run directory per (graph, algorithm, backend, layout, variant).
+# Serial runs are `default` but for hybrid runs of Munguia's sweeps, whose variant is the
+# setting (t{T}-l{lambda}, fixed-t{T}-s{share}).
 # Multi-rank runs start through `resources.mpi` so a profile can swap the launcher
 # (--set-resources bfs_mpi:mpi="srun --mpi=pmi2"); `tasks` is the rank count.
 # A distributed algorithm on one rank (layouts 1x1, p1) runs without a launcher (MPI singleton),
@@ -18,10 +20,14 @@ rule bfs_serial:
     input:
         f"{RESULTS}/graphs/{{graph}}",
     output:
-        directory(f"{RESULTS}/runs/{{graph}}/{{algorithm}}/{{backend}}-serial-default"),
+        directory(f"{RESULTS}/runs/{{graph}}/{{algorithm}}/{{backend}}-serial-{{variant}}"),
+    # `default`, or the hybrid setting a sweep chose (serial_options turns it into flags)
+    wildcard_constraints:
+        variant=f"default|{HYBRID_VARIANT}",
     params:
         roots=config["roots"],
         save=config["save_parents"],
+        options=serial_options,
     resources:
         tasks=1,
         gpu=gpus,
@@ -29,12 +35,12 @@ rule bfs_serial:
         mem_mb=bfs_mem_mb,
         runtime=bfs_runtime,
     log:
-        f"{RESULTS}/logs/bfs/{{graph}}/{{algorithm}}-{{backend}}-serial-default.log",
+        f"{RESULTS}/logs/bfs/{{graph}}/{{algorithm}}-{{backend}}-serial-{{variant}}.log",
     conda:
         bfs_env
     shell:
         "python3 -m bfs run {input} --algorithm {wildcards.algorithm} --backend {wildcards.backend}"
-        " --roots {params.roots} --save-parents {params.save} --out {output}"
+        " {params.options} --roots {params.roots} --save-parents {params.save} --out {output}"
         " 2>&1 >>{log} | tee -a {log}"
 
 

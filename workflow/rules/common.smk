@@ -57,6 +57,8 @@ def experiment_algorithms(name):
     if name == "small_frontier_sweep":
         # the swept distributed algorithm, then the serial baseline (one run per graph)
         return [exp.get("algorithm", "1d"), exp.get("serial", "seq-csr")]
+    if name in HYBRID_SWEEPS:
+        return [exp.get("algorithm", "hybrid")]
     return list(exp["algorithms"])
 
 
@@ -139,6 +141,11 @@ def check_sweep():
 
 # the algorithms that take --small-frontier (Racherla's rank-0 threshold)
 SMALL_FRONTIER_ALGORITHMS = ("1d",)
+# Munguia et al.'s sweeps of hybrid's settings: task count T (Fig. 9), lambda (Fig. 10)
+HYBRID_SWEEPS = ("task_count_sweep", "lambda_sweep")
+# a hybrid run whose setting a sweep chose names all of it, so that no default hides in the
+# id: --mode workload `t{T}-l{lambda}`, --mode fixed `fixed-t{T}-s{gpu share}`
+HYBRID_VARIANT = r"t[0-9]+-l[0-9]+|fixed-t[0-9]+-s[0-9.]+"
 
 check_graph_names()
 check_comm_choices()
@@ -153,8 +160,8 @@ wildcard_constraints:
     backend="cpu|gpu|auto",
     layout="serial|[0-9]+x[0-9]+|p[0-9]+",
     # exchange (2d) or sfN (1d's swept small-frontier threshold), then comm where it is not
-    # the backend's default; "default" when none of them
-    variant="default|(?:scan|wave|sf[0-9]+)(?:-(?:nccl|mpi))?|nccl|mpi",
+    # the backend's default; a swept hybrid setting (serial runs); "default" when none of them
+    variant=f"default|(?:scan|wave|sf[0-9]+)(?:-(?:nccl|mpi))?|nccl|mpi|{HYBRID_VARIANT}",
 
 
 def backend_comm(backend):
@@ -181,12 +188,34 @@ def layout_for(algorithm, ranks=1, grid=None):
 EXCHANGE_ALGORITHMS = ("2d", "2d-do")
 
 
-def variant_for(algorithm, backend, exchange="scan", comm=None, small_frontier=None):
+def hybrid_variant(tasks, mode, lam, gpu_share):
+    if mode == "fixed":
+        # repr: the shortest text that reads back as the same float, so --gpu-share is exact
+        return f"fixed-t{int(tasks)}-s{float(gpu_share)!r}"
+    return f"t{int(tasks)}-l{int(lam)}"
+
+
+def variant_hybrid(variant):
+    """`bfs run` options of a hybrid run id's variant ({} for `default`: the CLI's defaults)."""
+    match = re.fullmatch(r"(fixed-)?t([0-9]+)-(?:l([0-9]+)|s([0-9.]+))", variant)
+    if not match:
+        return {}
+    fixed, tasks, lam, share = match.groups()
+    if fixed:
+        return {"tasks": tasks, "mode": "fixed", "gpu-share": share}
+    return {"tasks": tasks, "mode": "workload", "lambda": lam}
+
+
+def variant_for(algorithm, backend, exchange="scan", comm=None, small_frontier=None,
+                hybrid=None):
     """The variant part of a run id: the 2d exchange scheme, or `sf{N}` for a 1d run whose
     small-frontier threshold an experiment sweeps (others take the config's `small_frontier`
     and keep their names), then `-{comm}` where the comm is not the backend's default (so CPU
-    runs and default GPU runs keep their plain names); 'default' when nothing remains (serial
-    runs, 1d on the default comm)."""
+    runs and default GPU runs keep their plain names); for a hybrid run a sweep sets up, its
+    setting (`hybrid`: tasks, mode, lambda, gpu_share; hybrid_variant); 'default' when nothing
+    remains (other serial runs, 1d on the default comm)."""
+    if hybrid is not None and algorithm == "hybrid":
+        return hybrid_variant(**hybrid)
     if not ALGORITHMS[algorithm].distributed:
         return "default"
     parts = [exchange] if algorithm in EXCHANGE_ALGORITHMS else []
@@ -258,18 +287,31 @@ def experiment_layouts(name):
         points = [(p["graph"], {"ranks": p["ranks"]}) for p in exp["points"]]
     else:
         points = [(graph, {"ranks": exp.get("ranks", 1)}) for graph in exp["graphs"]]
-    # the sweep: one run per threshold of its distributed algorithm, the serial baseline once
-    thresholds = exp.get("small_frontier", [None]) if name == "small_frontier_sweep" else [None]
     runs = []
     for graph, shape in points:
         for algorithm in experiment_algorithms(name):
             layout = layout_for(algorithm, **shape)
             for ex in exchanges:
                 for comm in comms:
-                    for sf in thresholds:
-                        variant = variant_for(algorithm, backend, ex, comm, sf)
+                    for swept in swept_settings(name, exp):
+                        variant = variant_for(algorithm, backend, ex, comm, **swept)
                         runs.append((graph, (algorithm, backend, layout, variant)))
     return list(dict.fromkeys(runs))
+
+
+def swept_settings(name, exp):
+    """variant_for's keywords of each point a sweep runs ([{}] for other experiments): a
+    small-frontier threshold (its serial baseline once), or a hybrid setting."""
+    if name == "small_frontier_sweep":
+        return [{"small_frontier": sf} for sf in exp["small_frontier"]]
+    if name == "task_count_sweep":
+        return [{"hybrid": {"tasks": t, "mode": mode, "lam": exp.get("lambda", 1000),
+                            "gpu_share": exp.get("gpu_share", 0.5)}}
+                for mode in exp.get("mode", ["workload"]) for t in exp["tasks"]]
+    if name == "lambda_sweep":
+        return [{"hybrid": {"tasks": exp.get("tasks", 16), "mode": "workload", "lam": lam,
+                            "gpu_share": None}} for lam in exp["lambda"]]
+    return [{}]
 
 
 def experiment_run_dirs(*names):
@@ -302,6 +344,8 @@ TABLES = {
     "kernel1": ("kernel1", list(EXPERIMENTS)),
     "source_lines": ("source_lines", ["implementations"]),
     "small_frontier": ("small_frontier", ["small_frontier_sweep"]),
+    "task_count": ("task_count", ["task_count_sweep"]),
+    "lambda": ("lambda", ["lambda_sweep"]),
 }
 # figure name -> (report kind, experiments whose runs feed it)
 FIGURES = {
@@ -313,6 +357,8 @@ FIGURES = {
     "kernel1_vs_scale": ("kernel1_vs_scale", ["implementations"]),
     "teps_vs_source_lines": ("teps_vs_source_lines", ["implementations"]),
     "small_frontier": ("small_frontier", ["small_frontier_sweep"]),
+    "task_count": ("task_count", ["task_count_sweep"]),
+    "lambda": ("lambda", ["lambda_sweep"]),
 }
 
 
@@ -377,6 +423,14 @@ def run_options(wc):
     if wc.backend != "cpu" and comm is not None:
         options.append(f"--comm {comm}")
     return " ".join(options)
+
+
+def serial_options(wc):
+    """A single-process run's options from its run id: a swept hybrid setting's --tasks,
+    --mode and --lambda or --gpu-share; none for `default` runs."""
+    if wc.algorithm != "hybrid":
+        return ""
+    return " ".join(f"--{k} {v}" for k, v in variant_hybrid(wc.variant).items())
 
 
 def job_ranks(wc):
