@@ -40,7 +40,7 @@ rule bfs_serial:
         bfs_env
     shell:
         "python3 -m bfs run {input} --algorithm {wildcards.algorithm} --backend {wildcards.backend}"
-        " {params.options} --roots {params.roots} --save-parents {params.save} --out {output}"
+        "{params.options} --roots {params.roots} --save-parents {params.save} --out {output}"
         " 2>&1 >>{log} | tee -a {log}"
 
 

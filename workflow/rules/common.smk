@@ -430,7 +430,7 @@ def serial_options(wc):
     --mode and --lambda or --gpu-share; none for `default` runs."""
     if wc.algorithm != "hybrid":
         return ""
-    return " ".join(f"--{k} {v}" for k, v in variant_hybrid(wc.variant).items())
+    return "".join(f" --{k} {v}" for k, v in variant_hybrid(wc.variant).items())
 
 
 def job_ranks(wc):
