@@ -437,6 +437,9 @@ def test_bench_small(tmp_path, algorithms):
         for name in algorithms:
             searches = r["algorithms"][name]["searches"]
             assert len(searches) == 4 and all(x["valid"] and x["nedge"] > 0 for x in searches)
+        if "gpu-out-of-core" in algorithms:   # its copies' rate beside the link's, measured
+            ooc = r["algorithms"]["gpu-out-of-core"]
+            assert ooc["host_to_device_Bps"] > 1e9 and ooc["transfer_rate_Bps"] > 0
     assert "GTEPS" in proc.stdout
 
 

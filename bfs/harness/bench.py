@@ -392,6 +392,13 @@ def _bench_gpu_searches(rec, offsets, columns, roots, algorithms, check: SearchC
         summ["valid"] = all(r["valid"] is not False for r in rows)
         summ["n_validated"] = sum(r["validated"] for r in rows)
         summ["examined_per_nedge"] = examined_per_nedge(rows)
+        if rows and "bytes_copied" in rows[0]:   # streamed searches: their rate and the link's
+            from ..algorithms.gpu_out_of_core import host_to_device_bandwidth
+            rates = [r["bytes_copied"] / r["copy_s"] for r in rows if r["copy_s"] > 0]
+            summ["transfer_rate_Bps"] = statistics.median(rates) if rates else math.nan
+            summ["host_to_device_Bps"] = host_to_device_bandwidth()
+            log(f"s{scale} {name}: streamed at {summ['transfer_rate_Bps'] / 1e9:.1f} GB/s, "
+                f"pinned host -> device copy {summ['host_to_device_Bps'] / 1e9:.1f} GB/s")
         summ["ratio_to_baseline"] = (summ["hmean_teps"] / rec["baseline"]["hmean_teps"]
                                      if rec["baseline"]["hmean_teps"] else math.nan)
         if hasattr(searcher, "launches"):
