@@ -127,8 +127,9 @@ class MerrillDoSearcher(MerrillSearcher):
         self.front ^= 1
         return int(ctl[2 * slot]), int(ctl[2 * slot + 1]), 1
 
-    def _leave_bottom_up(self, q):
-        """Back to top-down: the frontier bitmap becomes the vertex queue (q vertices)."""
+    def _leave_bottom_up(self):
+        """Back to top-down: the frontier bitmap becomes the vertex queue (its size is the
+        level's q, already known)."""
         self.queue_count.fill(0)
         self.k_queue((max(1, min(self.bu_blocks, device.grid_for(self.n_words))),), (BLOCK,),
                      (self.fronts[self.front], np.int64(self.n_words), self.offsets,
@@ -147,7 +148,7 @@ class MerrillDoSearcher(MerrillSearcher):
             self.directions.append("bottom-up")
             return ("bottom-up",) + self._bottom_up_level(q, depth)
         if self.bottom_up:
-            self._leave_bottom_up(q)
+            self._leave_bottom_up()
         kind, q2, edges2, done = super()._step(q, edges, depth)
         self.directions.extend(["top-down"] * done)
         return (kind, q2, edges2, done)
