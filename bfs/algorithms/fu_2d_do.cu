@@ -1,50 +1,62 @@
 #include "tiles.cuh"
+#include "bottom_up.cuh"
 
 // 2d-do on the GPU (fu_2d_do_gpu.py): the bottom-up level and the degree sums of Beamer's switch.
 // Everything else of a level is fu_2d.cu's (compact, expand_tiles, contract, finish).
 
-// Bottom-up (one level): every column vertex v not visited walks its in-edges in the block CSC
-// (row ids, each column's rows sorted) and stops at the first row u in In: v goes into Out with
-// pred[v] = row_global[u]. A warp owns one 64-bit word of Out and visited (lane l: vertices
-// 64w + l, then 64w + 32 + l), so Out is written with plain stores, every word of it (no
-// clearing, no atomics). examined += the in-edges read, up to and including the hit (one
-// atomic per warp). Rows are walked by one thread each, as merrill_do.cu's bottom_up walks
-// adjacency lists; next to try where a few long rows hold a level back: a warp per long row
-// (ballot over 32 in-edges at a time), and merrill_do's four independent loads per step.
-extern "C" __global__ void __launch_bounds__(BLOCK)
+// Bottom-up (one level): every column vertex v not visited and with in-edges in this block
+// (open = ~visited & has_rows) looks through its in-edges in the block CSC (row ids, each
+// column's rows sorted) for a row u in In: v goes into Out with pred[v] = row_global[u].
+// The shape is merrill-do's (bottom_up.cuh says why): a warp takes 32 words of 64 column
+// vertices and deals their open vertices to its lanes, K at a time; each walks its in-edges
+// (find_in_frontier). Out's bits gather in shared memory and every word of Out is written
+// whole (no clearing, no global atomics on it). examined += the in-edges loaded (one atomic
+// per warp).
+template <int K, int HEAD>
+__global__ void __launch_bounds__(BLOCK)
 bottom_up(const i64* __restrict__ csc_offsets, const u32* __restrict__ csc_rows,
-          const u64* __restrict__ in_words, const u64* __restrict__ visited, i64 nw,
-          u64* __restrict__ out, i64* __restrict__ pred, const i64* __restrict__ row_global,
-          u64* examined)
+          const u64* __restrict__ in_words, const u64* __restrict__ visited,
+          const u64* __restrict__ has_rows, i64 nw, u64* __restrict__ out,
+          i64* __restrict__ pred, const i64* __restrict__ row_global, u64* examined)
 {
+    __shared__ u64 s_out[BLOCK];
     const u32 lane = threadIdx.x & 31;
-    const i64 warps = (i64)gridDim.x * (BLOCK / 32);
+    u64* out_words = s_out + (threadIdx.x & ~31u);
+    const i64 warps = ((i64)gridDim.x * BLOCK) >> 5;
     u64 read = 0;
-    // w is the same on every lane of a warp: the ballots below see all 32 lanes
-    for (i64 w = ((i64)blockIdx.x * BLOCK + threadIdx.x) >> 5; w < nw; w += warps) {
-        const u64 todo = ~visited[w];
-        u64 found = 0;
+    for (i64 w0 = (((i64)blockIdx.x * BLOCK + threadIdx.x) >> 5) * 32; w0 < nw;
+         w0 += warps * 32) {
+        const i64 my_word = w0 + lane;
+        const u64 open = my_word < nw ? ~visited[my_word] & has_rows[my_word] : 0ULL;
+        u32 incl;
+        const u32 total = deal_count(open, incl);
+        out_words[lane] = 0;
+        __syncwarp();
+        for (u32 base = 0; base < total; base += 32 * K) {
+            i64 v[K], b[K], len[K];
+            u32 owner[K];
 #pragma unroll
-        for (int half = 0; half < 2; ++half) {
-            const int b = half * 32 + (int)lane;
-            bool hit = false;
-            if ((todo >> b) & 1ULL) {
-                const i64 v = w * 64 + b;
-                const i64 start = csc_offsets[v], stop = csc_offsets[v + 1];
-                i64 e = start;
-                while (e < stop) {
-                    const u32 u = csc_rows[e++];
-                    if ((__ldg(in_words + (u >> 6)) >> (u & 63)) & 1ULL) {
-                        pred[v] = row_global[u];
-                        hit = true;
-                        break;
-                    }
-                }
-                read += (u64)(e - start);
+            for (int k = 0; k < K; ++k) {
+                const u32 idx = base + lane + 32 * k;
+                const u32 bit = deal_item(open, incl, idx, owner[k]);
+                v[k] = (w0 + owner[k]) * 64 + bit;
+                const bool on = idx < total;
+                b[k] = on ? csc_offsets[v[k]] : 0;
+                len[k] = on ? csc_offsets[v[k] + 1] - b[k] : 0;
             }
-            found |= (u64)__ballot_sync(FULL, hit) << (half * 32);
+            bool found[K];
+            u32 p[K];
+            find_in_frontier<K, HEAD>(csc_rows, in_words, b, len, found, p, read);
+#pragma unroll
+            for (int k = 0; k < K; ++k) {
+                if (!found[k]) continue;
+                pred[v[k]] = row_global[p[k]];
+                atomicOr(out_words + owner[k], 1ULL << (v[k] & 63));
+            }
         }
-        if (lane == 0) out[w] = found;
+        __syncwarp();
+        if (my_word < nw) out[my_word] = out_words[lane];
+        __syncwarp();                    // out_words is cleared for the next 32 words
     }
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) read += __shfl_down_sync(FULL, read, o);

@@ -12,10 +12,11 @@ device buffers fu_2d_gpu's (this class extends Fu2DGpu), plus fu_2d_do.cu:
               counts the frontier's block edges), the load-balanced expand_tiles, parents
               recorded by the edge that flips a bit of Out. Edges examined: all of the
               compacted frontier's (its edge count, known from the level's control read).
-  Bottom-up   bottom_up: every unvisited vertex of the column range walks its in-edges in the
-              block CSC and stops at the first row in In; a warp owns a 64-bit word of Out and
-              writes it whole (no atomics, no clearing); pred = the row's global id; the
-              in-edges read are summed into the level's examined word. The compaction runs in
+  Bottom-up   bottom_up: every unvisited vertex of the column range with in-edges here walks
+              them in the block CSC and stops at a row in In; merrill-do's kernel shape
+              (bottom_up.cuh: a warp deals the open vertices of 32 words out to its lanes),
+              Out's words written whole (no global atomics, no clearing); pred = the row's
+              global id; the in-edges read are summed into the level's examined word. The compaction runs in
               these levels too (see _begin_level), so level_row is set for In as in top-down.
   Contract    fu_2d_gpu's: parents recorded where a rank above in the grid column claimed the
               vertex are dropped, in both directions, so pred >= 0 exactly where this rank
@@ -49,11 +50,12 @@ from .fu_2d import WORD
 from .fu_2d_do import DirectionSwitch
 from .fu_2d_gpu import BLOCK, Fu2DGpu, device_csr
 
-KERNELS = ("bottom_up", "degree_sum")
+BOTTOM_UP = "bottom_up<2, 4>"   # K open vertices per lane, H in-edges read at once (merrill-do's)
+KERNELS = (BOTTOM_UP, "degree_sum")
 
 
 def _module():
-    return load_module(Path(__file__).with_name("fu_2d_do.cu"))
+    return load_module(Path(__file__).with_name("fu_2d_do.cu"), (BOTTOM_UP,))
 
 
 class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
@@ -72,7 +74,15 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
             # one rank holds the whole symmetric edge list, rows and columns in the same ids:
             # the CSC is the CSR (a second copy would not fit at scale 27 on one 141 GB GPU)
             self.csc_offsets, self.csc_rows = self.csr_offsets, self.csr_cols
-            return
+        else:
+            self._build_csc(row_local, col_local, n_col_bits, nnz)
+        # the columns with in-edges here: bottom-up deals out only those (half the vertices of
+        # a Kronecker graph have no edge at all)
+        cp = device.require_gpu()
+        self.has_rows = cp.packbits(cp.diff(self.csc_offsets) > 0,
+                                    bitorder="little").view(cp.uint64)
+
+    def _build_csc(self, row_local, col_local, n_col_bits: int, nnz: int) -> None:
         # kept: offsets and row ids; while building: one bucket's keys and the sort's buffer
         device.check_fits(8 * (n_col_bits + 1) + 4 * nnz
                           + 16 * min(nnz, kernel1_gpu.SORT_LIMIT),
@@ -92,6 +102,7 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         self.host_ctl = cupyx.empty_pinned((12,), dtype=np.uint64)
         mod = _module()
         self.k.update({name: mod.get_function(name) for name in KERNELS})
+        self.bu_blocks = device.resident_grid(self.k[BOTTOM_UP], BLOCK)
         self.launches["bottom_up"] = 0
         # one rank runs Fu2D's level loop too, with trivial exchanges: the switch is in its hooks
         self.single = False
@@ -130,10 +141,10 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
             return
         nw = self.cols.n_words
         self.counts[3:4].fill(0)
-        self.k["bottom_up"]((device.grid_for(32 * nw),), (BLOCK,),
-                            (self.csc_offsets, self.csc_rows, self.in_words, self.visited,
-                             np.int64(nw), self.out, self.pred, self.row_global,
-                             self.counts[3:4]))
+        self.k[BOTTOM_UP]((self.bu_blocks,), (BLOCK,),
+                          (self.csc_offsets, self.csc_rows, self.in_words, self.visited,
+                           self.has_rows, np.int64(nw), self.out, self.pred, self.row_global,
+                           self.counts[3:4]))
         self.launches["bottom_up"] += 1
 
     def _finish(self, level: int) -> None:

@@ -1,0 +1,131 @@
+// Bottom-up BFS levels, the parts merrill-do (merrill_do.cu, 32-bit bitmask words) and 2d-do on
+// the GPU (fu_2d_do.cu, 64-bit words) share. Include after tiles.cuh (types, FULL).
+//
+// Why this shape. A bottom-up level's cost is latency, not bytes: an open vertex's steps wait
+// on one another (row offsets -> its first neighbours -> their frontier bits), so what counts
+// is how many vertices are in flight. A warp takes 32 words of the visited bitmask at a time
+// (one coalesced load, a word per lane) and deals the open vertices among them (bits clear) out
+// to its lanes, K per lane in flight, whatever their density: a warp per word kept only the
+// word's few open lanes busy once most vertices were visited, and swept every fully visited
+// word with a round trip of its own (BENCHMARKS.md, merrill-do's versions).
+
+__device__ __forceinline__ u32 popcount(u32 x) { return __popc(x); }
+__device__ __forceinline__ u32 popcount(u64 x) { return __popcll(x); }
+
+// Position of the r-th (0-based) set bit of mask (r < popcount(mask)): binary search by counts.
+__device__ __forceinline__ u32 nth_set_bit(u32 mask, u32 r) {
+    u32 pos = 0;
+#pragma unroll
+    for (u32 s = 16; s > 0; s >>= 1) {
+        const u32 low = __popc(mask & ((1u << (pos + s)) - 1u) & ~((1u << pos) - 1u));
+        if (low <= r) { r -= low; pos += s; }
+    }
+    return pos;
+}
+__device__ __forceinline__ u32 nth_set_bit(u64 mask, u32 r) {
+    const u32 c = __popc((u32)mask);
+    return r < c ? nth_set_bit((u32)mask, r) : 32 + nth_set_bit((u32)(mask >> 32), r - c);
+}
+
+// The warp's open bits, counted: incl = this lane's inclusive prefix of popcount(open) over the
+// lanes; returns the total. Every lane of the warp must call this.
+template <typename W>
+__device__ __forceinline__ u32 deal_count(W open, u32& incl) {
+    const u32 lane = threadIdx.x & 31;
+    incl = popcount(open);
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        const u32 y = __shfl_up_sync(FULL, incl, o);
+        if (lane >= (u32)o) incl += y;
+    }
+    return __shfl_sync(FULL, incl, 31);
+}
+
+// Open item idx (< the total) -> the lane whose word holds it (owner) and its bit there. Every
+// lane of the warp must call this (idx past the total gives an unused answer).
+template <typename W>
+__device__ __forceinline__ u32 deal_item(W open, u32 incl, u32 idx, u32& owner) {
+    u32 o = 0;                                        // the first lane with incl > idx
+#pragma unroll
+    for (u32 s = 16; s > 0; s >>= 1)
+        if (__shfl_sync(FULL, incl, o + s - 1) <= idx) o += s;
+    const W ow = __shfl_sync(FULL, open, o);
+    const u32 before = __shfl_sync(FULL, incl, o) - popcount(ow);
+    owner = o;
+    return idx - before < popcount(ow) ? nth_set_bit(ow, idx - before) : 0u;
+}
+
+template <typename W>
+__device__ __forceinline__ bool in_frontier(const W* __restrict__ frontier, u32 u) {
+    const u32 bits = 8 * sizeof(W);
+    return (__ldg(frontier + u / bits) >> (u % bits)) & 1u;
+}
+
+#define WALK_CAP 64   // neighbours a lane reads on its own; longer rows the warp walks together
+
+// For K rows per lane ([b, b + len) of cols; len 0 for none): a neighbour in the frontier
+// bitmap, found[k] / p[k]. First the rows' first HEAD entries with independent loads (most
+// vertices of a Kronecker graph meet a frontier neighbour there), then each lane on its own,
+// 8 loads a step, up to WALK_CAP, then rows longer still by the whole warp, 32 coalesced
+// entries a step, one row at a time. n_read += the entries loaded. Every lane must call this.
+template <int K, int HEAD, typename W>
+__device__ __forceinline__ void find_in_frontier(const u32* __restrict__ cols,
+                                                 const W* __restrict__ frontier,
+                                                 const i64 (&b)[K], const i64 (&len)[K],
+                                                 bool (&found)[K], u32 (&p)[K], u64& n_read) {
+    const u32 lane = threadIdx.x & 31;
+    u32 u[K][HEAD];
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+#pragma unroll
+        for (int t = 0; t < HEAD; ++t) u[k][t] = t < len[k] ? cols[b[k] + t] : 0u;
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+        int hit = HEAD;
+#pragma unroll
+        for (int t = HEAD - 1; t >= 0; --t)
+            if (t < len[k] && in_frontier(frontier, u[k][t])) hit = t;
+        found[k] = hit < HEAD;
+        p[k] = 0;
+#pragma unroll
+        for (int t = 0; t < HEAD; ++t) if (t == hit) p[k] = u[k][t];
+        n_read += (u64)(len[k] < HEAD ? len[k] : HEAD);
+    }
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+        const i64 stop = len[k] < WALK_CAP ? len[k] : WALK_CAP;
+        for (i64 t0 = HEAD; !found[k] && t0 < stop; t0 += 8) {
+            u32 x[8];
+#pragma unroll
+            for (int t = 0; t < 8; ++t) x[t] = t0 + t < stop ? cols[b[k] + t0 + t] : 0u;
+            int hit = 8;
+#pragma unroll
+            for (int t = 7; t >= 0; --t)
+                if (t0 + t < stop && in_frontier(frontier, x[t])) hit = t;
+#pragma unroll
+            for (int t = 0; t < 8; ++t) if (t == hit) { p[k] = x[t]; found[k] = true; }
+            n_read += (u64)(stop - t0 < 8 ? stop - t0 : 8);
+        }
+    }
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+        u32 rest = __ballot_sync(FULL, !found[k] && len[k] > WALK_CAP);
+        while (rest) {
+            const int src = __ffs(rest) - 1;
+            rest &= rest - 1;
+            const i64 rb = __shfl_sync(FULL, b[k], src);
+            const i64 re = rb + __shfl_sync(FULL, len[k], src);
+            for (i64 k0 = rb + WALK_CAP; k0 < re; k0 += 32) {
+                const i64 q = k0 + lane;
+                const u32 x = q < re ? cols[q] : 0u;
+                const u32 m = __ballot_sync(FULL, q < re && in_frontier(frontier, x));
+                if (lane == (u32)src) n_read += (u64)(re - k0 < 32 ? re - k0 : 32);
+                if (m) {
+                    const u32 px = __shfl_sync(FULL, x, __ffs(m) - 1);
+                    if (lane == (u32)src) { found[k] = true; p[k] = px; }
+                    break;
+                }
+            }
+        }
+    }
+}
