@@ -19,6 +19,7 @@ if shutil.which("mpiexec") is None:
 ROOTS = 4
 LAYOUTS = [("2d", "1x1"), ("2d", "1x2"), ("2d", "2x1"), ("2d", "2x2"), ("2d", "2x3"),
            ("2d", "1x3"), ("2d-do", "1x1"), ("2d-do", "1x2"), ("2d-do", "2x1"), ("2d-do", "2x2"),
+           ("2d", "3x3"), ("2d-do", "2x4"),   # 9 and 8 ranks: the 8-GPU grid's shape
            ("1d", "1"), ("1d", "2"), ("1d", "3"), ("1d", "4"),
            ("semiring", "1x1"), ("semiring", "1x2"), ("semiring", "2x1"), ("semiring", "2x2")]
 
