@@ -8,6 +8,9 @@ Each check raises (and the rank exits non-zero) on a mismatch; rank 0 prints `ok
   search1d   the same for 1d (P x 1 grids), bitmap and list exchanges, nccl and mpi
   search_do  the same for 2d-do: all top-down, bottom-up from level 1 and the defaults; the
              directions and edges examined against the CPU 2d-do on the same blocks
+  search_semiring  semiring on the GPU grid, nccl and mpi: every search valid and equal to the
+             CPU BFS, and every tree the CPU semiring's, parent for parent (the min is
+             deterministic)
   faults     a fault planted in one rank's results is caught, whichever rank holds it
 """
 import sys
@@ -163,6 +166,20 @@ def check_search_do(R, C):
         if "bottom-up" in d:
             assert examined < top_down[root][1], (root, examined, top_down[root])
     assert [d for d, _ in wave.values()] == [d for d, _ in default.values()]
+
+
+def check_search_semiring(R, C):
+    layout, (bsrc, bdst) = blocks_in_place(R, C)
+    cpu = searcher_for(R, C, bsrc.get(), bdst.get(), layout, "semiring", "cpu")
+    del bsrc, bdst
+
+    def each(k, s, root):
+        cpu.search(root)
+        want, got = cpu.gather(2 ** SCALE), gathered(s)
+        if rank == 0:
+            assert (got.parent == want.parent).all() and (got.level == want.level).all(), root
+
+    search_equals_cpu(R, C, "semiring", ({"comm": "nccl"}, {"comm": "mpi"}), each)
 
 
 def search_equals_cpu(R, C, algorithm, option_sets, each=None) -> list:

@@ -119,7 +119,8 @@ def test_algorithms_lists_the_registry(capsys):
     assert main(["algorithms"]) == 0
     rows = {line.split()[0]: line.split()[1:] for line in capsys.readouterr().out.splitlines()}
     assert set(rows) == set(ALGORITHMS)
-    assert rows["semiring"][:2] == ["cpu", "mpi"]          # distributed, CPU only
+    assert rows["semiring"][:2] == ["cpu/gpu", "mpi"]      # distributed, both backends
+    assert rows["seq-list"][0] == "cpu" and rows["seq-list"][1] != "mpi"   # serial, CPU only
     assert rows["gpu-quadratic"][0] == "gpu" and rows["gpu-quadratic"][1] != "mpi"
 
 

@@ -645,14 +645,38 @@ def test_2d_gpu_mpirun_equals_seq_csr(tmp_path, grid):
 
 # --- 2d-do --backend gpu (bfs.algorithms.fu_2d_do_gpu) -------------------------------------------
 
-def do_1x1(src, dst, n, backend, **options):
-    """2d-do built from a 1x1 block over MPI.COMM_SELF (bfs run's path on one rank)."""
+def do_1x1(src, dst, n, backend, algorithm="2d-do", **options):
+    """A grid algorithm (2d-do, semiring) built from a 1x1 block over MPI.COMM_SELF (bfs run's
+    path on one rank)."""
     from mpi4py import MPI
 
     from bfs.harness.runner import Block
     bsrc, bdst = symmetric_block(src, dst)
     block = Block(MPI.COMM_SELF, {"grid": [1, 1], "bounds": [0, n]}, bsrc, bdst)
-    return get_algorithm("2d-do").load(backend).build(block, RunContext(backend, options))
+    return get_algorithm(algorithm).load(backend).build(block, RunContext(backend, options))
+
+
+def test_semiring_gpu_one_rank_equals_cpu_semiring():
+    """semiring --backend gpu on a 1x1 grid, a Kronecker and a random graph (n not a multiple
+    of 64): levels equal seq-csr's, every tree valid and the CPU semiring's, parent for parent
+    (each vertex's smallest-id neighbour one level up)."""
+    rng = np.random.default_rng(901)
+    n_random = 3000 + 5
+    for src, dst, n in [(*generate_edges(12, 16), 2 ** 12),
+                        (*random_edges(rng, n_random, 8 * n_random), n_random)]:
+        gpu = do_1x1(src, dst, n, "gpu", "semiring")
+        cpu = do_1x1(src, dst, n, "cpu", "semiring")
+        csr = build_csr(src, dst, n)
+        for root in graph500_roots(n, np.diff(csr.offsets) > 0, count=3):
+            root = int(root)
+            gpu.search(root)
+            cpu.search(root)
+            got, want = gpu.gather(n), cpu.gather(n)
+            _, ref_level = bfs_csr(csr.offsets, csr.columns, root)
+            np.testing.assert_array_equal(got.level, ref_level, err_msg=f"root {root}")
+            np.testing.assert_array_equal(got.parent, want.parent, err_msg=f"root {root}")
+            check = validate(src, dst, got.parent, root, got.level)
+            assert check.valid, f"root {root}: {check.message}"
 
 
 @pytest.mark.parametrize("alpha", [1.0, 15.0, 1e9])

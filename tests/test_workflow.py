@@ -246,7 +246,7 @@ def test_schema_refuses_a_wrong_hybrid_sweep(tmp_path, experiment, says):
     {"implementations": {"graphs": ["kron-s8"], "algorithms": ["seq-csr", "merrill"]}},
     {"real_graphs": {"graphs": ["kron-s8"], "algorithms": ["gpu-quadratic"],
                      "backend": "cpu"}},
-    {"implementations": {"graphs": ["kron-s8"], "algorithms": ["semiring"],
+    {"implementations": {"graphs": ["kron-s8"], "algorithms": ["seq-list"],
                          "backend": "gpu"}}])
 def test_algorithm_without_the_backend_is_refused(tmp_path, experiment):
     config = {"results": "results",

@@ -90,7 +90,8 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
                       "Racherla 1D BFS: discoveries all-gathered (CPU: pairs, small frontiers "
                       "on rank 0; GPU: Out bitmaps, lists for small frontiers)",
                       distributed=True, partition="1d"),
-        AlgorithmSpec("semiring", {"cpu": "bfs.algorithms.semiring"},
+        AlgorithmSpec("semiring", {"cpu": "bfs.algorithms.semiring",
+                                   "gpu": "bfs.algorithms.semiring_gpu"},
                       "CombBLAS BFS of the SEI report: y = A^T x over (select2nd, min) on the "
                       "2D grid; each parent is the smallest-id neighbour one level up",
                       distributed=True),
