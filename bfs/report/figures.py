@@ -252,44 +252,54 @@ def _implementations(kron: pd.DataFrame) -> list[str]:
 
 
 def teps_vs_scale_figure(runs: pd.DataFrame):
-    plt, sns = _plt()
     title = "GTEPS vs scale per implementation"
-    kron = runs[runs["scale"].notna()].copy()
-    if kron.empty:
-        return None, title, "no Kronecker runs: only Kronecker graphs have a scale"
-    kron["implementation"] = _implementations(kron)
+    kron = _kronecker_runs(runs)
+    if kron is None:
+        return None, title, NO_KRONECKER
     points = kron.groupby(["implementation", "scale"]).apply(pool, include_groups=False) \
         .reset_index()
     points["GTEPS"] = points["teps"] / 1e9
-    points["scale"] = points["scale"].astype(int)
-    fig, ax = plt.subplots(figsize=(8, 5))
-    sns.lineplot(points, x="scale", y="GTEPS", hue="implementation", marker="o", ax=ax)
-    ax.xaxis.get_major_locator().set_params(integer=True)
-    _log_y_axes(ax, "Kronecker scale (log2 vertices)", GTEPS_LOG,
-                f"{title}\nGraph500 harmonic-mean TEPS, undirected input edges")
-    fig.tight_layout()
-    return fig, title, None
+    return _per_scale_lines(points, "GTEPS", GTEPS_LOG,
+                            f"{title}\nGraph500 harmonic-mean TEPS, undirected input edges"), \
+        title, None
 
 
 def kernel1_vs_scale_figure(runs: pd.DataFrame):
-    plt, sns = _plt()
     title = "Kernel 1 (graph construction) time vs scale per implementation"
-    kron = runs[runs["scale"].notna()].copy()
-    if kron.empty:
-        return None, title, "no Kronecker runs: only Kronecker graphs have a scale"
-    kron["implementation"] = _implementations(kron)
+    kron = _kronecker_runs(runs)
+    if kron is None:
+        return None, title, NO_KRONECKER
     # repeated runs of one configuration: their mean construction time
     points = kron.groupby(["implementation", "scale"])["construction_time"].mean() \
         .reset_index()
-    points["scale"] = points["scale"].astype(int)
+    return _per_scale_lines(
+        points, "construction_time", "construction time (s, log scale)",
+        f"{title}\nedge list to the algorithm's searchable structure, slowest rank"), title, None
+
+
+NO_KRONECKER = "no Kronecker runs: only Kronecker graphs have a scale"
+
+
+def _kronecker_runs(runs: pd.DataFrame) -> pd.DataFrame | None:
+    """The runs on Kronecker graphs (the ones with a scale), each with its implementation's
+    label; None where there are none."""
+    kron = runs[runs["scale"].notna()].copy()
+    if kron.empty:
+        return None
+    kron["implementation"] = _implementations(kron)
+    return kron
+
+
+def _per_scale_lines(points: pd.DataFrame, y: str, y_label: str, title: str):
+    """One line per implementation of `y` over the Kronecker scale, y on a log axis."""
+    plt, sns = _plt()
+    points = points.assign(scale=points["scale"].astype(int))
     fig, ax = plt.subplots(figsize=(8, 5))
-    sns.lineplot(points, x="scale", y="construction_time", hue="implementation", marker="o",
-                 ax=ax)
+    sns.lineplot(points, x="scale", y=y, hue="implementation", marker="o", ax=ax)
     ax.xaxis.get_major_locator().set_params(integer=True)
-    _log_y_axes(ax, "Kronecker scale (log2 vertices)", "construction time (s, log scale)",
-                f"{title}\nedge list to the algorithm's searchable structure, slowest rank")
+    _log_y_axes(ax, "Kronecker scale (log2 vertices)", y_label, title)
     fig.tight_layout()
-    return fig, title, None
+    return fig
 
 
 def teps_vs_source_lines_figure(runs: pd.DataFrame):
