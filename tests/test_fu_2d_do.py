@@ -79,3 +79,22 @@ def test_alpha_and_beta_must_be_positive():
     src, dst = np.array([0], np.uint32), np.array([1], np.uint32)
     with pytest.raises(BfsError, match="alpha must be > 0"):
         searcher_1x1(src, dst, 2, alpha=0)
+
+
+def test_profile_steps_split_each_level_and_sum_to_its_row():
+    """The level loop's clock: one row of step times a level (the search's levels and the final
+    empty one), in LevelClock.STEPS order, whose exchange steps sum to the profile's comm column
+    and the rest to its expand column; the steps a 1x1 level runs are all timed."""
+    from bfs.comm.exchange import LevelClock
+    src, dst = np.arange(0, 63, dtype=np.uint32), np.arange(1, 64, dtype=np.uint32)  # a path
+    searcher = searcher_1x1(src, dst, 64)
+    searcher.search(0)
+    steps, profile = searcher.profile_steps, searcher.profile
+    assert steps.shape == (searcher.levels_run + 1, len(LevelClock.STEPS))
+    comm = np.array([s in LevelClock.COMM for s in LevelClock.STEPS])
+    np.testing.assert_allclose(steps[:, comm].sum(axis=1), profile[:, 3])
+    np.testing.assert_allclose(steps[:, ~comm].sum(axis=1), profile[:, 2])
+    ran = [s for s, t in zip(LevelClock.STEPS, steps[:-1].min(axis=0)) if t > 0]
+    assert set(ran) >= {"begin", "expand", "scan", "contract", "union", "finish", "allreduce"}
+    with pytest.raises(ValueError, match="unknown step 'typo'"):
+        LevelClock(device=False).mark("typo")

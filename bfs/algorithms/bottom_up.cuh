@@ -1,5 +1,5 @@
 // Bottom-up BFS levels, the parts merrill-do (merrill_do.cu, 32-bit bitmask words) and 2d-do on
-// the GPU (fu_2d_do.cu, 64-bit words) share. Include after tiles.cuh (types, FULL).
+// the GPU (fu_2d_do.cu, 64-bit words) share. Include after tiles.cuh (types, FULL, dealing).
 //
 // Why this shape. A bottom-up level's cost is latency, not bytes: an open vertex's steps wait
 // on one another (row offsets -> its first neighbours -> their frontier bits), so what counts
@@ -8,52 +8,6 @@
 // to its lanes, K per lane in flight, whatever their density: a warp per word kept only the
 // word's few open lanes busy once most vertices were visited, and swept every fully visited
 // word with a round trip of its own (BENCHMARKS.md, merrill-do's versions).
-
-__device__ __forceinline__ u32 popcount(u32 x) { return __popc(x); }
-__device__ __forceinline__ u32 popcount(u64 x) { return __popcll(x); }
-
-// Position of the r-th (0-based) set bit of mask (r < popcount(mask)): binary search by counts.
-__device__ __forceinline__ u32 nth_set_bit(u32 mask, u32 r) {
-    u32 pos = 0;
-#pragma unroll
-    for (u32 s = 16; s > 0; s >>= 1) {
-        const u32 low = __popc(mask & ((1u << (pos + s)) - 1u) & ~((1u << pos) - 1u));
-        if (low <= r) { r -= low; pos += s; }
-    }
-    return pos;
-}
-__device__ __forceinline__ u32 nth_set_bit(u64 mask, u32 r) {
-    const u32 c = __popc((u32)mask);
-    return r < c ? nth_set_bit((u32)mask, r) : 32 + nth_set_bit((u32)(mask >> 32), r - c);
-}
-
-// The warp's open bits, counted: incl = this lane's inclusive prefix of popcount(open) over the
-// lanes; returns the total. Every lane of the warp must call this.
-template <typename W>
-__device__ __forceinline__ u32 deal_count(W open, u32& incl) {
-    const u32 lane = threadIdx.x & 31;
-    incl = popcount(open);
-#pragma unroll
-    for (int o = 1; o < 32; o <<= 1) {
-        const u32 y = __shfl_up_sync(FULL, incl, o);
-        if (lane >= (u32)o) incl += y;
-    }
-    return __shfl_sync(FULL, incl, 31);
-}
-
-// Open item idx (< the total) -> the lane whose word holds it (owner) and its bit there. Every
-// lane of the warp must call this (idx past the total gives an unused answer).
-template <typename W>
-__device__ __forceinline__ u32 deal_item(W open, u32 incl, u32 idx, u32& owner) {
-    u32 o = 0;                                        // the first lane with incl > idx
-#pragma unroll
-    for (u32 s = 16; s > 0; s >>= 1)
-        if (__shfl_sync(FULL, incl, o + s - 1) <= idx) o += s;
-    const W ow = __shfl_sync(FULL, open, o);
-    const u32 before = __shfl_sync(FULL, incl, o) - popcount(ow);
-    owner = o;
-    return idx - before < popcount(ow) ? nth_set_bit(ow, idx - before) : 0u;
-}
 
 template <typename W>
 __device__ __forceinline__ bool in_frontier(const W* __restrict__ frontier, u32 u) {

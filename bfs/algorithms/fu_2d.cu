@@ -1,28 +1,24 @@
 #include "tiles.cuh"
 
-// New search: levels -1 (the root's 0), bitmaps cleared, the root's bits set (r_root / c_root
-// are padded local indices, -1 where the root is not in this rank's row / column range).
-extern "C" __global__ void reset(i64 n_row_bits, i64 n_col_bits, int* level_row, int* level_col,
-                                 u64* in_words, u64* visited, u64* assigned, i64 r_root,
-                                 i64 c_root, i64* pred)
+// New search: column levels -1 (the root's 0), bitmaps cleared, the root's bits set (r_root /
+// c_root are padded local indices, -1 where the root is not in this rank's row / column range).
+// No row levels: parents are recorded at discovery, and the validation gathers the row range's
+// levels from the column ranges' (bfs.validate.grid_gpu).
+extern "C" __global__ void reset(i64 n_row_bits, i64 n_col_bits, int* level_col,
+                                 u64* in_words, u64* visited, i64 r_root, i64 c_root, i64* pred)
 {
     const i64 n = n_row_bits > n_col_bits ? n_row_bits : n_col_bits;
     for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < n;
          i += (i64)gridDim.x * blockDim.x) {
-        if (i < n_row_bits) {
-            level_row[i] = i == r_root ? 0 : -1;
-            if ((i & 63) == 0)
-                in_words[i >> 6] = (r_root >= 0 && (r_root >> 6) == (i >> 6))
-                                   ? (1ULL << (r_root & 63)) : 0ULL;
-        }
+        if (i < n_row_bits && (i & 63) == 0)
+            in_words[i >> 6] = (r_root >= 0 && (r_root >> 6) == (i >> 6))
+                               ? (1ULL << (r_root & 63)) : 0ULL;
         if (i < n_col_bits) {
             level_col[i] = i == c_root ? 0 : -1;
             pred[i] = -1;
-            if ((i & 63) == 0) {
+            if ((i & 63) == 0)
                 visited[i >> 6] = (c_root >= 0 && (c_root >> 6) == (i >> 6))
                                   ? (1ULL << (c_root & 63)) : 0ULL;
-                assigned[i >> 6] = 0ULL;
-            }
         }
     }
 }
@@ -49,34 +45,38 @@ extern "C" __global__ void local_ids(const u32* __restrict__ ids, i64 m,
 }
 
 // Frontier bitmap -> queue of local row ids with their local degrees, in any order;
-// ctl[0] += vertices, ctl[1] += edges; level[v] = lvl for every frontier vertex.
-// One thread per word, positions by a warp scan of the popcounts and one atomic per warp.
-extern "C" __global__ void compact(const u64* __restrict__ words, i64 nw,
-                                   const i64* __restrict__ offsets, u32* __restrict__ q,
-                                   i64* __restrict__ deg, u64* ctl, int* level, int lvl)
+// ctl[0] += vertices, ctl[1] += edges. A warp takes 32 words and deals their bits out to its
+// lanes (tiles.cuh), so the queue, degree and offset accesses of a warp are runs, not 32
+// scattered words; one atomic per warp reserves its queue slots, one per block adds the edges.
+extern "C" __global__ void __launch_bounds__(BLOCK)
+compact(const u64* __restrict__ words, i64 nw, const i64* __restrict__ offsets,
+        u32* __restrict__ q, i64* __restrict__ deg, u64* ctl)
 {
-    for (i64 base = (i64)blockIdx.x * blockDim.x; base < nw; base += (i64)gridDim.x * blockDim.x) {
-        const i64 w = base + threadIdx.x;
-        u64 bits = w < nw ? words[w] : 0ULL;
-        u32 total;
-        u64 pos = warp_reserve(__popcll(bits), ctl, total);
+    const u32 lane = threadIdx.x & 31;
+    const i64 warps = ((i64)gridDim.x * BLOCK) >> 5;
+    u64 dsum = 0;
+    for (i64 w0 = (((i64)blockIdx.x * BLOCK + threadIdx.x) >> 5) * 32; w0 < nw;
+         w0 += warps * 32) {
+        const u64 bits = w0 + lane < nw ? words[w0 + lane] : 0ULL;
+        u32 incl;
+        const u32 total = deal_count(bits, incl);
         if (total == 0) continue;                               // warp-uniform
-        i64 dsum = 0;
-        while (bits) {
-            const int k = __ffsll((long long)bits) - 1;
-            bits &= bits - 1;
-            const u64 v = (u64)w * 64 + k;
+        u64 pos = 0;
+        if (lane == 0) pos = atomicAdd(ctl, (u64)total);
+        pos = __shfl_sync(FULL, pos, 0);
+        for (u32 base = 0; base < total; base += 32) {
+            u32 owner;
+            const u32 idx = base + lane;
+            const u32 bit = deal_item(bits, incl, idx, owner);
+            if (idx >= total) continue;
+            const i64 v = (w0 + owner) * 64 + bit;
             const i64 d = offsets[v + 1] - offsets[v];
-            q[pos] = (u32)v;
-            deg[pos] = d;
-            ++pos;
-            dsum += d;
-            level[v] = lvl;
+            q[pos + idx] = (u32)v;
+            deg[pos + idx] = d;
+            dsum += (u64)d;
         }
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1) dsum += __shfl_down_sync(FULL, dsum, o);
-        if ((threadIdx.x & 31) == 0 && dsum) atomicAdd(ctl + 1, (u64)dsum);
     }
+    block_sum_add(dsum, ctl + 1);
 }
 
 // Expand: one CTA per TILE edges of the edge frontier (merrill's staging); a neighbour c not
@@ -116,18 +116,17 @@ expand_tiles(const i64* __restrict__ offsets, const u32* __restrict__ columns,
     if (threadIdx.x == 0 && s_count) atomicAdd(ctl + 2, (u64)s_count);
 }
 
-// Contract (Fig. 5): assigned |= out & ~prefix (this rank claims what no rank above it in the
-// grid column found), uni = out | prefix | rest; the parents the expand recorded for bits a rank
-// above claimed are dropped, so pred >= 0 exactly where this rank assigned. rest: what ranks
-// after this one found (1d's all-gather); 2d passes prefix again (its scan ends in a bcast).
+// Contract (Fig. 5): uni = out | prefix | rest, and the parents the expand recorded for bits a
+// rank above in the grid column found (prefix) are dropped, so pred >= 0 exactly where this rank
+// assigned the vertex: Fu's Assigned bitmap, kept as parents (the CPU 2d keeps the bitmap for its
+// predecessor pass; the GPU records parents at discovery and needs none). rest: what ranks after
+// this one found (1d's all-gather); 2d passes prefix again (its scan ends in a bcast).
 extern "C" __global__ void contract(const u64* __restrict__ out, const u64* __restrict__ prefix,
-                                    const u64* __restrict__ rest, i64 nw, u64* assigned,
-                                    u64* uni, i64* pred)
+                                    const u64* __restrict__ rest, i64 nw, u64* uni, i64* pred)
 {
     for (i64 w = (i64)blockIdx.x * blockDim.x + threadIdx.x; w < nw;
          w += (i64)gridDim.x * blockDim.x) {
         const u64 o = out[w], p = prefix[w];
-        assigned[w] |= o & ~p;
         uni[w] = o | p | rest[w];
         u64 dup = o & p;
         while (dup) {
@@ -140,25 +139,38 @@ extern "C" __global__ void contract(const u64* __restrict__ out, const u64* __re
 
 // Levels (Fig. 6): visited |= uni, level_col = lvl for uni's bits; own_new += the bits of uni
 // in words [own_lo, own_hi) (this rank's own piece: the next frontier's share it counts).
-extern "C" __global__ void finish(const u64* __restrict__ uni, i64 nw, u64* visited,
-                                  int* level_col, int lvl, i64 own_lo, i64 own_hi, u64* own_new)
+// degrees (2d-do, else null): *unvisited -= the degrees in it of uni's vertices (the block CSC
+// edges of the level's new vertices, taken off the unvisited count of Beamer's switch) in the
+// same pass. Bits dealt out to the lanes as in compact; one atomic per block for each sum.
+extern "C" __global__ void __launch_bounds__(BLOCK)
+finish(const u64* __restrict__ uni, i64 nw, u64* visited, int* level_col, int lvl, i64 own_lo,
+       i64 own_hi, u64* own_new, const i64* __restrict__ degrees, u64* unvisited)
 {
-    u64 count = 0;
-    for (i64 w = (i64)blockIdx.x * blockDim.x + threadIdx.x; w < nw;
-         w += (i64)gridDim.x * blockDim.x) {
-        u64 u = uni[w];
-        if (!u) continue;
-        visited[w] |= u;
-        if (w >= own_lo && w < own_hi) count += __popcll(u);
-        while (u) {
-            const int k = __ffsll((long long)u) - 1;
-            u &= u - 1;
-            level_col[w * 64 + k] = lvl;
+    const u32 lane = threadIdx.x & 31;
+    const i64 warps = ((i64)gridDim.x * BLOCK) >> 5;
+    u64 count = 0, reached = 0;
+    for (i64 w0 = (((i64)blockIdx.x * BLOCK + threadIdx.x) >> 5) * 32; w0 < nw;
+         w0 += warps * 32) {
+        const i64 w = w0 + lane;
+        const u64 u = w < nw ? uni[w] : 0ULL;
+        if (u) {
+            visited[w] |= u;
+            if (w >= own_lo && w < own_hi) count += __popcll(u);
+        }
+        u32 incl;
+        const u32 total = deal_count(u, incl);
+        for (u32 base = 0; base < total; base += 32) {
+            u32 owner;
+            const u32 idx = base + lane;
+            const u32 bit = deal_item(u, incl, idx, owner);
+            if (idx >= total) continue;
+            const i64 v = (w0 + owner) * 64 + bit;
+            level_col[v] = lvl;
+            if (degrees) reached += (u64)(degrees[v + 1] - degrees[v]);
         }
     }
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) count += __shfl_down_sync(FULL, count, o);
-    if ((threadIdx.x & 31) == 0 && count) atomicAdd(own_new, count);
+    block_sum_add(count, own_new);
+    if (degrees) block_sum_add(0ULL - reached, unvisited);
 }
 
 extern "C" __global__ void reached_degrees(const int* __restrict__ level, i64 n,

@@ -244,7 +244,8 @@ class Fu2D:
         down the column, then each grid row allgathers the ranks' own pieces into In. Returns
         the bytes this rank sent."""
         uni = self.uni
-        self.col_x.bcast(uni, root=self.R - 1)
+        if self.R > 1:
+            self.col_x.bcast(uni, root=self.R - 1)
         sent = uni.nbytes * (self.R - 1) if self.i == self.R - 1 else 0
         return sent + self._gather_row(uni[self.own], self.in_words)
 
@@ -264,25 +265,28 @@ class Fu2D:
         device once), which ends the search at zero; _level_body(level, clock) does the
         level's work and exchanges, leaving the new own vertices in self.counts; then one
         all-reduce sums them. Sets self.profile (level, frontier, expand s, comm s, bytes
-        sent; by CUDA events on the GPU) and self.levels_run."""
-        clock = LevelClock(device=self.on_device)
+        sent; by CUDA events on the GPU), self.profile_steps (seconds per level and
+        LevelClock step: where a level's time goes) and self.levels_run. Hooks may mark
+        steps of their own on self.clock."""
+        clock = self.clock = LevelClock(device=self.on_device)
         clock.start()
         level = 0
         while True:
             frontier = self._begin_level(level)
+            clock.mark("begin")
             if frontier == 0:
-                clock.mark("expand")
                 clock.end_level(level, 0, 0)
                 break
             sent = self._level_body(level, clock)
             # one all-reduce a level: the next frontier's size, which also ends the search
             self.world_x.allreduce(self.counts, self.totals)
             sent += self.counts.nbytes
-            clock.mark("comm")
+            clock.mark("allreduce")
             clock.end_level(level, frontier, sent)
             level += 1
         self.levels_run = level
         self.profile = clock.rows()
+        self.profile_steps = clock.steps()
 
     def _level_body(self, level: int, clock: LevelClock) -> int:
         """Fig. 5's level over the grid; returns the bytes this rank sent. The local work goes
@@ -293,13 +297,13 @@ class Fu2D:
         self._expand_level(level)
         clock.mark("expand")
         sent = self._scan()
-        clock.mark("comm")
+        clock.mark("scan")
         self._contract()
-        clock.mark("expand")
+        clock.mark("contract")
         sent += self._share_union()
-        clock.mark("comm")
+        clock.mark("union")
         self._finish(level + 1)
-        clock.mark("expand")
+        clock.mark("finish")
         return sent
 
     # --- the CPU hooks --------------------------------------------------------------------

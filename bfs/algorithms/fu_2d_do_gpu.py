@@ -8,26 +8,28 @@ four all-reduced words, parents at discovery); the switch itself is the same cod
 (fu_2d_do.DirectionSwitch). Layout, level loop and exchanges are fu_2d's, the kernels and the
 device buffers fu_2d_gpu's (this class extends Fu2DGpu), plus fu_2d_do.cu:
 
-  Top-down    fu_2d_gpu's level: In compacted into a queue (which also sets level_row and
-              counts the frontier's block edges), the load-balanced expand_tiles, parents
-              recorded by the edge that flips a bit of Out. Edges examined: all of the
-              compacted frontier's (its edge count, known from the level's control read).
+  Top-down    fu_2d_gpu's level: In compacted into a queue (which also counts the frontier's
+              block edges), the load-balanced expand_tiles, parents recorded by the edge that
+              flips a bit of Out. Edges examined: all of the compacted frontier's (its edge
+              count, known from the compaction's control read).
   Bottom-up   bottom_up: every unvisited vertex of the column range with in-edges here walks
               them in the block CSC and stops at a row in In; merrill-do's kernel shape
               (bottom_up.cuh: a warp deals the open vertices of 32 words out to its lanes),
               Out's words written whole (no global atomics, no clearing); pred = the row's
-              global id; the in-edges read are summed into the level's examined word. The compaction runs in
-              these levels too (see _begin_level), so level_row is set for In as in top-down.
+              global id; the in-edges read are summed into the level's examined word. No
+              compaction: In is read as a bitmap (see _begin_level).
   Contract    fu_2d_gpu's: parents recorded where a rank above in the grid column claimed the
               vertex are dropped, in both directions, so pred >= 0 exactly where this rank
               assigned (what bfs.validate.grid_gpu checks); no predecessor pass.
   Switch      the four words [n_f, m_f, unvisited CSC edges, edges examined] live in the
               control block: ctl[8:12] this rank's counts, all-reduced (NCCL, on the stream)
-              into ctl[4:8]; fu_2d_gpu's one read of ctl a level (after the compaction) brings
-              them to the host, where the direction is decided. [1] and [2] come from
-              degree_sum (block CSR degrees over the next In; CSC degrees of the level's new
-              vertices subtracted from a running count started at the block's CSC entries less
-              the root's).
+              into ctl[4:8]; a read of ctl at the level's start brings them to the host, where
+              the direction is decided; a top-down level then compacts In and reads ctl again
+              (its queue's size and edges size the expand). [2]: CSC degrees of the level's
+              new vertices, taken off a running count (started at the block's CSC entries less
+              the root's) by finish in its pass over the new vertices; [1]: degree_sum of the
+              block CSR over the next In, after top-down levels only (after a bottom-up level
+              the switch looks at n_f alone).
 One rank (1x1 grid): Fu2D's level loop with the exchanges of a one-rank grid (no-ops and
 device copies), not fu_2d_gpu's exchange-free single-rank loop: the switch lives in the loop's
 hooks. No from_csr (bfs bench on one GPU): the searcher needs a block and its communicator.
@@ -95,8 +97,8 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         cp = self.cp
         # ctl: [0] frontier vertices, [1] frontier edges, [2] Out bits (fu_2d_gpu's; [0:4] are
         # cleared with each compaction); [4:8] the totals, [8:12] this rank's counts of the
-        # level's all-reduce: [n_f, m_f, unvisited CSC edges, edges examined]. The level loop
-        # reads ctl once a level (fu_2d_gpu's _compact), and ctl[4] is the frontier size there.
+        # level's all-reduce: [n_f, m_f, unvisited CSC edges, edges examined]. A level reads
+        # ctl at its start (the totals), a top-down one again after its compaction.
         self.ctl = cp.zeros(12, cp.uint64)
         self.totals, self.counts = self.ctl[4:8], self.ctl[8:12]
         self.host_ctl = cupyx.empty_pinned((12,), dtype=np.uint64)
@@ -125,13 +127,14 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         super()._level_loop()
 
     def _begin_level(self, level: int) -> int:
-        """fu_2d_gpu's compaction of In and the level's one read of ctl, then the direction
-        from the totals in it. The compaction runs before bottom-up levels too: the direction
-        is known only after the read, which also sizes a top-down expand (ctl[0:2]), so
-        compacting first keeps one read a level; and it sets level_row for In, as every level
-        must. Its cost, a pass over In writing the queue, is small beside a bottom-up level."""
-        super()._begin_level(level)    # sets self._q, self._edges
-        return self._switch(level, self.host_ctl[4:8])
+        """The level's direction from the last all-reduce's totals (one read of ctl); a
+        top-down level then compacts In (and reads ctl again for the queue's size and edges).
+        A bottom-up level reads In as a bitmap, so compacting it there (a pass writing a
+        queue of the whole, large frontier, on every rank of the grid row) is skipped."""
+        frontier = self._switch(level, self._read_ctl()[4:8])
+        if frontier and not self.bottom_up:
+            self._q, self._edges, _ = self._compact(level)
+        return frontier
 
     def _expand_level(self, level: int) -> None:
         if not self.bottom_up:
@@ -148,15 +151,18 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         self.launches["bottom_up"] += 1
 
     def _finish(self, level: int) -> None:
-        """fu_2d_gpu's levels and count of the own piece's new vertices (counts[0]), then the
-        switch's words for the next level: counts[1] = the block CSR degrees of the next In
-        (Fu2D's loop shares the union, the row all-gather into In included, before it
-        finishes a level), counts[2] -= the block CSC degrees of the level's new vertices.
+        """fu_2d_gpu's levels and count of the own piece's new vertices (counts[0]), with
+        counts[2] -= the block CSC degrees of the level's new vertices in the same pass; then,
+        after a top-down level, counts[1] = the block CSR degrees of the next In (Fu2D's loop
+        shares the union, the row all-gather into In included, before it finishes a level).
         counts[3] stays as the expand set it."""
         self.counts[0:2].fill(0)
-        self._launch_finish(self.uni, level)
-        self._degree_sum(self.in_words, self.csr_offsets, self.counts[1:2])
-        self._degree_sum(self.uni, self.csc_offsets, self.counts[2:3], subtract=True)
+        self._launch_finish(self.uni, level, degrees=self.csc_offsets,
+                            unvisited=self.counts[2:3])
+        self.clock.mark("finish")
+        if not self.bottom_up:
+            self._degree_sum(self.in_words, self.csr_offsets, self.counts[1:2])
+        self.clock.mark("switch")
 
 
 def build(block, ctx: RunContext) -> Fu2DDoGpu:

@@ -11,8 +11,8 @@ module runs the local work on the GPU:
               symmetric device CSR. No CSC: see Parents.
   Bitmaps     cupy uint64 arrays, piece by piece as in fu_2d (PaddedRange).
   Expand      In_i -> Out_ij minus visited, load-balanced like merrill: the frontier bitmap is
-              compacted into a vertex queue with degrees (one warp-aggregated atomic per warp;
-              it also sets level_row for the frontier), a CUB scan of the degrees gives the edge
+              compacted into a vertex queue with degrees (one warp-aggregated atomic per warp),
+              a CUB scan of the degrees gives the edge
               frontier, a tile partition finds each 1024-edge tile's first vertex, and one CTA
               per tile stages its vertices in shared memory and reads its columns coalesced; a
               neighbour not visited and not yet in Out gets atomicOr'd into Out's word.
@@ -20,7 +20,9 @@ module runs the local work on the GPU:
               every grid; contract drops the ones a rank above in the column claimed, so pred
               >= 0 exactly where this rank assigned the vertex. This replaces Fu's Fig. 7
               pass over the CSC after the traversal (~6 ms at scale 25 on one GPU).
-  Contract    assigned |= out & ~prefix, uni = out | prefix (one kernel).
+  Contract    uni = out | prefix, parents of prefix's bits dropped (one kernel; no Assigned
+              bitmap: the parents are it). On a grid of one row (R = 1: 1x1, 1xC) there is no
+              rank above: no scan, no contract, uni is Out (the buffers are swapped).
   Levels      one kernel: visited |= uni, level_col = t + 1, and the own piece's new bits
               counted into the word the count all-reduce sends.
 
@@ -162,19 +164,19 @@ class Fu2DGpu(Fu2D):
         rows, cols = self.rows, self.cols
         n_row_bits, n_col_bits = rows.n_words * WORD, cols.n_words * WORD
         self.nnz = int(self.csr_cols.size)
-        need = (4 * n_row_bits + 4 * n_col_bits + 8 * n_col_bits  # levels, pred
+        need = (4 * n_col_bits + 8 * n_col_bits  # levels (columns only), pred
                 + 8 * n_row_bits + 8 * n_col_bits  # global ids of rows and columns
                 + 20 * n_row_bits  # queue, degrees, scan
                 + 8 * (self.nnz // TILE + 2) + 9 * 8 * max(rows.n_words, cols.n_words))
         device.check_fits(need, f"2d search state ({n_row_bits} x {n_col_bits} local vertices)")
-        self.level_row = cp.empty(n_row_bits, cp.int32)
         self.level_col = cp.empty(n_col_bits, cp.int32)
         self.pred = cp.empty(n_col_bits, cp.int64)
         self.row_global = cp.asarray(rows.global_id)
         self.col_global = cp.asarray(cols.global_id)
         self.in_words = cp.empty(rows.n_words, cp.uint64)
-        self.out, self.visited, self.assigned, self.prefix, self.uni, self.inclusive, \
-            self.received = (cp.empty(cols.n_words, cp.uint64) for _ in range(7))
+        self.out, self.visited, self.uni, self.inclusive, self.received = (
+            cp.empty(cols.n_words, cp.uint64) for _ in range(5))
+        self.prefix = cp.zeros(cols.n_words, cp.uint64)   # stays 0 where R = 1 (no scan)
         self.queue = cp.empty(max(n_row_bits, 1), cp.uint32)
         self.qdeg = cp.empty(max(n_row_bits, 1), cp.int64)
         self.scan = cp.empty(max(n_row_bits, 1), cp.int64)
@@ -201,18 +203,18 @@ class Fu2DGpu(Fu2D):
         return self.host_ctl
 
     def _compact(self, level: int) -> tuple[int, int, int]:
-        """In -> the frontier queue (setting level_row), Out cleared; then the level's one
-        read of the device: (queue vertices, their edges, the global frontier size)."""
-        self._launch_compact(level)
+        """In -> the frontier queue, Out cleared; then the level's one read of the device:
+        (queue vertices, their edges, the global frontier size)."""
+        self._launch_compact()
         ctl = self._read_ctl()
         return int(ctl[0]), int(ctl[1]), int(ctl[4])
 
-    def _launch_compact(self, level: int) -> None:
+    def _launch_compact(self) -> None:
         rows = self.rows
         self.ctl[0:4].fill(0)
         self.k["compact"]((device.grid_for(rows.n_words),), (BLOCK,),
                           (self.in_words, np.int64(rows.n_words), self.csr_offsets, self.queue,
-                           self.qdeg, self.ctl, self.level_row, np.int32(level)))
+                           self.qdeg, self.ctl))
         self.out.fill(0)
 
     def _expand_tiles(self, q: int, edges: int) -> None:
@@ -232,15 +234,18 @@ class Fu2DGpu(Fu2D):
         self.launches["expand"] += 1
 
     def _launch_finish(self, uni, level: int, counted: slice | None = None,
-                       count_into=None) -> None:
+                       count_into=None, degrees=None, unvisited=None) -> None:
         """visited |= uni, levels; the bits of uni in the words `counted` (default: the own
-        piece) are added to count_into (default: self.counts)."""
+        piece) are added to count_into (default: self.counts); degrees (offsets) given, the
+        degrees of uni's vertices are taken off unvisited[0] in the same pass (2d-do)."""
         nw = self.cols.n_words
         counted = counted or self.own
         self.k["finish"]((device.grid_for(nw),), (BLOCK,),
                          (uni, np.int64(nw), self.visited, self.level_col, np.int32(level),
                           np.int64(counted.start), np.int64(counted.stop),
-                          self.counts if count_into is None else count_into))
+                          self.counts if count_into is None else count_into,
+                          np.uint64(0) if degrees is None else degrees,
+                          np.uint64(0) if unvisited is None else unvisited))
 
     def search(self, root: int) -> None:
         cp = self.cp
@@ -251,8 +256,8 @@ class Fu2DGpu(Fu2D):
         n = max(rows.n_words, cols.n_words) * WORD
         self.k["reset"]((device.grid_for(n),), (BLOCK,),
                         (np.int64(rows.n_words * WORD), np.int64(cols.n_words * WORD),
-                         self.level_row, self.level_col, self.in_words, self.visited,
-                         self.assigned, np.int64(r_local), np.int64(c_local), self.pred))
+                         self.level_col, self.in_words, self.visited,
+                         np.int64(r_local), np.int64(c_local), self.pred))
         self.ctl.fill(0)
         self.totals.fill(1)    # level 0's frontier: the root
         if self.single:
@@ -305,11 +310,18 @@ class Fu2DGpu(Fu2D):
     def _expand_level(self, level: int) -> None:
         self._expand_tiles(self._q, self._edges)
 
+    def _scan(self) -> int:
+        return 0 if self.R == 1 else super()._scan()   # no rank above: prefix stays 0
+
     def _contract(self, rest=None) -> None:
+        if self.R == 1 and rest is None:
+            # nothing above to drop: uni is Out (swapped; Out is rewritten by the next expand)
+            self.uni, self.out = self.out, self.uni
+            return
         nw = self.cols.n_words
         self.k["contract"]((device.grid_for(nw),), (BLOCK,),
                            (self.out, self.prefix, self.prefix if rest is None else rest,
-                            np.int64(nw), self.assigned, self.uni, self.pred))
+                            np.int64(nw), self.uni, self.pred))
 
     def _finish(self, level: int) -> None:
         self.counts.fill(0)

@@ -19,8 +19,8 @@ bfs.algorithms.fu_2d_gpu's (this class extends it); only the exchange differs:
             back, where the list exchange ships only the discoveries.
   Claim     the first rank (in rank order) that found a vertex claims it and keeps its parent,
             as the CPU backend's apply-in-rank-order does: below = OR of the ranks before,
-            above = OR of the ranks after, and fu_2d.cu's contract gives assigned, the union
-            and the parents kept.
+            above = OR of the ranks after, and fu_2d.cu's contract gives the union and the
+            parents kept (those of bits a rank before found are dropped).
   Levels    visited |= union, levels set, the next frontier is the own piece of the union,
             and the union's size (identical on every rank) ends the search: no all-reduce.
 One host read a level: the compaction's counts of every rank (an all-gather of two words), from
@@ -76,7 +76,7 @@ class Racherla1DGpu(Fu2DGpu):
         self.exchanges = {"bitmap": 0, "list": 0}
         level = 0
         while True:
-            self._launch_compact(level)
+            self._launch_compact()
             self.world_x.allgatherv(self.ctl[0:2], self.ctl[8:], pairs, pair_displs)
             ctl = self._read_ctl()
             frontier, q, edges = int(ctl[4]), int(ctl[0]), int(ctl[1])

@@ -128,9 +128,9 @@ class SemiringBfs(Fu2D):
         clock.mark("comm")
         self.counts[0] = _assign(self.y, self.parent_col, self.level_col, level + 1,
                                  self.cols.global_id, self.own.start * WORD, self.next_own)
-        clock.mark("expand")
+        clock.mark("finish")
         sent += self._gather_row(self.next_own, self.x, WORD)
-        clock.mark("comm")
+        clock.mark("union")
         return sent
 
     def _results(self) -> tuple[np.ndarray, np.ndarray]:

@@ -106,9 +106,9 @@ class SemiringGpu(Fu2DGpu):
                           np.int64(self.own.start * WORD),
                           np.int64((self.own.stop - self.own.start) * WORD), self.next_own,
                           self.counts))
-        clock.mark("expand")
+        clock.mark("finish")
         sent += self._gather_row(self.next_own, self.x, WORD)
-        clock.mark("comm")
+        clock.mark("union")
         return sent
 
 

@@ -37,6 +37,75 @@ __device__ __forceinline__ T warp_reserve(u32 c, T* counter, u32& total) {
     return base + x - c;
 }
 
+// Dealing a warp's set bits out to its lanes: a warp takes 32 bitmap words (one coalesced load,
+// a word per lane) and hands their set bits out to the lanes, 32 at a time, whatever the density,
+// so that consecutive lanes take consecutive bits of a word (their stores coalesce) and a sparse
+// word costs no lane a loop of its own. Used by the bitmap passes of fu_2d.cu and by the
+// bottom-up levels (bottom_up.cuh).
+__device__ __forceinline__ u32 popcount(u32 x) { return __popc(x); }
+__device__ __forceinline__ u32 popcount(u64 x) { return __popcll(x); }
+
+// Position of the r-th (0-based) set bit of mask (r < popcount(mask)): binary search by counts.
+__device__ __forceinline__ u32 nth_set_bit(u32 mask, u32 r) {
+    u32 pos = 0;
+#pragma unroll
+    for (u32 s = 16; s > 0; s >>= 1) {
+        const u32 low = __popc(mask & ((1u << (pos + s)) - 1u) & ~((1u << pos) - 1u));
+        if (low <= r) { r -= low; pos += s; }
+    }
+    return pos;
+}
+__device__ __forceinline__ u32 nth_set_bit(u64 mask, u32 r) {
+    const u32 c = __popc((u32)mask);
+    return r < c ? nth_set_bit((u32)mask, r) : 32 + nth_set_bit((u32)(mask >> 32), r - c);
+}
+
+// The warp's open bits, counted: incl = this lane's inclusive prefix of popcount(open) over the
+// lanes; returns the total. Every lane of the warp must call this.
+template <typename W>
+__device__ __forceinline__ u32 deal_count(W open, u32& incl) {
+    const u32 lane = threadIdx.x & 31;
+    incl = popcount(open);
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        const u32 y = __shfl_up_sync(FULL, incl, o);
+        if (lane >= (u32)o) incl += y;
+    }
+    return __shfl_sync(FULL, incl, 31);
+}
+
+// Open item idx (< the total) -> the lane whose word holds it (owner) and its bit there. Every
+// lane of the warp must call this (idx past the total gives an unused answer).
+template <typename W>
+__device__ __forceinline__ u32 deal_item(W open, u32 incl, u32 idx, u32& owner) {
+    u32 o = 0;                                        // the first lane with incl > idx
+#pragma unroll
+    for (u32 s = 16; s > 0; s >>= 1)
+        if (__shfl_sync(FULL, incl, o + s - 1) <= idx) o += s;
+    const W ow = __shfl_sync(FULL, open, o);
+    const u32 before = __shfl_sync(FULL, incl, o) - popcount(ow);
+    owner = o;
+    return idx - before < popcount(ow) ? nth_set_bit(ow, idx - before) : 0u;
+}
+
+// Sum x over the block and add it to *target with one atomic (none when the sum is 0): one
+// atomic per block, not per warp, on the few control words every block adds to. Every thread of
+// the block must call it; it ends with __syncthreads().
+__device__ __forceinline__ void block_sum_add(u64 x, u64* target) {
+    __shared__ u64 s_part[BLOCK / 32];
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) x += __shfl_down_sync(FULL, x, o);
+    if ((threadIdx.x & 31) == 0) s_part[threadIdx.x >> 5] = x;
+    __syncthreads();
+    if (threadIdx.x < 32) {
+        x = threadIdx.x < BLOCK / 32 ? s_part[threadIdx.x] : 0ULL;
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) x += __shfl_down_sync(FULL, x, o);
+        if (threadIdx.x == 0 && x) atomicAdd(target, x);
+    }
+    __syncthreads();
+}
+
 // tile_first[t] = the frontier index owning edge t*TILE, for t in [0, tiles]; the last is q.
 extern "C" __global__ void partition_tiles(const i64* __restrict__ scan, i64 q, i64 tiles,
                                            i64* __restrict__ tile_first)

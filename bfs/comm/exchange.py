@@ -296,11 +296,18 @@ def make_exchange(kind: str, comm):
 
 
 class LevelClock:
-    """Per level, the time spent in local work ("expand") and in exchanges ("comm").
+    """Per level, the time spent in each step, summed into local work ("expand") and exchanges
+    ("comm").
 
-    mark(phase) charges the time since the previous mark to phase. On the device each mark
-    records a CUDA event on the current stream (no host wait); the times are read once, by
-    rows(), after the search. On the host it reads perf_counter."""
+    mark(step) charges the time since the previous mark to step (one of STEPS; the COMM ones
+    are exchanges). On the device each mark records a CUDA event on the current stream (no host
+    wait); the times are read once, after the search. On the host it reads perf_counter."""
+
+    # begin: the level's start (the GPU 2d's compaction and its one read of the device);
+    # switch: 2d-do's direction numbers; comm / expand: what a caller does not split further
+    STEPS = ("begin", "expand", "scan", "contract", "union", "finish", "switch", "allreduce",
+             "comm")
+    COMM = frozenset({"scan", "union", "allreduce", "comm"})
 
     def __init__(self, device: bool):
         self.device = device
@@ -320,22 +327,31 @@ class LevelClock:
     def start(self) -> None:
         self.marks = [(None, self._now())]
 
-    def mark(self, phase: str) -> None:
-        self.marks.append((phase, self._now()))
+    def mark(self, step: str) -> None:
+        if step not in self.STEPS:
+            raise ValueError(f"LevelClock: unknown step {step!r}")
+        self.marks.append((step, self._now()))
 
     def end_level(self, level: int, frontier: int, sent: int) -> None:
         self.levels.append((level, frontier, sent, self.marks))
         self.marks = [(None, self.marks[-1][1])]
 
-    def rows(self) -> np.ndarray:
-        """(level, frontier, expand s, comm s, bytes sent) per level."""
+    def steps(self) -> np.ndarray:
+        """Seconds per level (rows) and step (columns, in STEPS order)."""
         if self.device and self.levels:
             self.levels[-1][3][-1][1].synchronize()
-        out = []
-        for level, frontier, sent, marks in self.levels:
-            t = {"expand": 0.0, "comm": 0.0}
-            for (_, a), (phase, b) in zip(marks, marks[1:]):
-                t[phase] += (self.cp.cuda.get_elapsed_time(a, b) / 1e3 if self.device
-                             else b - a)
-            out.append((level, frontier, t["expand"], t["comm"], sent))
+        index = {step: k for k, step in enumerate(self.STEPS)}
+        out = np.zeros((len(self.levels), len(self.STEPS)))
+        for row, (_, _, _, marks) in enumerate(self.levels):
+            for (_, a), (step, b) in zip(marks, marks[1:]):
+                out[row, index[step]] += (self.cp.cuda.get_elapsed_time(a, b) / 1e3
+                                          if self.device else b - a)
+        return out
+
+    def rows(self) -> np.ndarray:
+        """(level, frontier, expand s, comm s, bytes sent) per level."""
+        steps = self.steps()
+        comm = np.array([step in self.COMM for step in self.STEPS])
+        out = [(level, frontier, t[~comm].sum(), t[comm].sum(), sent)
+               for (level, frontier, sent, _), t in zip(self.levels, steps)]
         return np.array(out, np.float64).reshape(-1, 5)

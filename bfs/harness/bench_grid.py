@@ -32,7 +32,7 @@ import numpy as np
 
 from ..algorithms import RunContext, get_algorithm
 from ..comm import mpi
-from ..comm.exchange import choose_comm, make_exchange
+from ..comm.exchange import LevelClock, choose_comm, make_exchange
 from ..errors import BfsError
 from ..partition import GridLayout
 from . import envinfo
@@ -171,7 +171,9 @@ def _bench_algorithm(comm, block, name, roots, validate_mode, label) -> dict:
         row = {"root": root, "time_s": elapsed, "valid": None,
                "edges_examined": getattr(searcher, "edges_examined", None)}
         if i == 0:
-            profile = _gather_profile(comm, searcher.profile)
+            profile = _gather_profile(comm, searcher.profile,
+                                      getattr(searcher, "profile_steps", None))
+            _log_steps(comm, f"{label} {name} root {root}", profile)
         if validate_mode == "every" or (validate_mode == "first" and i == 0):
             t = time.perf_counter()
             verdict = validate_grid_device(searcher.grid_view(), root, comm, searcher.world_x,
@@ -215,14 +217,36 @@ def _bench_algorithm(comm, block, name, roots, validate_mode, label) -> dict:
     return result
 
 
-def _gather_profile(comm, profile: np.ndarray) -> list | None:
-    """Every rank's (level, frontier, expand s, comm s, bytes) rows on rank 0."""
+def _gather_profile(comm, profile: np.ndarray, steps: np.ndarray | None) -> list | None:
+    """Every rank's (level, frontier, expand s, comm s, bytes) rows on rank 0, each with its
+    seconds per LevelClock step where the searcher keeps them (Fu2D's level loop)."""
     rows = mpi.gatherv(comm, np.ascontiguousarray(profile, np.float64).ravel())
     ranks = mpi.gatherv(comm, np.full(len(profile), comm.Get_rank(), np.int64))
+    names = LevelClock.STEPS
+    if steps is None:
+        steps = np.full((len(profile), len(names)), np.nan)
+    steps = mpi.gatherv(comm, np.ascontiguousarray(steps, np.float64).ravel())
     if comm.Get_rank() != 0:
         return None
-    return [{"rank": int(r), "level": int(lv), "frontier": int(f), "expand_s": e, "comm_s": c,
-             "bytes": int(b)} for r, (lv, f, e, c, b) in zip(ranks, rows.reshape(-1, 5))]
+    out = []
+    for r, (lv, f, e, c, b), t in zip(ranks, rows.reshape(-1, 5), steps.reshape(-1, len(names))):
+        row = {"rank": int(r), "level": int(lv), "frontier": int(f), "expand_s": e,
+               "comm_s": c, "bytes": int(b)}
+        if not np.isnan(t).any():
+            row["steps_ms"] = {n: round(x * 1e3, 4) for n, x in zip(names, t) if x > 0}
+        out.append(row)
+    return out
+
+
+def _log_steps(comm, label: str, profile: list | None) -> None:
+    """Rank 0's levels of the first search, step by step (where a level's time goes)."""
+    if comm.Get_rank() != 0 or not profile:
+        return
+    for row in profile:
+        if row["rank"] == 0 and "steps_ms" in row:
+            steps = " ".join(f"{n}={ms:.3f}" for n, ms in row["steps_ms"].items())
+            log(comm, f"{label} level {row['level']} frontier={row['frontier']} "
+                      f"ms: {steps}")
 
 
 def table(records) -> str:
