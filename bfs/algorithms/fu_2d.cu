@@ -45,12 +45,12 @@ extern "C" __global__ void local_ids(const u32* __restrict__ ids, i64 m,
 }
 
 // Frontier bitmap -> queue of local row ids with their local degrees, in any order;
-// ctl[0] += vertices, ctl[1] += edges. A warp takes 32 words and deals their bits out to its
+// *n_vertices += vertices, *n_edges += edges. A warp takes 32 words and deals their bits out to its
 // lanes (tiles.cuh), so the queue, degree and offset accesses of a warp are runs, not 32
 // scattered words; one atomic per warp reserves its queue slots, one per block adds the edges.
 extern "C" __global__ void __launch_bounds__(BLOCK)
 compact(const u64* __restrict__ words, i64 nw, const i64* __restrict__ offsets,
-        u32* __restrict__ q, i64* __restrict__ deg, u64* ctl)
+        u32* __restrict__ q, i64* __restrict__ deg, u64* n_vertices, u64* n_edges)
 {
     const u32 lane = threadIdx.x & 31;
     const i64 warps = ((i64)gridDim.x * BLOCK) >> 5;
@@ -62,7 +62,7 @@ compact(const u64* __restrict__ words, i64 nw, const i64* __restrict__ offsets,
         const u32 total = deal_count(bits, incl);
         if (total == 0) continue;                               // warp-uniform
         u64 pos = 0;
-        if (lane == 0) pos = atomicAdd(ctl, (u64)total);
+        if (lane == 0) pos = atomicAdd(n_vertices, (u64)total);
         pos = __shfl_sync(FULL, pos, 0);
         for (u32 base = 0; base < total; base += 32) {
             u32 owner;
@@ -76,7 +76,7 @@ compact(const u64* __restrict__ words, i64 nw, const i64* __restrict__ offsets,
             dsum += (u64)d;
         }
     }
-    block_sum_add(dsum, ctl + 1);
+    block_sum_add(dsum, n_edges);
 }
 
 // Expand: one CTA per TILE edges of the edge frontier (merrill's staging); a neighbour c not

@@ -11,7 +11,7 @@ device buffers fu_2d_gpu's (this class extends Fu2DGpu), plus fu_2d_do.cu:
   Top-down    fu_2d_gpu's level: In compacted into a queue (which also counts the frontier's
               block edges), the load-balanced expand_tiles, parents recorded by the edge that
               flips a bit of Out. Edges examined: all of the compacted frontier's (its edge
-              count, known from the compaction's control read).
+              count, known from the control read).
   Bottom-up   bottom_up: every unvisited vertex of the column range with in-edges here walks
               them in the block CSC and stops at a row in In; merrill-do's kernel shape
               (bottom_up.cuh: a warp deals the open vertices of 32 words out to its lanes),
@@ -24,12 +24,13 @@ device buffers fu_2d_gpu's (this class extends Fu2DGpu), plus fu_2d_do.cu:
   Switch      the four words [n_f, m_f, unvisited CSC edges, edges examined] live in the
               control block: ctl[8:12] this rank's counts, all-reduced (NCCL, on the stream)
               into ctl[4:8]; a read of ctl at the level's start brings them to the host, where
-              the direction is decided; a top-down level then compacts In and reads ctl again
-              (its queue's size and edges size the expand). [2]: CSC degrees of the level's
-              new vertices, taken off a running count (started at the block's CSC entries less
-              the root's) by finish in its pass over the new vertices; [1]: degree_sum of the
-              block CSR over the next In, after top-down levels only (after a bottom-up level
-              the switch looks at n_f alone).
+              the direction is decided. [2]: CSC degrees of the level's new vertices, taken
+              off a running count (started at the block's CSC entries less the root's) by
+              finish in its pass over the new vertices; [1]: after a top-down level, the next
+              In is compacted at once and its block CSR edges are [1], and the queue serves
+              the next level if it stays top-down (one read a level); after a bottom-up level
+              the switch looks at n_f alone, and a level switching back to top-down compacts
+              and reads again.
 One rank (1x1 grid): Fu2D's level loop with the exchanges of a one-rank grid (no-ops and
 device copies), not fu_2d_gpu's exchange-free single-rank loop: the switch lives in the loop's
 hooks. No from_csr (bfs bench on one GPU): the searcher needs a block and its communicator.
@@ -98,7 +99,8 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         # ctl: [0] frontier vertices, [1] frontier edges, [2] Out bits (fu_2d_gpu's; [0:4] are
         # cleared with each compaction); [4:8] the totals, [8:12] this rank's counts of the
         # level's all-reduce: [n_f, m_f, unvisited CSC edges, edges examined]. A level reads
-        # ctl at its start (the totals), a top-down one again after its compaction.
+        # ctl once at its start (totals, and the queue _finish compacted after a top-down
+        # level); a top-down level after a bottom-up one compacts and reads again.
         self.ctl = cp.zeros(12, cp.uint64)
         self.totals, self.counts = self.ctl[4:8], self.ctl[8:12]
         self.host_ctl = cupyx.empty_pinned((12,), dtype=np.uint64)
@@ -122,18 +124,23 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         reset is all but the root's (visited holds only the root, if this column range has
         it). counts[2] is kept across levels, never zeroed."""
         self._switch_reset()
+        self._queued = False           # level 0 compacts the root's In itself
         self.counts[2:3].fill(self.csc_nnz)
         self._degree_sum(self.visited, self.csc_offsets, self.counts[2:3], subtract=True)
         super()._level_loop()
 
     def _begin_level(self, level: int) -> int:
-        """The level's direction from the last all-reduce's totals (one read of ctl); a
-        top-down level then compacts In (and reads ctl again for the queue's size and edges).
-        A bottom-up level reads In as a bitmap, so compacting it there (a pass writing a
-        queue of the whole, large frontier, on every rank of the grid row) is skipped."""
-        frontier = self._switch(level, self._read_ctl()[4:8])
+        """The level's direction from the last all-reduce's totals: one read of ctl. A
+        top-down level takes the queue the last level's _finish compacted (its vertices in
+        ctl[0], its edges in counts[1]), or, after a bottom-up level or at level 0, compacts
+        In now and reads ctl again. A bottom-up level reads In as a bitmap: no queue."""
+        ctl = self._read_ctl()
+        frontier = self._switch(level, ctl[4:8])
         if frontier and not self.bottom_up:
-            self._q, self._edges, _ = self._compact(level)
+            if self._queued:
+                self._q, self._edges = int(ctl[0]), int(ctl[9])
+            else:
+                self._q, self._edges, _ = self._compact(level)
         return frontier
 
     def _expand_level(self, level: int) -> None:
@@ -153,15 +160,18 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
     def _finish(self, level: int) -> None:
         """fu_2d_gpu's levels and count of the own piece's new vertices (counts[0]), with
         counts[2] -= the block CSC degrees of the level's new vertices in the same pass; then,
-        after a top-down level, counts[1] = the block CSR degrees of the next In (Fu2D's loop
-        shares the union, the row all-gather into In included, before it finishes a level).
-        counts[3] stays as the expand set it."""
+        after a top-down level, the next In compacted (Fu2D's loop shares the union, the row
+        all-gather into In included, before it finishes a level): its block CSR edges are
+        m_f (counts[1]), and its queue serves the next level if that stays top-down. After a
+        bottom-up level the switch looks at n_f alone: no m_f, no queue. counts[3] stays as
+        the expand set it."""
         self.counts[0:2].fill(0)
         self._launch_finish(self.uni, level, degrees=self.csc_offsets,
                             unvisited=self.counts[2:3])
         self.clock.mark("finish")
-        if not self.bottom_up:
-            self._degree_sum(self.in_words, self.csr_offsets, self.counts[1:2])
+        self._queued = not self.bottom_up
+        if self._queued:
+            self._launch_compact(n_edges=self.counts[1:2])
         self.clock.mark("switch")
 
 

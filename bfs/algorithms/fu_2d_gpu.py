@@ -209,12 +209,15 @@ class Fu2DGpu(Fu2D):
         ctl = self._read_ctl()
         return int(ctl[0]), int(ctl[1]), int(ctl[4])
 
-    def _launch_compact(self) -> None:
+    def _launch_compact(self, n_edges=None) -> None:
+        """In -> the frontier queue: ctl[0:4] cleared, then ctl[0] = its vertices and n_edges
+        (default ctl[1:2]) += their edges; Out cleared for the expand."""
         rows = self.rows
         self.ctl[0:4].fill(0)
         self.k["compact"]((device.grid_for(rows.n_words),), (BLOCK,),
                           (self.in_words, np.int64(rows.n_words), self.csr_offsets, self.queue,
-                           self.qdeg, self.ctl))
+                           self.qdeg, self.ctl[0:1], self.ctl[1:2] if n_edges is None
+                           else n_edges))
         self.out.fill(0)
 
     def _expand_tiles(self, q: int, edges: int) -> None:
