@@ -25,7 +25,7 @@ yaml.safe_dump(c, open(sys.argv[1], "w"))
 PY
 smk() { ${SNAKEMAKE:-snakemake} -s "$PWD/Snakefile" -d "$WORK" --configfile "$WORK/config.yaml" "$@"; }
 # TARGETS (optional): only these outputs, e.g. the sweeps' tables and figures; no report then
-smk -c 16 --resources gpu=1 ${TARGETS:-} > "$OUT/workflow.log" 2>&1
+smk ${TARGETS:-} -c 16 --resources gpu=1 > "$OUT/workflow.log" 2>&1
 if [ -z "${TARGETS:-}" ]; then
   smk --report "$WORK/results/report.html" >> "$OUT/workflow.log" 2>&1
   smk -n > "$OUT/second-dry-run.log" 2>&1
