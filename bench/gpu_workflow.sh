@@ -23,7 +23,7 @@ ex["lambda_sweep"].update(graphs=["kron-s16-e8", "kron-s16", "kron-s16-e64"])
 ex["lambda_sweep"]["lambda"] = [0, 1000, 100000]
 yaml.safe_dump(c, open(sys.argv[1], "w"))
 PY
-smk() { ${SNAKEMAKE:-snakemake} -s "$PWD/Snakefile" -d "$WORK" --configfile "$WORK/config.yaml" "$@"; }
+smk() { ${SNAKEMAKE:-snakemake} "$@" -s "$PWD/Snakefile" -d "$WORK" --configfile "$WORK/config.yaml"; }
 # TARGETS (optional): only these outputs, e.g. the sweeps' tables and figures; no report then
 smk ${TARGETS:-} -c 16 --resources gpu=1 > "$OUT/workflow.log" 2>&1
 if [ -z "${TARGETS:-}" ]; then
