@@ -64,17 +64,12 @@ compact(const u64* __restrict__ words, i64 nw, const i64* __restrict__ offsets,
         u64 pos = 0;
         if (lane == 0) pos = atomicAdd(n_vertices, (u64)total);
         pos = __shfl_sync(FULL, pos, 0);
-        for (u32 base = 0; base < total; base += 32) {
-            u32 owner;
-            const u32 idx = base + lane;
-            const u32 bit = deal_item(bits, incl, idx, owner);
-            if (idx >= total) continue;
-            const i64 v = (w0 + owner) * 64 + bit;
+        for_each_dealt_bit(bits, incl, total, w0, [&](u32 idx, i64 v) {
             const i64 d = offsets[v + 1] - offsets[v];
             q[pos + idx] = (u32)v;
             deg[pos + idx] = d;
             dsum += (u64)d;
-        }
+        });
     }
     block_sum_add(dsum, n_edges);
 }
@@ -159,15 +154,10 @@ finish(const u64* __restrict__ uni, i64 nw, u64* visited, int* level_col, int lv
         }
         u32 incl;
         const u32 total = deal_count(u, incl);
-        for (u32 base = 0; base < total; base += 32) {
-            u32 owner;
-            const u32 idx = base + lane;
-            const u32 bit = deal_item(u, incl, idx, owner);
-            if (idx >= total) continue;
-            const i64 v = (w0 + owner) * 64 + bit;
+        for_each_dealt_bit(u, incl, total, w0, [&](u32, i64 v) {
             level_col[v] = lvl;
             if (degrees) reached += (u64)(degrees[v + 1] - degrees[v]);
-        }
+        });
     }
     block_sum_add(count, own_new);
     if (degrees) block_sum_add(0ULL - reached, unvisited);

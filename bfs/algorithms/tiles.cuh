@@ -88,6 +88,20 @@ __device__ __forceinline__ u32 deal_item(W open, u32 incl, u32 idx, u32& owner) 
     return idx - before < popcount(ow) ? nth_set_bit(ow, idx - before) : 0u;
 }
 
+// The set bits of the warp's 32 words (lane l holds word w0 + l in bits; incl and total from
+// deal_count) dealt out 32 at a time: each(idx, v) runs on the lane that takes the idx-th set
+// bit, v = its vertex id (64-bit words). Every lane of the warp must call it.
+template <typename F>
+__device__ __forceinline__ void for_each_dealt_bit(u64 bits, u32 incl, u32 total, i64 w0,
+                                                   F each) {
+    for (u32 base = 0; base < total; base += 32) {
+        u32 owner;
+        const u32 idx = base + (threadIdx.x & 31);
+        const u32 bit = deal_item(bits, incl, idx, owner);
+        if (idx < total) each(idx, (w0 + owner) * 64 + bit);
+    }
+}
+
 // Sum x over the block and add it to *target with one atomic (none when the sum is 0): one
 // atomic per block, not per warp, on the few control words every block adds to. Every thread of
 // the block must call it; it ends with __syncthreads().
