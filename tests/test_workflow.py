@@ -176,6 +176,36 @@ def test_small_frontier_sweep_plans_a_run_per_threshold(tmp_path):
     assert "results/figures/small_frontier.png" in plan
 
 
+def test_racherla_sweep_on_gpus_keeps_its_serial_line_on_the_cpu(tmp_path):
+    """Racherla's experiment on the GPUs: a lattice graph made by the grid rule with its
+    parameters, 1d swept on one GPU and on two (ranks: [1, 2]), seq-csr once on the CPU
+    without GPUs; a grid name that is also a Kronecker name is refused."""
+    config = {"results": "results", "roots": 4,
+              "graphs": {"kronecker": {"kron-s8": {"scale": 8, "edgefactor": 8}},
+                         "grid": {"lattice": {"rows": 30, "cols": 20, "diagonal_prob": 0.25,
+                                              "seed": 7}}},
+              "experiments": {
+                  "small_frontier_sweep": {"graphs": ["kron-s8", "lattice"], "backend": "gpu",
+                                           "ranks": [1, 2], "small_frontier": [0, 100]}}}
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    plan = snakemake(tmp_path, "-n", "-p").stdout
+    jobs = planned_bfs_jobs(plan)
+    expected = {f"{g}/1d/gpu-p{p}-sf{sf}" for g in ("kron-s8", "lattice") for p in (1, 2)
+                for sf in (0, 100)} | {f"{g}/seq-csr/cpu-serial-default" for g in ("kron-s8", "lattice")}
+    assert set(jobs) == expected
+    for run, job in jobs.items():
+        gpus = job["resources"].get("gpu", "0")
+        assert gpus == ("0" if "seq-csr" in run else run.split("-p")[1][0]), (run, job)
+    grid_job = re.search(r"rule grid:\n(.*?)\n\n", plan, re.S).group(1)
+    assert ("bfs generate grid --rows 30 --cols 20 --diagonal-prob 0.25 --seed 7 --name lattice"
+            in grid_job), grid_job
+
+    config["graphs"]["grid"]["kron-s8"] = {"rows": 2, "cols": 2}
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    refused = snakemake(tmp_path, "-n", check=False)
+    said = refused.stdout + refused.stderr
+    assert refused.returncode != 0 and "graph names defined twice: ['kron-s8']" in said, said
+
 def hybrid_sweeps_config() -> dict:
     """Munguia's two sweeps of hybrid on Kronecker graphs of two edge factors, beside a hybrid
     run of another experiment."""

@@ -213,6 +213,8 @@ class Fu2D:
         column; returns the bytes this rank sent. `scan`: Hillis-Steele, log R rounds of
         sendrecv; `wave`: Checconi's chain, R - 1 steps."""
         x, me, R = self.col_x, self.i, self.R
+        if R == 1:
+            return 0      # no rank above: prefix stays as _reset left it, zero
         out, prefix = self.out, self.prefix
         prefix.fill(0)
         sent = 0

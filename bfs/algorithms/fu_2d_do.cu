@@ -63,12 +63,11 @@ bottom_up(const i64* __restrict__ csc_offsets, const u32* __restrict__ csc_rows,
     if (lane == 0 && read) atomicAdd(examined, read);
 }
 
-// *sum += (subtract: -=, modulo 2^64) the degrees offsets[v + 1] - offsets[v] of the vertices v
-// whose bits are set in words[0, nw): 2d-do's m_f share (block CSR over the next In) and its
-// unvisited edges (block CSC, minus the level's new vertices). One thread per word, one atomic
-// per warp.
-extern "C" __global__ void degree_sum(const u64* __restrict__ words, i64 nw,
-                                      const i64* __restrict__ offsets, int subtract, u64* sum)
+// *sum -= (modulo 2^64) the degrees offsets[v + 1] - offsets[v] of the vertices v whose bits are
+// set in words[0, nw): at a search's start, 2d-do's unvisited block-CSC entries less the root's
+// (finish subtracts each level's new vertices itself). One thread per word, one atomic per warp.
+extern "C" __global__ void subtract_degrees(const u64* __restrict__ words, i64 nw,
+                                            const i64* __restrict__ offsets, u64* sum)
 {
     u64 s = 0;
     for (i64 w = (i64)blockIdx.x * blockDim.x + threadIdx.x; w < nw;
@@ -83,5 +82,5 @@ extern "C" __global__ void degree_sum(const u64* __restrict__ words, i64 nw,
     }
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) s += __shfl_down_sync(FULL, s, o);
-    if ((threadIdx.x & 31) == 0 && s) atomicAdd(sum, subtract ? 0ULL - s : s);
+    if ((threadIdx.x & 31) == 0 && s) atomicAdd(sum, 0ULL - s);
 }

@@ -54,7 +54,8 @@ from .fu_2d_do import DirectionSwitch
 from .fu_2d_gpu import BLOCK, Fu2DGpu, device_csr
 
 BOTTOM_UP = "bottom_up<2, 4>"   # K open vertices per lane, H in-edges read at once (merrill-do's)
-KERNELS = (BOTTOM_UP, "degree_sum")
+KERNELS = (BOTTOM_UP, "subtract_degrees")
+TOTALS, COUNTS = 4, 8      # ctl offsets of the all-reduced totals and of this rank's counts
 
 
 def _module():
@@ -102,7 +103,7 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         # ctl once at its start (totals, and the queue _finish compacted after a top-down
         # level); a top-down level after a bottom-up one compacts and reads again.
         self.ctl = cp.zeros(12, cp.uint64)
-        self.totals, self.counts = self.ctl[4:8], self.ctl[8:12]
+        self.totals, self.counts = self.ctl[TOTALS:COUNTS], self.ctl[COUNTS:COUNTS + 4]
         self.host_ctl = cupyx.empty_pinned((12,), dtype=np.uint64)
         mod = _module()
         self.k.update({name: mod.get_function(name) for name in KERNELS})
@@ -110,12 +111,6 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         self.launches["bottom_up"] = 0
         # one rank runs Fu2D's level loop too, with trivial exchanges: the switch is in its hooks
         self.single = False
-
-    def _degree_sum(self, words, offsets, into, subtract: bool = False) -> None:
-        """into[0] += (subtract: -=) the degrees in offsets of the vertices set in words."""
-        nw = int(words.size)
-        self.k["degree_sum"]((device.grid_for(nw),), (BLOCK,),
-                             (words, np.int64(nw), offsets, np.int32(subtract), into))
 
     def _level_loop(self) -> None:
         """Fu2D's level loop (fu_2d_gpu's search has reset the bitmaps, zeroed ctl and set
@@ -126,7 +121,9 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         self._switch_reset()
         self._queued = False           # level 0 compacts the root's In itself
         self.counts[2:3].fill(self.csc_nnz)
-        self._degree_sum(self.visited, self.csc_offsets, self.counts[2:3], subtract=True)
+        nw = int(self.visited.size)
+        self.k["subtract_degrees"]((device.grid_for(nw),), (BLOCK,),
+                                   (self.visited, np.int64(nw), self.csc_offsets, self.counts[2:3]))
         super()._level_loop()
 
     def _begin_level(self, level: int) -> int:
@@ -135,10 +132,10 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         ctl[0], its edges in counts[1]), or, after a bottom-up level or at level 0, compacts
         In now and reads ctl again. A bottom-up level reads In as a bitmap: no queue."""
         ctl = self._read_ctl()
-        frontier = self._switch(level, ctl[4:8])
+        frontier = self._switch(level, ctl[TOTALS:COUNTS])
         if frontier and not self.bottom_up:
             if self._queued:
-                self._q, self._edges = int(ctl[0]), int(ctl[9])
+                self._q, self._edges = int(ctl[0]), int(ctl[COUNTS + 1])
             else:
                 self._q, self._edges, _ = self._compact(level)
         return frontier

@@ -313,9 +313,6 @@ class Fu2DGpu(Fu2D):
     def _expand_level(self, level: int) -> None:
         self._expand_tiles(self._q, self._edges)
 
-    def _scan(self) -> int:
-        return 0 if self.R == 1 else super()._scan()   # no rank above: prefix stays 0
-
     def _contract(self, rest=None) -> None:
         if self.R == 1 and rest is None:
             # nothing above to drop: uni is Out (swapped; Out is rewritten by the next expand)

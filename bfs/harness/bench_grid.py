@@ -162,7 +162,7 @@ def _bench_algorithm(comm, block, name, roots, validate_mode, label) -> dict:
     cp.cuda.get_current_stream().synchronize()
     kernel1_s = _max(comm, time.perf_counter() - t)
     searcher.search(int(roots[0]))                          # warm-up, untimed
-    rows, profile = [], None
+    rows, profile, directions = [], None, None
     for i, root in enumerate(int(r) for r in roots):
         comm.Barrier()
         t = time.perf_counter()
@@ -171,9 +171,10 @@ def _bench_algorithm(comm, block, name, roots, validate_mode, label) -> dict:
         row = {"root": root, "time_s": elapsed, "valid": None,
                "edges_examined": getattr(searcher, "edges_examined", None)}
         if i == 0:
+            directions = list(getattr(searcher, "directions", None) or []) or None
             profile = _gather_profile(comm, searcher.profile,
                                       getattr(searcher, "profile_steps", None))
-            _log_steps(comm, f"{label} {name} root {root}", profile)
+            _log_steps(comm, f"{label} {name} root {root}", profile, directions)
         if validate_mode == "every" or (validate_mode == "first" and i == 0):
             t = time.perf_counter()
             verdict = validate_grid_device(searcher.grid_view(), root, comm, searcher.world_x,
@@ -201,7 +202,7 @@ def _bench_algorithm(comm, block, name, roots, validate_mode, label) -> dict:
         "median_validate_s": (statistics.median(r["validate_s"] for r in timed)
                               if timed else None),
         "examined_per_nedge": examined_per_nedge(timed),
-        "directions_first_root": getattr(searcher, "directions", None) if rows else None,
+        "directions_first_root": directions,
         "levels_first_root": profile, "searches": rows,
         "comm": getattr(searcher, "comm_kind", None),
         "exchange": options.get("exchange", "scan")}
@@ -238,15 +239,17 @@ def _gather_profile(comm, profile: np.ndarray, steps: np.ndarray | None) -> list
     return out
 
 
-def _log_steps(comm, label: str, profile: list | None) -> None:
-    """Rank 0's levels of the first search, step by step (where a level's time goes)."""
+def _log_steps(comm, label: str, profile: list | None, directions: list | None) -> None:
+    """Rank 0's levels of the first search, step by step (where a level's time goes), with
+    the direction of each level where the algorithm switches."""
     if comm.Get_rank() != 0 or not profile:
         return
     for row in profile:
         if row["rank"] == 0 and "steps_ms" in row:
             steps = " ".join(f"{n}={ms:.3f}" for n, ms in row["steps_ms"].items())
-            log(comm, f"{label} level {row['level']} frontier={row['frontier']} "
-                      f"ms: {steps}")
+            lv = row["level"]
+            way = f" {directions[lv]}" if directions and lv < len(directions) else ""
+            log(comm, f"{label} level {lv}{way} frontier={row['frontier']} ms: {steps}")
 
 
 def table(records) -> str:

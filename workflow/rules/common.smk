@@ -17,6 +17,7 @@ RESULTS = config["results"]
 CACHE_ARG = f"--cache {shlex.quote(config['cache'])}" if config.get("cache") else ""
 KRONECKER = config["graphs"].get("kronecker", {})
 SNAP = config["graphs"].get("snap", {})
+GRID = config["graphs"].get("grid", {})
 EXPERIMENTS = config["experiments"]
 
 # Every shell command finds the package in this checkout, with or without `pip install`.
@@ -33,7 +34,7 @@ def names_regex(names):
 
 
 def known_graphs():
-    return set(KRONECKER) | set(SNAP)
+    return set(KRONECKER) | set(SNAP) | set(GRID)
 
 
 def listed(exp, one, many):
@@ -69,7 +70,8 @@ def check_graph_names():
         raise ValueError(
             f"config: experiments use graphs not defined under graphs: {sorted(missing)}"
         )
-    both = set(KRONECKER) & set(SNAP)
+    kinds = (KRONECKER, SNAP, GRID)
+    both = {g for i, a in enumerate(kinds) for b in kinds[i + 1:] for g in set(a) & set(b)}
     if both:
         raise ValueError(f"config: graph names defined twice: {sorted(both)}")
 
@@ -114,7 +116,10 @@ def check_backend_choices():
         backend = EXPERIMENTS[name].get("backend", "cpu")
         if backend == "auto":
             continue
-        wrong = [a for a in experiment_algorithms(name) if backend not in ALGORITHMS[a].backends]
+        algorithms = experiment_algorithms(name)
+        if name == "small_frontier_sweep":
+            algorithms = algorithms[:1]   # the serial baseline runs on the CPU whatever backend
+        wrong = [a for a in algorithms if backend not in ALGORITHMS[a].backends]
         if wrong:
             runs_on = "; ".join(f"{a} runs on {', '.join(ALGORITHMS[a].backends)}" for a in wrong)
             raise ValueError(
@@ -286,16 +291,21 @@ def experiment_layouts(name):
     elif name == "weak_scaling":
         points = [(p["graph"], {"ranks": p["ranks"]}) for p in exp["points"]]
     else:
-        points = [(graph, {"ranks": exp.get("ranks", 1)}) for graph in exp["graphs"]]
+        counts = exp.get("ranks", 1)
+        points = [(graph, {"ranks": r}) for graph in exp["graphs"]
+                  for r in (counts if isinstance(counts, list) else [counts])]
+    # small_frontier_sweep's serial baseline runs on the CPU, whatever the swept backend
+    serial = exp.get("serial", "seq-csr") if name == "small_frontier_sweep" else None
     runs = []
     for graph, shape in points:
         for algorithm in experiment_algorithms(name):
             layout = layout_for(algorithm, **shape)
+            on = "cpu" if algorithm == serial else backend
             for ex in exchanges:
                 for comm in comms:
                     for swept in swept_settings(name, exp):
-                        variant = variant_for(algorithm, backend, ex, comm, **swept)
-                        runs.append((graph, (algorithm, backend, layout, variant)))
+                        variant = variant_for(algorithm, on, ex, comm, **swept)
+                        runs.append((graph, (algorithm, on, layout, variant)))
     return list(dict.fromkeys(runs))
 
 
@@ -396,6 +406,14 @@ def kronecker_args(wc):
     )
 
 
+def grid_args(wc):
+    p = GRID[wc.graph]
+    return (
+        f"--rows {p['rows']} --cols {p['cols']} --diagonal-prob {p.get('diagonal_prob', 0)}"
+        f" --seed {p.get('seed', 1)}"
+    )
+
+
 def snap_input(wc):
     entry = SNAP[wc.graph]
     return entry.get("path") or f"{RESULTS}/downloads/{wc.graph}.txt"
@@ -465,6 +483,9 @@ def graph_size(graph):
         p = KRONECKER[graph]
         n = 2 ** p["scale"]
         return n, n * p.get("edgefactor", 16)
+    if graph in GRID:
+        n = GRID[graph]["rows"] * GRID[graph]["cols"]
+        return n, 3 * n       # right, down and at most one diagonal per cell
     path = SNAP.get(graph, {}).get("path")
     try:
         m = max(1, os.path.getsize(path) // 16) if path else 10**7

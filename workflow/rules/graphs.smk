@@ -1,4 +1,5 @@
-# Graphs: Graph500 Kronecker graphs and SNAP edge lists, each into a graph directory.
+# Graphs: Graph500 Kronecker graphs, R x C lattices (road-like) and SNAP edge lists, each into
+# a graph directory.
 # With `cache` in the config a Kronecker graph is taken from the shared cache when there (every
 # sha256 verified first; a damaged entry fails the job) and stored there when generated.
 
@@ -21,6 +22,25 @@ rule kronecker:
     shell:
         "python3 -m bfs generate kronecker {params.args} {params.cache} --name {wildcards.graph}"
         " --out {output} 2>&1 | tee {log}"
+
+
+rule grid:
+    output:
+        directory(f"{RESULTS}/graphs/{{graph}}"),
+    wildcard_constraints:
+        graph=names_regex(GRID),
+    params:
+        args=grid_args,
+    resources:
+        mem_mb=lambda wc: mem_mb_for(wc.graph, per_edge=48),
+        runtime=lambda wc: runtime_for(wc.graph, work_per_edge=4),
+    log:
+        f"{RESULTS}/logs/graphs/{{graph}}.log",
+    conda:
+        "../../envs/cpu.yaml"
+    shell:
+        "python3 -m bfs generate grid {params.args} --name {wildcards.graph} --out {output}"
+        " 2>&1 | tee {log}"
 
 
 rule snap_download:
