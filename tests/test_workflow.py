@@ -206,6 +206,7 @@ def test_racherla_sweep_on_gpus_keeps_its_serial_line_on_the_cpu(tmp_path):
     said = refused.stdout + refused.stderr
     assert refused.returncode != 0 and "graph names defined twice: ['kron-s8']" in said, said
 
+
 def hybrid_sweeps_config() -> dict:
     """Munguia's two sweeps of hybrid on Kronecker graphs of two edge factors, beside a hybrid
     run of another experiment."""
