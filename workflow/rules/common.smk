@@ -116,10 +116,8 @@ def check_backend_choices():
         backend = EXPERIMENTS[name].get("backend", "cpu")
         if backend == "auto":
             continue
-        algorithms = experiment_algorithms(name)
-        if name == "small_frontier_sweep":
-            algorithms = algorithms[:1]   # the serial baseline runs on the CPU whatever backend
-        wrong = [a for a in algorithms if backend not in ALGORITHMS[a].backends]
+        wrong = [a for a in experiment_algorithms(name)
+                 if run_backend(name, a) not in ALGORITHMS[a].backends]
         if wrong:
             runs_on = "; ".join(f"{a} runs on {', '.join(ALGORITHMS[a].backends)}" for a in wrong)
             raise ValueError(
@@ -128,6 +126,15 @@ def check_backend_choices():
                 f"{'GPU' if backend == 'cpu' else 'CPU'} algorithms in an experiment of "
                 f"backend: {'gpu' if backend == 'cpu' else 'cpu'} (config/one_gpu.yaml)"
             )
+
+
+def run_backend(name, algorithm):
+    """The backend an experiment runs an algorithm on: its `backend`, except the serial
+    baseline of small_frontier_sweep, which runs on the CPU whatever the swept backend."""
+    exp = EXPERIMENTS[name]
+    if name == "small_frontier_sweep" and algorithm == exp.get("serial", "seq-csr"):
+        return "cpu"
+    return exp.get("backend", "cpu")
 
 
 def check_sweep():
@@ -294,13 +301,11 @@ def experiment_layouts(name):
         counts = exp.get("ranks", 1)
         points = [(graph, {"ranks": r}) for graph in exp["graphs"]
                   for r in (counts if isinstance(counts, list) else [counts])]
-    # small_frontier_sweep's serial baseline runs on the CPU, whatever the swept backend
-    serial = exp.get("serial", "seq-csr") if name == "small_frontier_sweep" else None
     runs = []
     for graph, shape in points:
         for algorithm in experiment_algorithms(name):
             layout = layout_for(algorithm, **shape)
-            on = "cpu" if algorithm == serial else backend
+            on = run_backend(name, algorithm)
             for ex in exchanges:
                 for comm in comms:
                     for swept in swept_settings(name, exp):
