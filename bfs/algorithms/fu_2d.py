@@ -287,8 +287,8 @@ class Fu2D:
             clock.end_level(level, frontier, sent)
             level += 1
         self.levels_run = level
-        self.profile = clock.rows()
         self.profile_steps = clock.steps()
+        self.profile = clock.rows(self.profile_steps)
 
     def _level_body(self, level: int, clock: LevelClock) -> int:
         """Fig. 5's level over the grid; returns the bytes this rank sent. The local work goes

@@ -348,9 +348,10 @@ class LevelClock:
                                           if self.device else b - a)
         return out
 
-    def rows(self) -> np.ndarray:
-        """(level, frontier, expand s, comm s, bytes sent) per level."""
-        steps = self.steps()
+    def rows(self, steps: np.ndarray | None = None) -> np.ndarray:
+        """(level, frontier, expand s, comm s, bytes sent) per level, from steps() (pass it
+        where the caller has it: reading the device events again costs host time)."""
+        steps = self.steps() if steps is None else steps
         comm = np.array([step in self.COMM for step in self.STEPS])
         out = [(level, frontier, t[~comm].sum(), t[comm].sum(), sent)
                for (level, frontier, sent, _), t in zip(self.levels, steps)]
