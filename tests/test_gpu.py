@@ -50,12 +50,17 @@ DO_SETTINGS = {"beamer": {}, "all-bottom-up": {"alpha": float("inf"), "beta": fl
                "alternate": {"alpha": float("inf"), "beta": 1e-9}}
 # every bottom-up kernel shape, all levels after the first bottom-up
 DO_SHAPES = ["1x8", "2x8", "4x4"]
+# merrill-do's output writes and offsets other than the defaults (dense writes, 32-bit offsets
+# below 2^32 edges): the reset pass, 64-bit offsets, and the CAS claim that keeps the reset
+DO_WRITES = {"reset": {"writes": "reset"}, "offsets64": {"offset_bits": 64},
+             "cas": {"expand": "tiles-cas"}}
 VARIANTS = [("merrill", {"expand": "tiles"}), ("merrill", {"expand": "tiles-cas"}),
             ("merrill", {"expand": "v0"}), ("merrill", {"order": "degree"})] + \
     [("merrill-do", o) for o in DO_SETTINGS.values()] + \
-    [("merrill-do", {**DO_SETTINGS["all-bottom-up"], "bu": bu}) for bu in DO_SHAPES]
+    [("merrill-do", {**DO_SETTINGS["all-bottom-up"], "bu": bu}) for bu in DO_SHAPES] + \
+    [("merrill-do", {**DO_SETTINGS["alternate"], **o}) for o in DO_WRITES.values()]
 VARIANT_IDS = ["tiles", "tiles-cas", "v0", "degree-order"] + [f"do-{k}" for k in DO_SETTINGS] \
-    + [f"do-bu{bu}" for bu in DO_SHAPES]
+    + [f"do-bu{bu}" for bu in DO_SHAPES] + [f"do-{k}" for k in DO_WRITES]
 
 
 def test_degree_order_renames_hubs_first_and_is_refused_where_unsupported():
@@ -73,6 +78,42 @@ def test_degree_order_renames_hubs_first_and_is_refused_where_unsupported():
         merrill(src, dst, n, "merrill-do", order="degree")
     with pytest.raises(BfsError, match="expand=tiles only"):
         merrill(src, dst, n, order="degree", expand="v0")
+    with pytest.raises(BfsError, match="writes must be one of"):
+        merrill(src, dst, n, "merrill-do", writes="sparse")
+    with pytest.raises(BfsError, match="offset_bits must be"):
+        merrill(src, dst, n, "merrill-do", offset_bits=16)
+
+
+def test_merrill_do_dense_writes_leave_no_entry_of_an_earlier_search():
+    """Dense writes have no reset pass: every entry of parent and level comes from this search.
+    Two components plus isolated vertices; searches alternate between the components (each
+    leaves the other's entries behind) in the directions that write them differently."""
+    rng = np.random.default_rng(9)
+    n = 40_000
+    a, b = np.arange(0, 20_000), np.arange(20_000, 39_000)       # 39_000.. are isolated
+    src = np.concatenate([rng.choice(a, 300_000), rng.choice(b, 300_000)]).astype(np.uint32)
+    dst = np.concatenate([rng.choice(a, 300_000), rng.choice(b, 300_000)]).astype(np.uint32)
+    for options in DO_SETTINGS.values():
+        s = merrill(src, dst, n, "merrill-do", **options)
+        check_against_cpu(s, src, dst, n, [5, 25_000, 7, 30_000, 39_500])
+
+
+@pytest.mark.parametrize("q", [1, 7, 4095, 4096, 4097, 300_001, 4096 ** 2 + 5])
+def test_scan_matches_numpy(q):
+    """tiles.Scan, the frontier-degree scan of merrill and 2d: one chunk, chunk edges, several
+    chunks, and past SCAN_CHUNK^2 items (the chunk totals scanned in chunks themselves)."""
+    from bfs.algorithms import merrill as m, tiles
+    rng = np.random.default_rng(q)
+    x = rng.integers(0, 1 << 20, q).astype(np.int64)
+    x[: min(q, 3)] = [1 << 40, 0, 5][: min(q, 3)]       # sums past 32 bits
+    src = cp.asarray(x)
+    dst = cp.full(q + 3, -7, dtype=cp.int64)
+    scan = tiles.Scan(cp, m._module(), q + 3)
+    scan(src, dst, q)
+    np.testing.assert_array_equal(dst[:q].get(), np.cumsum(x))
+    assert (dst[q:].get() == -7).all()                  # nothing written past q
+    scan(src, src, q)                                   # in place
+    np.testing.assert_array_equal(src.get(), np.cumsum(x))
 
 
 def check_against_cpu(searcher, src, dst, n, roots):

@@ -190,6 +190,7 @@ class Fu2DGpu(Fu2D):
         import cupyx
         self.host_ctl = cupyx.empty_pinned((8,), dtype=np.uint64)
         mod = _module()
+        self.scanner = tiles.Scan(cp, mod, self.qdeg.size)
         self.k = {name: mod.get_function(name) for name in
                   ("reset", "compact", "partition_tiles", "expand_tiles", "contract", "finish",
                    "reached_degrees")}
@@ -225,8 +226,8 @@ class Fu2DGpu(Fu2D):
         records its parent (so no predecessor pass, Fu's Fig. 7, is needed)."""
         if not edges:
             return
-        cp, k = self.cp, self.k
-        cp.cumsum(self.qdeg[:q], out=self.scan[:q])
+        k = self.k
+        self.scanner(self.qdeg, self.scan, q)
         tiles = -(-edges // TILE)
         k["partition_tiles"]((device.grid_for(tiles + 1),), (BLOCK,),
                              (self.scan, np.int64(q), np.int64(tiles), self.tile_first))

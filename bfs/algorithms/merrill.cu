@@ -81,21 +81,28 @@ __device__ __forceinline__ void append(bool won, u32 w, const i64* offsets, u32*
 // visited = 0 except the root's bit; queue qa = [root], dega = [deg(root)]; counters zeroed.
 // root: the search's id of the root; root_out: its output id (the same unless order="degree").
 // visited_init (merrill-do): the bitmask to start from (isolated vertices and the padding past
-// n marked visited, so bottom-up levels skip them); null: all clear.
+// n marked visited, so bottom-up levels skip them); null: all clear. clear_outputs = 0
+// (merrill-do) leaves parent and level alone but for the root's: its levels write every entry
+// (merrill_do.cu says how), and a full pass here would write 12 bytes a vertex once more.
 extern "C" __global__ void reset_search(i64 n, i64 n_words, u32 root, u32 root_out, i64* parent,
                                         int* level, u32* visited, u32* qa, i64* dega,
                                         const i64* offsets, u64* ctl,
-                                        const u32* __restrict__ visited_init)
+                                        const u32* __restrict__ visited_init,
+                                        int clear_outputs)
 {
     const i64 stride = (i64)gridDim.x * blockDim.x;
-    for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-        const bool is_root = i == (i64)root_out;
-        parent[i] = is_root ? (i64)root_out : -1;
-        level[i] = is_root ? 0 : -1;
+    const i64 end = clear_outputs ? n : n_words;
+    for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < end; i += stride) {
+        if (clear_outputs) {
+            const bool is_root = i == (i64)root_out;
+            parent[i] = is_root ? (i64)root_out : -1;
+            level[i] = is_root ? 0 : -1;
+        }
         if (i < n_words)
             visited[i] = (visited_init ? visited_init[i] : 0u)
                          | ((i == (i64)(root >> 5)) ? (1u << (root & 31)) : 0u);
         if (i == 0) {
+            if (!clear_outputs) { parent[root_out] = (i64)root_out; level[root_out] = 0; }
             qa[0] = root;
             dega[0] = offsets[(u64)root + 1] - offsets[root];
             for (int k = 0; k < 8; ++k) ctl[k] = 0;

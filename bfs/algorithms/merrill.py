@@ -7,8 +7,9 @@ Algorithm. Level-synchronous expand-contract over the undirected CSR held in dev
 (offsets int64, columns uint32, built by bfs.kernel1_gpu.build_csr_gpu). Per level:
 
 1. The vertex frontier queue comes with each vertex's degree (written when the vertex was
-   claimed). An inclusive prefix sum of the degrees (cupy.cumsum, a CUB scan) gives every
-   frontier vertex its slice of the edge frontier: no global atomics allocate the edge frontier.
+   claimed). An inclusive prefix sum of the degrees (tiles.Scan: one to three launches; CuPy's
+   cumsum cost more host time than a small level's kernels) gives every frontier vertex its
+   slice of the edge frontier: no global atomics allocate the edge frontier.
 2. Partition and gather (bfs/algorithms/tiles.py, shared with 2d on the GPU): the edge frontier
    is cut into tiles of TILE = 1024 edges; one small kernel finds every tile's first frontier
    vertex; one CTA per tile stages its vertices in shared memory and each edge finds its vertex
@@ -36,7 +37,7 @@ status lookups share words read through L1; claims write the output under the gr
 At scale 25: 12.3 ms against 13.9 (BENCHMARKS.md); with rows not re-sorted it was slower.
 
 Small frontiers. Road-like graphs have thousands of levels with tiny frontiers, where launch
-overhead and host round trips dominate. Per multi-block level there is one cumsum, two kernels
+overhead and host round trips dominate. Per multi-block level there is one scan, two kernels
 and one 64-byte device-to-host copy of the counters (queue size and edge-frontier size) that the
 host waits on (~95 us a level on the H100). While a frontier has at most 4096 vertices and 32768
 edges, a persistent single-CTA kernel ("small_frontier") runs level after level inside one
@@ -117,6 +118,7 @@ class MerrillSearcher(kernel1_gpu.DeviceCsrSearcher):
         self.offsets_out = offsets   # the CSR under the output's ids (nedge's degrees)
         self.out_id, self.rank_h, self.kernel1_extra_s = np.uint64(0), None, 0.0   # null: as given
         self.visited_init = np.uint64(0)     # null: every search starts from a clear bitmask
+        self.clear_outputs = 1               # reset writes parent = level = -1 (see merrill.cu)
         if order == "degree":
             offsets, columns = self._degree_order(offsets, columns)
             expand = "tiles-l1"
@@ -135,6 +137,7 @@ class MerrillSearcher(kernel1_gpu.DeviceCsrSearcher):
         self.host_ctl = cupyx.empty_pinned((8,), dtype=np.uint64)
         self.degree = cp.diff(offsets).get()  # host copy: the root's degree without a sync
         mod = _module()
+        self.scanner = tiles.Scan(cp, mod, n)
         self.k_reset = mod.get_function("reset_search")
         self.k_expand = mod.get_function(EXPAND_VARIANTS[expand])
         self.k_partition = mod.get_function("partition_tiles")
@@ -202,9 +205,8 @@ class MerrillSearcher(kernel1_gpu.DeviceCsrSearcher):
         return q, edges, done
 
     def _top_down_level(self, q, edges, depth):
-        cp = self.cp
         cur, slot = self.cur, self.slot
-        cp.cumsum(self.degs[cur][:q], out=self.scan[:q])
+        self.scanner(self.degs[cur], self.scan, q)
         counter, other = self.ctl_slots[slot], self.ctl_slots[1 - slot]
         if self.expand == "v0":
             blocks = max(1, min(self.max_blocks, -(-edges // BLOCK)))
@@ -237,6 +239,9 @@ class MerrillSearcher(kernel1_gpu.DeviceCsrSearcher):
     def _start(self, root: int) -> None:
         """Hook for subclasses: per-search state beyond the queues."""
 
+    def _finish(self, root: int) -> None:
+        """Hook for subclasses: device work after the last level, inside the search."""
+
     def search(self, root: int) -> SearchResult:
         cp = self.cp
         root = int(root)
@@ -247,7 +252,7 @@ class MerrillSearcher(kernel1_gpu.DeviceCsrSearcher):
         self.k_reset((device.grid_for(n, BLOCK),), (BLOCK,),
                      (np.int64(n), np.int64(self.n_words), np.uint32(start), np.uint32(root),
                       self.parent, self.level, self.visited, self.queues[0], self.degs[0],
-                      self.offsets, self.ctl, self.visited_init))
+                      self.offsets, self.ctl, self.visited_init, np.int32(self.clear_outputs)))
         q, edges, depth = 1, int(self.degree[start]), 0
         self.cur, self.slot = 0, 0
         self._start(root)
@@ -271,6 +276,7 @@ class MerrillSearcher(kernel1_gpu.DeviceCsrSearcher):
                              "frontier_vertices": q_in, "frontier_edges": e_in,
                              "next_vertices": q, "ms": cp.cuda.get_elapsed_time(t0, t1)})
             depth += done
+        self._finish(root)
         cp.cuda.get_current_stream().synchronize()
         self.levels_run = depth
         return SearchResult(self.parent, self.level)

@@ -59,26 +59,48 @@ __device__ __forceinline__ void add_block_counts(u64 a, u64 b, u64 c, u64* count
     }
 }
 
+// How a bottom-up level writes parent and level (the mode bits of bottom_up), so that no
+// 32-byte sector of either array is written in part (a store of part of a sector costs it a
+// DRAM read first: ~1 GB of a scale-26 search's first bottom-up level by Nsight Compute) and
+// the search needs no reset pass over them (reset_search with clear_outputs = 0):
+//  DENSE: the search's first bottom-up level writes every vertex of its words that no earlier
+//    level reached: found ones (their parents staged in shared memory while the lanes search),
+//    -1 for the isolated ones, parent -1 for the open ones not found; a word's 32 entries go
+//    out in one store per array, whole sectors.
+//  GUESS: an open vertex not found gets level next_level + 1, the level it has if the next
+//    bottom-up level finds it (most vertices of a Kronecker graph are found in two levels).
+//  LEVEL_KNOWN: the previous level was bottom-up and guessed, so a found vertex's level already
+//    holds next_level and is not written again.
+// complete_outputs marks what no level reached (-1) when the search ends.
+#define DENSE 1
+#define GUESS 2
+#define LEVEL_KNOWN 4
+
 // One bottom-up level (bottom_up.cuh says why this shape): a warp takes 32 words of the
 // visited bitmask (1024 vertices) and deals their open vertices to its lanes, K at a time, each
 // vertex looking for a frontier neighbour (find_in_frontier: its first HEAD neighbours, then
 // its own walk, then the warp on long rows). The isolated vertices start visited (reset), so
-// they are never dealt. A found vertex writes parent and level and sets its bit in the warp's
-// 32 new frontier words (shared memory), written out whole with the visited words at the end:
-// no global atomics on bitmaps, no queue (a switch back to top-down builds one from the
-// bitmap), no block barrier in the loop. Each block sums its counts once, at the end, into
-// counter[0] (found), counter[1] (their degrees: the next frontier's edges) and read[0]
-// (neighbours loaded, summed over the search: the edges examined).
-template <int K, int HEAD>
+// they are never dealt. A found vertex writes parent (and level, see the modes above) and sets
+// its bit in the warp's 32 new frontier words (shared memory), written out whole with the
+// visited words at the end: no global atomics on bitmaps, no queue (a switch back to top-down
+// builds one from the bitmap), no block barrier in the loop. Row offsets are 32-bit (O = u32)
+// when the graph has fewer than 2^32 directed edges: half the offset bytes a level reads.
+// Each block sums its counts once, at the end, into counter[0] (found), counter[1] (their
+// degrees: the next frontier's edges) and read[0] (neighbours loaded, summed over the search:
+// the edges examined).
+template <int K, int HEAD, typename O>
 __global__ void __launch_bounds__(BLOCK)
-bottom_up(const i64* __restrict__ offsets, const u32* __restrict__ columns, i64 n_words,
+bottom_up(const O* __restrict__ offsets, const u32* __restrict__ columns, i64 n_words, i64 n,
           const u32* __restrict__ frontier, u32* __restrict__ next_frontier,
-          u32* __restrict__ visited, i64* __restrict__ parent, int* __restrict__ level,
-          int next_level, u64* counter, u64* other_counter, u64* read)
+          u32* __restrict__ visited, const u32* __restrict__ visited_init,
+          i64* __restrict__ parent, int* __restrict__ level, int next_level, int mode,
+          u64* counter, u64* other_counter, u64* read)
 {
     __shared__ u32 s_next[BLOCK];
+    __shared__ u32 s_parent[BLOCK * 32];     // DENSE: the parents a warp's 1024 vertices found
     const u32 lane = threadIdx.x & 31;
     u32* next_words = s_next + (threadIdx.x & ~31u);
+    u32* found_parent = s_parent + (threadIdx.x & ~31u) * 32;
     if (blockIdx.x == 0 && threadIdx.x == 0) { other_counter[0] = 0; other_counter[1] = 0; }
     u64 n_found = 0, deg_found = 0, n_read = 0;
     const i64 warps = ((i64)gridDim.x * BLOCK) >> 5;
@@ -100,17 +122,25 @@ bottom_up(const i64* __restrict__ offsets, const u32* __restrict__ columns, i64 
                 const u32 bit = deal_item(open, incl, idx, owner[k]);
                 v[k] = (u32)((w0 + owner[k]) * 32) + bit;
                 const bool on = idx < total;
-                b[k] = on ? offsets[v[k]] : 0;
-                len[k] = on ? offsets[(u64)v[k] + 1] - b[k] : 0;
+                b[k] = on ? (i64)offsets[v[k]] : 0;
+                len[k] = on ? (i64)offsets[(u64)v[k] + 1] - b[k] : 0;
             }
             bool found[K];
             u32 p[K];
             find_in_frontier<K, HEAD>(columns, frontier, b, len, found, p, n_read);
 #pragma unroll
             for (int k = 0; k < K; ++k) {
-                if (!found[k]) continue;
-                parent[v[k]] = (i64)p[k];
-                level[v[k]] = next_level;
+                if (base + lane + 32 * k >= total) continue;
+                if (!found[k]) {            // DENSE levels write these with the whole word
+                    if ((mode & (GUESS | DENSE)) == GUESS) level[v[k]] = next_level + 1;
+                    continue;
+                }
+                if (mode & DENSE) {
+                    found_parent[owner[k] * 32 + (v[k] & 31)] = p[k];
+                } else {
+                    parent[v[k]] = (i64)p[k];
+                    if (!(mode & LEVEL_KNOWN)) level[v[k]] = next_level;
+                }
                 atomicOr(next_words + owner[k], 1u << (v[k] & 31));
                 ++n_found;
                 deg_found += (u64)len[k];
@@ -118,6 +148,23 @@ bottom_up(const i64* __restrict__ offsets, const u32* __restrict__ columns, i64 
         }
         __syncwarp();
         const u32 mask = next_words[lane];
+        if (mode & DENSE) {
+            // the chunk's 32 words one at a time, a vertex per lane: every vertex that no
+            // earlier level reached (found now, open, or isolated) is written
+            const u32 init = my_word < n_words ? visited_init[my_word] : FULL;
+            for (int j = 0; j < 32 && w0 + j < n_words; ++j) {
+                const u32 bit = 1u << lane;
+                const u32 seen = __shfl_sync(FULL, word, j) & bit;
+                const u32 found = __shfl_sync(FULL, mask, j) & bit;
+                const u32 isolated = __shfl_sync(FULL, init, j) & bit;
+                const i64 x = (w0 + j) * 32 + lane;
+                if (x >= n || (seen && !isolated)) continue;
+                parent[x] = found ? (i64)found_parent[j * 32 + lane] : -1;
+                level[x] = found ? next_level
+                         : !seen && (mode & GUESS) ? next_level + 1 : -1;
+            }
+            __syncwarp();                // found_parent is rewritten for the next 32 words
+        }
         if (my_word < n_words) {
             next_frontier[my_word] = mask;
             if (mask) visited[my_word] = word | mask;
@@ -125,4 +172,25 @@ bottom_up(const i64* __restrict__ offsets, const u32* __restrict__ columns, i64 
         __syncwarp();                    // next_words is cleared for the next 32 words
     }
     add_block_counts(n_found, deg_found, n_read, counter, read);
+}
+
+// The end of a search: parent = level = -1 for every vertex still open (the GUESS levels of
+// those no level found); with isolated = 1 (no DENSE level ran and nothing was reset) also for
+// the vertices that start visited without an edge. The root is never touched.
+extern "C" __global__ void complete_outputs(const u32* __restrict__ visited,
+                                            const u32* __restrict__ visited_init, i64 n_words,
+                                            i64 n, u32 root, int isolated,
+                                            i64* __restrict__ parent, int* __restrict__ level)
+{
+    for (i64 w = (i64)blockIdx.x * blockDim.x + threadIdx.x; w < n_words;
+         w += (i64)gridDim.x * blockDim.x) {
+        u32 unreached = ~visited[w] | (isolated ? visited_init[w] : 0u);
+        if (w == (i64)(root >> 5)) unreached &= ~(1u << (root & 31));
+        for (; unreached; unreached &= unreached - 1) {
+            const i64 x = w * 32 + (__ffs(unreached) - 1);
+            if (x >= n) break;
+            parent[x] = -1;
+            level[x] = -1;
+        }
+    }
 }

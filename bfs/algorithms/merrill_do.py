@@ -49,14 +49,17 @@ ALPHA = 14.0
 BETA = 24.0
 # bottom-up kernel shapes: "KxH" = K open vertices per lane in flight, each reading its first
 # H neighbours with independent loads (see merrill_do.cu)
-BOTTOM_UP_VARIANTS = {f"{k}x{h}": f"bottom_up<{k}, {h}>" for k, h in
-                      ((1, 8), (2, 4), (2, 8), (4, 4))}
+BOTTOM_UP_VARIANTS = {f"{k}x{h}": (k, h) for k, h in ((1, 8), (2, 4), (2, 8), (4, 4))}
 BOTTOM_UP = "2x4"
+# how the search writes parent and level (merrill_do.cu): "dense" = no reset pass, the first
+# bottom-up level writes whole words and guesses levels; "reset" = a reset pass writes -1 to
+# every entry and bottom-up levels write the vertices they find (the earlier scheme, measured)
+WRITES = ("dense", "reset")
+DENSE, GUESS, LEVEL_KNOWN = 1, 2, 4     # bottom_up's mode bits
 
 
-def _module():
-    return load_module(Path(__file__).with_name("merrill_do.cu"),
-                       tuple(BOTTOM_UP_VARIANTS.values()))
+def _module(kernel: str):
+    return load_module(Path(__file__).with_name("merrill_do.cu"), (kernel,))
 
 
 class MerrillDoSearcher(MerrillSearcher):
@@ -66,10 +69,15 @@ class MerrillDoSearcher(MerrillSearcher):
     level_edges_examined / edges_examined are computed on request, after the search."""
 
     def __init__(self, offsets, columns, alpha: float = ALPHA, beta: float = BETA,
-                 bu: str = BOTTOM_UP, **options):
+                 bu: str = BOTTOM_UP, writes: str = "dense", offset_bits: int = 0, **options):
         if bu not in BOTTOM_UP_VARIANTS:
             raise BfsError(f"merrill-do bu must be one of {sorted(BOTTOM_UP_VARIANTS)}, "
                            f"got {bu!r}")
+        if writes not in WRITES:
+            raise BfsError(f"merrill-do writes must be one of {WRITES}, got {writes!r}")
+        if offset_bits not in (0, 32, 64):
+            raise BfsError(f"merrill-do offset_bits must be 32, 64 or 0 (32 when the graph "
+                           f"has fewer than 2^32 directed edges), got {offset_bits!r}")
         if options.get("order", "graph") != "graph":
             raise BfsError("merrill-do runs on the graph's own ids only (order=graph): its "
                            "bottom-up levels write parent and level directly")
@@ -87,10 +95,25 @@ class MerrillDoSearcher(MerrillSearcher):
         self.visited_init = cp.packbits(closed, bitorder="little").view(cp.uint32)
         del closed
         self.queue_count = cp.zeros(1, dtype=cp.uint64)
-        mod = _module()
+        # bottom-up levels read 32-bit row offsets while every offset fits (a copy: top-down
+        # levels keep the int64 ones)
+        if offset_bits == 64 or (offset_bits == 0 and self.nnz >= 2 ** 32):
+            self.bu_offsets, o_type = self.offsets, "i64"
+        elif self.nnz >= 2 ** 32:
+            raise BfsError(f"merrill-do offset_bits=32 needs fewer than 2^32 directed edges, "
+                           f"the graph has {self.nnz}")
+        else:
+            device.check_fits(4 * (self.n + 1), "merrill-do 32-bit row offsets")
+            self.bu_offsets, o_type = self.offsets.astype(cp.uint32), "u32"
+        self.dense = writes == "dense"
+        # the CAS claims of expand=tiles-cas / v0 test parent == -1: those keep the reset pass
+        self.clear_outputs = int(not self.dense or self.expand in ("tiles-cas", "v0"))
+        kernel = "bottom_up<%d, %d, %s>" % (*BOTTOM_UP_VARIANTS[bu], o_type)
+        mod = _module(kernel)
         self.k_bitmap = mod.get_function("queue_to_bitmap")
         self.k_queue = mod.get_function("bitmap_to_queue")
-        self.k_bottom_up = mod.get_function(BOTTOM_UP_VARIANTS[bu])
+        self.k_complete = mod.get_function("complete_outputs")
+        self.k_bottom_up = mod.get_function(kernel)
         self.launches["bottom_up"] = 0
         self.bu_blocks = device.resident_grid(self.k_bottom_up, BLOCK)
         self.directions: list[str] = []
@@ -100,6 +123,8 @@ class MerrillDoSearcher(MerrillSearcher):
     def _start(self, root):
         self.last_q = 0
         self.bottom_up = False
+        self.dense_done = False     # a DENSE level has written every entry no level reached
+        self.level_known = False    # the last level was bottom-up: open vertices' level guessed
         self.front = 0
         self.read_before = 0          # ctl[7]: neighbours read by bottom-up levels so far
         self.directions = []
@@ -114,11 +139,16 @@ class MerrillDoSearcher(MerrillSearcher):
             self.k_bitmap((device.grid_for(q),), (BLOCK,), (self.queues[cur], np.int64(q), bm))
             self.bottom_up = True
         counter, other = self.ctl_slots[slot], self.ctl_slots[1 - slot]
+        mode = 0
+        if self.dense:
+            mode = GUESS | (LEVEL_KNOWN if self.level_known else 0) \
+                | (0 if self.dense_done else DENSE)
+            self.dense_done = self.level_known = True
         self.k_bottom_up((self.bu_blocks,), (BLOCK,),
-                         (self.offsets, self.columns, np.int64(self.n_words),
-                          self.fronts[self.front], self.fronts[1 - self.front], self.visited,
-                          self.parent, self.level, np.int32(depth + 1), counter, other,
-                          self.ctl[7:8]))
+                         (self.bu_offsets, self.columns, np.int64(self.n_words),
+                          np.int64(self.n), self.fronts[self.front], self.fronts[1 - self.front],
+                          self.visited, self.visited_init, self.parent, self.level,
+                          np.int32(depth + 1), np.int32(mode), counter, other, self.ctl[7:8]))
         self.launches["bottom_up"] += 1
         ctl = self._read_ctl()
         self._bottom_up_read[depth] = int(ctl[7]) - self.read_before
@@ -149,9 +179,19 @@ class MerrillDoSearcher(MerrillSearcher):
             return ("bottom-up",) + self._bottom_up_level(q, depth)
         if self.bottom_up:
             self._leave_bottom_up()
+        self.level_known = False
         kind, q2, edges2, done = super()._step(q, edges, depth)
         self.directions.extend(["top-down"] * done)
         return (kind, q2, edges2, done)
+
+    def _finish(self, root):
+        """dense writes: parent = level = -1 for the vertices no level reached (only the isolated
+        ones too when no bottom-up level ran); nothing to do after a reset pass."""
+        if self.dense:
+            self.k_complete((device.grid_for(self.n_words),), (BLOCK,),
+                            (self.visited, self.visited_init, np.int64(self.n_words),
+                             np.int64(self.n), np.uint32(root), np.int32(not self.dense_done),
+                             self.parent, self.level))
 
     @property
     def level_edges_examined(self) -> list[int]:

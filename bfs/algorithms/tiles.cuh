@@ -120,6 +120,72 @@ __device__ __forceinline__ void block_sum_add(u64 x, u64* target) {
     __syncthreads();
 }
 
+// Inclusive scan of int64 counts (a level's frontier degrees -> its edge numbering), in
+// chunks of SCAN_CHUNK items, a block each (tiles.py's Scan launches these): scan_sums writes
+// each chunk's total, the totals are scanned (exclusive, recursively), and scan_chunks scans
+// every chunk from its base. One to three launches instead of the library scan's host
+// overhead, which measured more than the GPU time of a small level.
+#define SCAN_ITEMS 16
+#define SCAN_CHUNK (BLOCK * SCAN_ITEMS)
+
+// Exclusive prefix of x over the block; *total gets the block's sum. Every thread calls it.
+__device__ __forceinline__ i64 block_exclusive_scan(i64 x, i64& total) {
+    __shared__ i64 s_warp[BLOCK / 32];
+    const u32 lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
+    i64 incl = x;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        const i64 y = __shfl_up_sync(FULL, incl, o);
+        if (lane >= (u32)o) incl += y;
+    }
+    if (lane == 31) s_warp[wid] = incl;
+    __syncthreads();
+    if (wid == 0) {
+        i64 w = lane < BLOCK / 32 ? s_warp[lane] : 0;
+#pragma unroll
+        for (int o = 1; o < BLOCK / 32; o <<= 1) {
+            const i64 y = __shfl_up_sync(FULL, w, o);
+            if (lane >= (u32)o) w += y;
+        }
+        if (lane < BLOCK / 32) s_warp[lane] = w;
+    }
+    __syncthreads();
+    total = s_warp[BLOCK / 32 - 1];
+    const i64 before = (wid ? s_warp[wid - 1] : 0) + incl - x;
+    __syncthreads();                       // s_warp is reused by the next call
+    return before;
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK)
+scan_sums(const i64* __restrict__ in, i64 q, i64* __restrict__ sums)
+{
+    const i64 first = (i64)blockIdx.x * SCAN_CHUNK + (i64)threadIdx.x * SCAN_ITEMS;
+    i64 x = 0;
+#pragma unroll
+    for (int k = 0; k < SCAN_ITEMS; ++k) x += first + k < q ? in[first + k] : 0;
+    i64 total;
+    block_exclusive_scan(x, total);
+    if (threadIdx.x == 0) sums[blockIdx.x] = total;
+}
+
+// out[i] = in[0] + ... + in[i] (exclusive: without in[i]) within each chunk, plus base[chunk]
+// (an exclusive scan of the chunk totals; null: one chunk). out may be in.
+extern "C" __global__ void __launch_bounds__(BLOCK)
+scan_chunks(const i64* in, i64* out, i64 q, const i64* __restrict__ base, int exclusive)
+{
+    const i64 first = (i64)blockIdx.x * SCAN_CHUNK + (i64)threadIdx.x * SCAN_ITEMS;
+    i64 v[SCAN_ITEMS], x = 0;
+#pragma unroll
+    for (int k = 0; k < SCAN_ITEMS; ++k) { v[k] = first + k < q ? in[first + k] : 0; x += v[k]; }
+    i64 total;
+    i64 run = block_exclusive_scan(x, total) + (base ? base[blockIdx.x] : 0);
+#pragma unroll
+    for (int k = 0; k < SCAN_ITEMS; ++k) {
+        if (exclusive) { if (first + k < q) out[first + k] = run; run += v[k]; }
+        else { run += v[k]; if (first + k < q) out[first + k] = run; }
+    }
+}
+
 // tile_first[t] = the frontier index owning edge t*TILE, for t in [0, tiles]; the last is q.
 extern "C" __global__ void partition_tiles(const i64* __restrict__ scan, i64 q, i64 tiles,
                                            i64* __restrict__ tile_first)

@@ -20,8 +20,39 @@ Measured at scale 25 on an H100 (Nsight Compute, the middle level of merrill): t
 of the shared-memory search was ~45% of the expand kernel's instructions; 32-bit and monotone,
 the search took 14.7 -> 12.9 ms (BENCHMARKS.md).
 """
+import math
+
+import numpy as np
+
 BLOCK = 256
 ITEMS = 4
 TILE = BLOCK * ITEMS
+SCAN_CHUNK = BLOCK * 16     # items per block of tiles.cuh's scan (SCAN_ITEMS per thread)
 
 # The CUDA C++ is tiles.cuh beside this module; kernels take it with #include "tiles.cuh".
+
+
+class Scan:
+    """Inclusive scan of up to `capacity` int64 counts with tiles.cuh's scan kernels (from
+    `module`, any module that includes tiles.cuh): scan(src, dst, q) -> dst[:q]. A chunk's
+    worth of items is one launch; more is three (five past SCAN_CHUNK^2 items): chunk totals,
+    their exclusive scan, the chunks from their bases."""
+
+    def __init__(self, cp, module, capacity: int):
+        self.k_sums = module.get_function("scan_sums")
+        self.k_chunks = module.get_function("scan_chunks")
+        self.sums = []              # the chunk totals of each recursion level
+        while capacity > SCAN_CHUNK:
+            capacity = math.ceil(capacity / SCAN_CHUNK)
+            self.sums.append(cp.empty(capacity, dtype=cp.int64))
+
+    def __call__(self, src, dst, q: int, exclusive: bool = False, depth: int = 0) -> None:
+        chunks = math.ceil(q / SCAN_CHUNK)
+        if chunks <= 1:
+            self.k_chunks((1,), (BLOCK,), (src, dst, np.int64(q), np.uint64(0),
+                                           np.int32(exclusive)))
+            return
+        sums = self.sums[depth]
+        self.k_sums((chunks,), (BLOCK,), (src, np.int64(q), sums))
+        self(sums, sums, chunks, exclusive=True, depth=depth + 1)
+        self.k_chunks((chunks,), (BLOCK,), (src, dst, np.int64(q), sums, np.int32(exclusive)))
