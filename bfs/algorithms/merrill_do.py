@@ -24,6 +24,15 @@ gather in shared memory and go out with the visited words, whole: no bitmap atom
 the loop. Isolated vertices (half of them at Kronecker scale 26) start visited, so they are
 never dealt. Measured on an H100 at scale 26 (BENCHMARKS.md): a thread per vertex with a
 queue append, 236 GTEPS; a warp per word, 242; a warp per 4 words, 243; dealt to lanes, 268-287.
+
+Writes (merrill_do.cu, "How a bottom-up level writes"). Nsight Compute showed the reset pass
+(parent and level = -1: 0.8 GB, 0.29 ms at scale 26) and, in the first bottom-up level, ~1 GB of
+DRAM reads caused by stores of parts of 32-byte sectors. Now no reset pass touches parent and
+level: the first bottom-up level writes every entry of its words no earlier level reached, in
+whole sectors (found parents staged in shared memory), open vertices get the level they have
+if the next bottom-up level finds them, and a pass over the visited bitmask at the end marks
+what no level reached. Bottom-up levels read 32-bit row offsets below 2^32 edges. Scale 26,
+64 roots: 303 -> 335 GTEPS (writes="reset" is the earlier scheme, kept to measure against).
 The kernel counts the neighbours it loads (edges examined); top-down levels read every edge of
 their frontier, so their count is the level's degree sum, taken after the search.
 
