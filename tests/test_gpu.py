@@ -53,7 +53,7 @@ DO_SHAPES = ["1x8", "2x8", "4x4"]
 # merrill-do's output writes and offsets other than the defaults (dense writes, 32-bit offsets
 # below 2^32 edges): the reset pass, 64-bit offsets, and the CAS claim that keeps the reset
 DO_WRITES = {"reset": {"writes": "reset"}, "offsets64": {"offset_bits": 64},
-             "cas": {"expand": "tiles-cas"}}
+             "cas": {"expand": "tiles-cas"}, "rows-graph": {"rows": "graph"}}
 VARIANTS = [("merrill", {"expand": "tiles"}), ("merrill", {"expand": "tiles-cas"}),
             ("merrill", {"expand": "v0"}), ("merrill", {"order": "degree"})] + \
     [("merrill-do", o) for o in DO_SETTINGS.values()] + \
@@ -78,6 +78,19 @@ def test_degree_order_renames_hubs_first_and_is_refused_where_unsupported():
         merrill(src, dst, n, "merrill-do", order="degree")
     with pytest.raises(BfsError, match="expand=tiles only"):
         merrill(src, dst, n, order="degree", expand="v0")
+    do = merrill(src, dst, n, "merrill-do", rows="degree")  # rows hubs first, ids unchanged
+    np.testing.assert_array_equal(do.offsets.get(), s.offsets_out.get())
+    off, cols, deg = do.offsets.get(), do.columns.get(), np.diff(do.offsets.get())
+    ref = build_csr(src, dst, n)
+    for r in range(0, n, 37):
+        row = cols[off[r]:off[r + 1]]
+        np.testing.assert_array_equal(np.sort(row),
+                                      np.sort(ref.columns[ref.offsets[r]:ref.offsets[r + 1]]))
+        np.testing.assert_array_equal(row, sorted(row, key=lambda c: (-deg[c], c)))
+    assert do.kernel1_extra_s > 0
+    assert merrill(src, dst, n, "merrill-do").rows == "degree"   # auto, where the copy fits
+    with pytest.raises(BfsError, match="rows must be auto, graph or degree"):
+        merrill(src, dst, n, "merrill-do", rows="hubs")
     with pytest.raises(BfsError, match="writes must be one of"):
         merrill(src, dst, n, "merrill-do", writes="sparse")
     with pytest.raises(BfsError, match="offset_bits must be"):

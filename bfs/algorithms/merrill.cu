@@ -222,6 +222,8 @@ expand_tiles(const i64* __restrict__ offsets, const u32* __restrict__ columns,
 // perm[r] with its columns renamed by rank (old id -> new id), written as keys r<<32|column at
 // new_offsets[r] - base, to be radix-sorted so each renamed row is sorted again (hubs first:
 // a warp's status lookups then share words). A warp per row: a hub's row moves 32 entries a step.
+// merrill-do rows=degree passes perm = identity and new_offsets = offsets: rows keep their ids
+// and only their entries are ordered by rank.
 extern "C" __global__ void renamed_keys(const i64* __restrict__ offsets,
                                         const u32* __restrict__ columns,
                                         const u32* __restrict__ perm, const u32* __restrict__ rank,

@@ -149,12 +149,27 @@ class MerrillSearcher(kernel1_gpu.DeviceCsrSearcher):
         cp.cuda.get_current_stream().synchronize()
 
     def _degree_order(self, offsets, columns):
-        """order="degree": perm (new id -> graph id, falling degree, ties by id), the renamed
-        CSR (row r = old row perm[r], columns renamed); times itself into kernel1_extra_s."""
+        """order="degree": the renamed CSR (row r = old row perm[r], columns renamed, each row
+        hubs first); perm (new id -> graph id) becomes out_id. Timed into kernel1_extra_s."""
+        new_offsets, new_columns, perm, rank = self._hubs_first(offsets, columns, rename=True)
+        self.out_id, self.rank_h = perm, rank.get()
+        return new_offsets, new_columns
+
+    def hubs_first_bytes(self) -> int:
+        """Device bytes _hubs_first needs: ranks, the copy of the CSR, one bucket's sort."""
+        n = self.n
+        return 8 * n + 12 * n + 8 * (n + 1) + 4 * self.nnz \
+            + 16 * min(self.nnz, kernel1_gpu.SORT_LIMIT)
+
+    def _hubs_first(self, offsets, columns, rename: bool):
+        """Vertices ranked by falling degree (ties by id): perm (rank -> id) and rank; a copy of
+        the CSR whose rows list their neighbours by that rank (hubs first), with the rows and
+        columns renamed to ranks (rename) or kept under the graph's ids. Kernel-1 work: its
+        time goes into kernel1_extra_s. Returns (offsets, columns, perm, rank)."""
         cp, n = self.cp, self.n
-        device.check_fits(8 * n + 12 * n + 8 * (n + 1) + 4 * self.nnz
-                       + 16 * min(self.nnz, kernel1_gpu.SORT_LIMIT),
-                       f"merrill order=degree: a renamed copy of the CSR ({self.nnz} columns)")
+        what = "merrill order=degree" if rename else "merrill-do rows=degree"
+        device.check_fits(self.hubs_first_bytes(),
+                          f"{what}: a re-sorted copy of the CSR ({self.nnz} columns)")
         start, end = cp.cuda.Event(), cp.cuda.Event()
         start.record()
         deg = cp.diff(offsets)
@@ -165,8 +180,11 @@ class MerrillSearcher(kernel1_gpu.DeviceCsrSearcher):
         del keys
         rank = cp.empty(n, cp.uint32)
         rank[perm] = cp.arange(n, dtype=cp.uint32)
-        new_offsets = cp.zeros(n + 1, cp.int64)
-        cp.cumsum(deg[perm], out=new_offsets[1:])
+        if rename:
+            rows, new_offsets = perm, cp.zeros(n + 1, cp.int64)
+            cp.cumsum(deg[perm], out=new_offsets[1:])
+        else:
+            rows, new_offsets = cp.arange(n, dtype=cp.uint32), offsets
         del deg
         new_columns = cp.empty_like(columns)
         renamed_keys = _module().get_function("renamed_keys")
@@ -174,17 +192,20 @@ class MerrillSearcher(kernel1_gpu.DeviceCsrSearcher):
         def fill_bucket(r0, r1, keys):
             base = int(offsets_h[r0])
             renamed_keys((device.grid_for((r1 - r0) * 32, BLOCK),), (BLOCK,),
-                         (offsets, columns, perm, rank, new_offsets, np.int64(r0),
+                         (offsets, columns, rows, rank, new_offsets, np.int64(r0),
                           np.int64(r1), np.int64(base), keys))
             return int(offsets_h[r1]) - base    # a row's entries, all renamed
 
         offsets_h = new_offsets.get()
-        kernel1_gpu.sort_rows(offsets_h, new_columns, fill_bucket, what="merrill order=degree")
+        kernel1_gpu.sort_rows(offsets_h, new_columns, fill_bucket, what=what)
+        if not rename:      # the sorted ranks back to the graph's ids, a slice at a time
+            for lo in range(0, self.nnz, kernel1_gpu.SORT_LIMIT):
+                part = new_columns[lo:lo + kernel1_gpu.SORT_LIMIT]
+                part[...] = perm[part]
         end.record()
         end.synchronize()
         self.kernel1_extra_s = cp.cuda.get_elapsed_time(start, end) / 1e3
-        self.out_id, self.rank_h = perm, rank.get()
-        return new_offsets, new_columns
+        return new_offsets, new_columns, perm, rank
 
     def _read_ctl(self):
         self.ctl.get(out=self.host_ctl)  # blocking: waits for the stream

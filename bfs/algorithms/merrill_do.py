@@ -33,6 +33,12 @@ whole sectors (found parents staged in shared memory), open vertices get the lev
 if the next bottom-up level finds them, and a pass over the visited bitmask at the end marks
 what no level reached. Bottom-up levels read 32-bit row offsets below 2^32 edges. Scale 26,
 64 roots: 303 -> 335 GTEPS (writes="reset" is the earlier scheme, kept to measure against).
+
+Rows hubs first (rows="degree"; the default "auto" takes it where the copy of the columns fits
+in device memory, else "graph"; Kernel-1 work timed into kernel1_extra_s): every row lists its
+neighbours by falling degree, vertex ids unchanged, so a bottom-up vertex's first neighbour is
+its biggest hub, the one most likely in the frontier at the big levels. Scale 26: 335 -> 361
+GTEPS, 0.47 s more Kernel 1.
 The kernel counts the neighbours it loads (edges examined); top-down levels read every edge of
 their frontier, so their count is the level's degree sum, taken after the search.
 
@@ -78,7 +84,8 @@ class MerrillDoSearcher(MerrillSearcher):
     level_edges_examined / edges_examined are computed on request, after the search."""
 
     def __init__(self, offsets, columns, alpha: float = ALPHA, beta: float = BETA,
-                 bu: str = BOTTOM_UP, writes: str = "dense", offset_bits: int = 0, **options):
+                 bu: str = BOTTOM_UP, writes: str = "dense", offset_bits: int = 0,
+                 rows: str = "auto", **options):
         if bu not in BOTTOM_UP_VARIANTS:
             raise BfsError(f"merrill-do bu must be one of {sorted(BOTTOM_UP_VARIANTS)}, "
                            f"got {bu!r}")
@@ -87,11 +94,19 @@ class MerrillDoSearcher(MerrillSearcher):
         if offset_bits not in (0, 32, 64):
             raise BfsError(f"merrill-do offset_bits must be 32, 64 or 0 (32 when the graph "
                            f"has fewer than 2^32 directed edges), got {offset_bits!r}")
+        if rows not in ("auto", "graph", "degree"):
+            raise BfsError(f"merrill-do rows must be auto, graph or degree, got {rows!r}")
         if options.get("order", "graph") != "graph":
             raise BfsError("merrill-do runs on the graph's own ids only (order=graph): its "
                            "bottom-up levels write parent and level directly")
         super().__init__(offsets, columns, **options)
         cp = self.cp
+        if rows == "auto":      # hubs first where the copy of the columns fits beside the rest
+            rows = "degree" if self.hubs_first_bytes() + 16 * self.n_words + 4 * (self.n + 1) \
+                <= device.free_memory()[0] else "graph"
+        self.rows = rows
+        if rows == "degree":    # each row's neighbours by falling degree: a copy of the columns
+            self.columns = self._hubs_first(self.offsets, self.columns, rename=False)[1]
         device.check_fits(12 * self.n_words, "merrill-do frontier bitmaps")
         self.alpha, self.beta = float(alpha), float(beta)
         self.fronts = (cp.empty(self.n_words, dtype=cp.uint32),
