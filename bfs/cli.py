@@ -135,9 +135,8 @@ def cmd_run(args) -> int:
 
 
 def cmd_bench(args) -> int:
-    from .harness.bench import run_bench
-    # "merrill,2d" and "merrill 2d" both name two algorithms
-    algorithms = [a for arg in args.algorithms or [] for a in arg.split(",") if a] \
+    from .harness.bench import run_bench, split_algorithms
+    algorithms = split_algorithms(args.algorithms or []) \
         or (["merrill"] if args.backend == "gpu" else ["seq-csr"])
     if args.grid:
         from .harness.bench_grid import run_bench_grid

@@ -7,6 +7,7 @@ import pytest
 
 from bfs.algorithms import ALGORITHMS, AlgorithmSpec
 from bfs.cli import main
+from bfs.errors import BfsError
 from helpers import SNAP_DIR
 
 
@@ -131,3 +132,13 @@ def test_gpu_only_algorithm_without_a_gpu_is_named(kron10, tmp_path, capsys, mon
                  str(tmp_path / "r")]) == 1
     assert "'gpu-quadratic' runs only on the GPU" in capsys.readouterr().err
     assert not (tmp_path / "r").exists()
+
+
+def test_bench_algorithm_variants_keep_their_options_together():
+    from bfs.harness.bench import parse_algorithm, split_algorithms
+    variants = split_algorithms(["merrill,merrill-do@rows=graph,writes=reset", "2d",
+                                 "merrill-do@bu=2x8"])
+    assert variants == ["merrill", "merrill-do@rows=graph,writes=reset", "2d", "merrill-do@bu=2x8"]
+    assert parse_algorithm(variants[1]) == ("merrill-do", {"rows": "graph", "writes": "reset"})
+    with pytest.raises(BfsError, match="'bu=2x8' follows no ALGORITHM@KEY=VALUE"):
+        split_algorithms(["merrill,bu=2x8"])

@@ -343,6 +343,21 @@ def _bench_gpu_streamed(rec, scale, edgefactor, seeds, version, algorithms, n_ro
                                profile_levels)
 
 
+def split_algorithms(args) -> list[str]:
+    """--algorithms values -> variants: "merrill,2d" and "merrill 2d" both name two; in
+    "merrill-do@rows=graph,bu=2x8,merrill" the item with "=" and no "@" is one more option of
+    the variant before it."""
+    variants: list[str] = []
+    for item in (a for arg in args for a in arg.split(",") if a):
+        if "=" in item and "@" not in item:
+            if not variants or "@" not in variants[-1]:
+                raise BfsError(f"--algorithms: option {item!r} follows no ALGORITHM@KEY=VALUE")
+            variants[-1] += "," + item
+        else:
+            variants.append(item)
+    return variants
+
+
 def parse_algorithm(name: str) -> tuple[str, dict]:
     """'merrill@expand=v0,x=1' -> ('merrill', {'expand': 'v0', 'x': 1.0}): searcher options
     for measuring variants side by side (numbers become floats, the rest stay strings)."""
