@@ -65,7 +65,7 @@ bottom_up(const i64* __restrict__ csc_offsets, const u32* __restrict__ csc_rows,
 
 // *sum -= (modulo 2^64) the degrees offsets[v + 1] - offsets[v] of the vertices v whose bits are
 // set in words[0, nw): at a search's start, 2d-do's unvisited block-CSC entries less the root's
-// (finish subtracts each level's new vertices itself). One thread per word, one atomic per warp.
+// (finish subtracts each level's new vertices itself). One thread per word, one atomic per block.
 extern "C" __global__ void subtract_degrees(const u64* __restrict__ words, i64 nw,
                                             const i64* __restrict__ offsets, u64* sum)
 {
@@ -80,7 +80,5 @@ extern "C" __global__ void subtract_degrees(const u64* __restrict__ words, i64 n
             s += (u64)(offsets[v + 1] - offsets[v]);
         }
     }
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) s += __shfl_down_sync(FULL, s, o);
-    if ((threadIdx.x & 31) == 0 && s) atomicAdd(sum, 0ULL - s);
+    block_sum_add(0ULL - s, sum);           // the negated sums add up to minus their total
 }
