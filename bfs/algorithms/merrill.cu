@@ -241,31 +241,6 @@ extern "C" __global__ void renamed_keys(const i64* __restrict__ offsets,
     }
 }
 
-// Inclusive block-wide scan of one value per thread (blockDim.x == SMALL_THREADS).
-__device__ __forceinline__ i64 block_scan(i64 x, i64* s_warp) {
-    const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-#pragma unroll
-    for (int o = 1; o < 32; o <<= 1) {
-        const i64 y = __shfl_up_sync(FULL, x, o);
-        if (lane >= (u32)o) x += y;
-    }
-    if (lane == 31) s_warp[warp] = x;
-    __syncthreads();
-    if (warp == 0) {
-        i64 t = lane < (SMALL_THREADS / 32) ? s_warp[lane] : 0;
-#pragma unroll
-        for (int o = 1; o < 32; o <<= 1) {
-            const i64 y = __shfl_up_sync(FULL, t, o);
-            if (lane >= (u32)o) t += y;
-        }
-        s_warp[lane] = t;
-    }
-    __syncthreads();
-    if (warp > 0) x += s_warp[warp - 1];
-    __syncthreads();                                       // s_warp reused by the next call
-    return x;
-}
-
 // Persistent single-CTA levels while the frontier is small (q <= SMALL_Q, edges <= max_edges).
 // Each level in one launch costs ~10 us of dependent loads instead of ~95 us for a multi-block
 // level (cumsum, partition, expand, a blocking counter copy), which is what grids pay per level.
@@ -297,13 +272,14 @@ small_frontier(const i64* __restrict__ offsets, const u32* __restrict__ columns,
             x += i < q ? din[i] : 0;
             local[k] = (u32)x;
         }
-        const u32 excl = (u32)(block_scan(x, s_warp) - x);
+        i64 level_edges;
+        const u32 excl = (u32)(block_scan<SMALL_THREADS>(x, s_warp, level_edges) - x);
 #pragma unroll
         for (int k = 0; k < SMALL_PER_THREAD; ++k)
             scan_s[threadIdx.x * SMALL_PER_THREAD + k] = excl + local[k];
         if (threadIdx.x == 0) { s_counter[0] = 0; s_counter[1] = 0; }
         __syncthreads();
-        E = scan_s[q - 1];
+        E = level_edges;
         for (i64 base = 0; base < E; base += SMALL_THREADS) {
             const i64 j = base + threadIdx.x;
             u32 w = 0, v = 0;

@@ -128,32 +128,38 @@ __device__ __forceinline__ void block_sum_add(u64 x, u64* target) {
 #define SCAN_ITEMS 16
 #define SCAN_CHUNK (BLOCK * SCAN_ITEMS)
 
-// Exclusive prefix of x over the block; *total gets the block's sum. Every thread calls it.
-__device__ __forceinline__ i64 block_exclusive_scan(i64 x, i64& total) {
-    __shared__ i64 s_warp[BLOCK / 32];
-    const u32 lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
-    i64 incl = x;
+// Inclusive prefix of x over a block of THREADS threads (s_warp: THREADS / 32 shared words);
+// total gets the block's sum. Every thread calls it.
+template <int THREADS>
+__device__ __forceinline__ i64 block_scan(i64 x, i64* s_warp, i64& total) {
+    const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 #pragma unroll
     for (int o = 1; o < 32; o <<= 1) {
-        const i64 y = __shfl_up_sync(FULL, incl, o);
-        if (lane >= (u32)o) incl += y;
+        const i64 y = __shfl_up_sync(FULL, x, o);
+        if (lane >= (u32)o) x += y;
     }
-    if (lane == 31) s_warp[wid] = incl;
+    if (lane == 31) s_warp[warp] = x;
     __syncthreads();
-    if (wid == 0) {
-        i64 w = lane < BLOCK / 32 ? s_warp[lane] : 0;
+    if (warp == 0) {
+        i64 t = lane < THREADS / 32 ? s_warp[lane] : 0;
 #pragma unroll
-        for (int o = 1; o < BLOCK / 32; o <<= 1) {
-            const i64 y = __shfl_up_sync(FULL, w, o);
-            if (lane >= (u32)o) w += y;
+        for (int o = 1; o < 32; o <<= 1) {
+            const i64 y = __shfl_up_sync(FULL, t, o);
+            if (lane >= (u32)o) t += y;
         }
-        if (lane < BLOCK / 32) s_warp[lane] = w;
+        if (lane < THREADS / 32) s_warp[lane] = t;
     }
     __syncthreads();
-    total = s_warp[BLOCK / 32 - 1];
-    const i64 before = (wid ? s_warp[wid - 1] : 0) + incl - x;
-    __syncthreads();                       // s_warp is reused by the next call
-    return before;
+    if (warp > 0) x += s_warp[warp - 1];
+    total = s_warp[THREADS / 32 - 1];
+    __syncthreads();                                       // s_warp reused by the next call
+    return x;
+}
+
+// Exclusive prefix of x over a block of BLOCK threads; total gets the block's sum.
+__device__ __forceinline__ i64 block_exclusive_scan(i64 x, i64& total) {
+    __shared__ i64 s_warp[BLOCK / 32];
+    return block_scan<BLOCK>(x, s_warp, total) - x;
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK)
