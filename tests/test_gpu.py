@@ -53,14 +53,17 @@ DO_SHAPES = ["1x8", "2x8", "4x4"]
 # merrill-do's output writes and offsets other than the defaults (dense writes, 32-bit offsets
 # below 2^32 edges): the reset pass, 64-bit offsets, and the CAS claim that keeps the reset
 DO_WRITES = {"reset": {"writes": "reset"}, "offsets64": {"offset_bits": 64},
-             "cas": {"expand": "tiles-cas"}, "rows-graph": {"rows": "graph"}}
+             "cas": {"expand": "tiles-cas"}, "rows-graph": {"rows": "graph"},
+             "ahead0": {"ahead": 0}, "ahead1": {"ahead": 1}}
 VARIANTS = [("merrill", {"expand": "tiles"}), ("merrill", {"expand": "tiles-cas"}),
             ("merrill", {"expand": "v0"}), ("merrill", {"order": "degree"})] + \
     [("merrill-do", o) for o in DO_SETTINGS.values()] + \
     [("merrill-do", {**DO_SETTINGS["all-bottom-up"], "bu": bu}) for bu in DO_SHAPES] + \
-    [("merrill-do", {**DO_SETTINGS["alternate"], **o}) for o in DO_WRITES.values()]
+    [("merrill-do", {**DO_SETTINGS["alternate"], **o}) for o in DO_WRITES.values()] + \
+    [("merrill-do", {**DO_SETTINGS["all-bottom-up"], "ahead": 1})]
 VARIANT_IDS = ["tiles", "tiles-cas", "v0", "degree-order"] + [f"do-{k}" for k in DO_SETTINGS] \
-    + [f"do-bu{bu}" for bu in DO_SHAPES] + [f"do-{k}" for k in DO_WRITES]
+    + [f"do-bu{bu}" for bu in DO_SHAPES] + [f"do-{k}" for k in DO_WRITES] \
+    + ["do-all-bottom-up-ahead1"]
 
 
 def test_degree_order_renames_hubs_first_and_is_refused_where_unsupported():
@@ -95,6 +98,8 @@ def test_degree_order_renames_hubs_first_and_is_refused_where_unsupported():
         merrill(src, dst, n, "merrill-do", writes="sparse")
     with pytest.raises(BfsError, match="offset_bits must be"):
         merrill(src, dst, n, "merrill-do", offset_bits=16)
+    with pytest.raises(BfsError, match="ahead"):
+        merrill(src, dst, n, "merrill-do", ahead=-1)
 
 
 def test_merrill_do_dense_writes_leave_no_entry_of_an_earlier_search():
@@ -252,6 +257,30 @@ def test_merrill_do_edges_examined(setting):
     prof = profile_search(s, int(root), "merrill-do")["levels"]
     assert sum(p["edges_read"] for p in prof) == s.edges_examined
     assert all(p["min_bytes"] >= 4 * p["edges_read"] + 12 * p["next_vertices"] for p in prof)
+
+
+def test_merrill_do_run_ahead_decides_as_the_host():
+    """Bottom-up levels enqueued ahead of the host's reading, each run or skipped on the device
+    (decide_bottom_up), take the host's decisions: the same directions, levels and edges
+    examined as one level per control read (ahead=0), with chains that end on the device's
+    "no" (beta), on an empty frontier, and by running out of levels enqueued (ahead=1)."""
+    src, dst = generate_edges(14, 16)
+    n = 2 ** 14
+    roots = graph500_roots(n, np.diff(build_csr(src, dst, n).offsets) > 0, count=4)
+    for setting in ({}, DO_SETTINGS["alternate"], {"beta": 1e12}):
+        runs = {ahead: merrill(src, dst, n, "merrill-do", ahead=ahead, **setting)
+                for ahead in (0, 1, 4)}
+        for root in roots:
+            seen = {}
+            for ahead, s in runs.items():
+                s.search(int(root))
+                seen[ahead] = (list(s.directions), list(s.level_edges_examined),
+                               s.gather(n).level.tolist())
+            assert "bottom-up" in seen[0][0], (setting, root)
+            assert seen[1] == seen[0] and seen[4] == seen[0], (setting, root)
+        levels = sum(d == "bottom-up" for d in runs[0].directions)
+        assert runs[0].launches["bottom_up"] >= levels   # ahead=0: one launch per level
+    check_against_cpu(runs[4], src, dst, n, roots)
 
 
 def test_level_profile_adds_up():

@@ -86,16 +86,18 @@ __device__ __forceinline__ void add_block_counts(u64 a, u64 b, u64 c, u64* count
 // builds one from the bitmap), no block barrier in the loop. Row offsets are 32-bit (O = u32)
 // when the graph has fewer than 2^32 directed edges: half the offset bytes a level reads.
 // Each block sums its counts once, at the end, into counter[0] (found), counter[1] (their
-// degrees: the next frontier's edges) and read[0] (neighbours loaded, summed over the search:
-// the edges examined).
+// degrees: the next frontier's edges) and read[0] (neighbours loaded: the level's edges
+// examined). go: null for a level the host decided; a run-ahead level (decide_bottom_up) runs
+// only while go[0] is 1.
 template <int K, int HEAD, typename O>
 __global__ void __launch_bounds__(BLOCK)
 bottom_up(const O* __restrict__ offsets, const u32* __restrict__ columns, i64 n_words, i64 n,
           const u32* __restrict__ frontier, u32* __restrict__ next_frontier,
           u32* __restrict__ visited, const u32* __restrict__ visited_init,
           i64* __restrict__ parent, int* __restrict__ level, int next_level, int mode,
-          u64* counter, u64* other_counter, u64* read)
+          u64* counter, u64* other_counter, u64* read, const u64* __restrict__ go)
 {
+    if (go && go[0] == 0) return;            // grid-uniform: decide_bottom_up ran before
     __shared__ u32 s_next[BLOCK];
     __shared__ u32 s_parent[BLOCK * 32];     // DENSE: the parents a warp's 1024 vertices found
     const u32 lane = threadIdx.x & 31;
@@ -172,6 +174,25 @@ bottom_up(const O* __restrict__ offsets, const u32* __restrict__ columns, i64 n_
         __syncwarp();                    // next_words is cleared for the next 32 words
     }
     add_block_counts(n_found, deg_found, n_read, counter, read);
+}
+
+// Run-ahead bottom-up levels (merrill_do.py, ahead): the host enqueues a chain of bottom-up
+// levels without reading anything back, and between two of them this one thread applies
+// Beamer's rule (the host's _step, same doubles) to the level that just ran: the next one runs
+// while the frontier is nonempty and large (q >= n / beta) or still growing. chain (u64[8]):
+// [0] go, [1] levels run, [2] q and [3] edges of the newest frontier, [4] edges found summed
+// over the levels run, [5] the size of the frontier the next level would start from, [6] the
+// size of the one the newest level started from (the host's last_q). first: the chain's first
+// level (q_in: its frontier size), run by the host's decision.
+extern "C" __global__ void decide_bottom_up(const u64* __restrict__ counter, u64* chain,
+                                            u64 q_in, int first, double n_over_beta)
+{
+    if (first) { chain[0] = 1; chain[1] = 0; chain[4] = 0; chain[5] = q_in; }
+    if (!chain[0]) return;
+    const u64 q = counter[0], e = counter[1], before = chain[5];
+    chain[1] += 1; chain[2] = q; chain[3] = e; chain[4] += e;
+    chain[0] = q > 0 && e > 0 && ((double)q >= n_over_beta || q > before);
+    chain[5] = q; chain[6] = before;
 }
 
 // The end of a search: parent = level = -1 for every vertex still open (the GUESS levels of

@@ -42,10 +42,15 @@ GTEPS, 0.47 s more Kernel 1.
 The kernel counts the neighbours it loads (edges examined); top-down levels read every edge of
 their frontier, so their count is the level's degree sum, taken after the search.
 
-Switching (Beamer's heuristic, on the host, which learns the frontier size and its summed
-degree each level anyway): top-down -> bottom-up when the frontier's edges m_f exceed
+Switching (Beamer's heuristic): top-down -> bottom-up when the frontier's edges m_f exceed
 m_u / alpha (m_u: edges of the vertices not yet reached); bottom-up -> top-down when the
 frontier has shrunk below n / beta. alpha = 14 and beta = 24 as in the paper unless given.
+The host decides where it learns the frontier anyway (after top-down and small levels). Once
+bottom-up, it enqueues the next `ahead` bottom-up levels without reading anything back, each
+run or skipped by a one-thread kernel (decide_bottom_up) applying the same rule on the device,
+and reads one control block for the whole chain: between bottom-up levels the GPU no longer
+waits for the host's round trip and launch (~60 us a level on the H100, BENCHMARKS.md).
+ahead=0 is the earlier one-level-per-read loop (and what --profile-levels runs, per level).
 """
 from __future__ import annotations
 
@@ -66,6 +71,8 @@ BETA = 24.0
 # H neighbours with independent loads (see merrill_do.cu)
 BOTTOM_UP_VARIANTS = {f"{k}x{h}": (k, h) for k, h in ((1, 8), (2, 4), (2, 8), (4, 4))}
 BOTTOM_UP = "2x4"
+AHEAD = 4               # bottom-up levels enqueued past a host decision, run or skipped on the device
+LEVEL_SLOTS = 1024      # per-level counts of neighbours read (deeper levels share the last)
 # how the search writes parent and level (merrill_do.cu): "dense" = no reset pass, the first
 # bottom-up level writes whole words and guesses levels; "reset" = a reset pass writes -1 to
 # every entry and bottom-up levels write the vertices they find (the earlier scheme, measured)
@@ -85,7 +92,7 @@ class MerrillDoSearcher(MerrillSearcher):
 
     def __init__(self, offsets, columns, alpha: float = ALPHA, beta: float = BETA,
                  bu: str = BOTTOM_UP, writes: str = "dense", offset_bits: int = 0,
-                 rows: str = "auto", **options):
+                 rows: str = "auto", ahead: int = AHEAD, **options):
         if bu not in BOTTOM_UP_VARIANTS:
             raise BfsError(f"merrill-do bu must be one of {sorted(BOTTOM_UP_VARIANTS)}, "
                            f"got {bu!r}")
@@ -94,6 +101,8 @@ class MerrillDoSearcher(MerrillSearcher):
         if offset_bits not in (0, 32, 64):
             raise BfsError(f"merrill-do offset_bits must be 32, 64 or 0 (32 when the graph "
                            f"has fewer than 2^32 directed edges), got {offset_bits!r}")
+        if not (isinstance(ahead, (int, float)) and ahead == int(ahead) and 0 <= ahead <= 64):
+            raise BfsError(f"merrill-do ahead must be an integer from 0 to 64, got {ahead!r}")
         if rows not in ("auto", "graph", "degree"):
             raise BfsError(f"merrill-do rows must be auto, graph or degree, got {rows!r}")
         if options.get("order", "graph") != "graph":
@@ -119,6 +128,11 @@ class MerrillDoSearcher(MerrillSearcher):
         self.visited_init = cp.packbits(closed, bitorder="little").view(cp.uint32)
         del closed
         self.queue_count = cp.zeros(1, dtype=cp.uint64)
+        self.ahead = int(ahead)
+        self.chain = cp.zeros(8, dtype=cp.uint64)          # decide_bottom_up's control block
+        import cupyx
+        self.host_chain = cupyx.empty_pinned((8,), dtype=np.uint64)
+        self.level_read = cp.zeros(LEVEL_SLOTS, dtype=cp.uint64)
         # bottom-up levels read 32-bit row offsets while every offset fits (a copy: top-down
         # levels keep the int64 ones)
         if offset_bits == 64 or (offset_bits == 0 and self.nnz >= 2 ** 32):
@@ -138,10 +152,10 @@ class MerrillDoSearcher(MerrillSearcher):
         self.k_queue = mod.get_function("bitmap_to_queue")
         self.k_complete = mod.get_function("complete_outputs")
         self.k_bottom_up = mod.get_function(kernel)
+        self.k_decide = mod.get_function("decide_bottom_up")
         self.launches["bottom_up"] = 0
         self.bu_blocks = device.resident_grid(self.k_bottom_up, BLOCK)
         self.directions: list[str] = []
-        self._bottom_up_read: dict[int, int] = {}
         self._examined: list[int] | None = None
 
     def _start(self, root):
@@ -150,36 +164,51 @@ class MerrillDoSearcher(MerrillSearcher):
         self.dense_done = False     # a DENSE level has written every entry no level reached
         self.level_known = False    # the last level was bottom-up: open vertices' level guessed
         self.front = 0
-        self.read_before = 0          # ctl[7]: neighbours read by bottom-up levels so far
         self.directions = []
-        self._bottom_up_read = {}
         self._examined = None
+        cp = self.cp
+        cp.cuda.runtime.memsetAsync(self.level_read.data.ptr, 0, self.level_read.nbytes,
+                                    cp.cuda.get_current_stream().ptr)
 
     def _bottom_up_level(self, q, depth):
-        cur, slot = self.cur, self.slot
+        """The bottom-up level at depth (the host's decision) and up to `ahead` more, each run
+        only if decide_bottom_up lets it; one control read for all. Returns (q, edges, levels)."""
+        cp = self.cp
         if not self.bottom_up:  # entering bottom-up: the frontier queue becomes a bitmap
             bm = self.fronts[self.front]
-            bm.fill(0)
-            self.k_bitmap((device.grid_for(q),), (BLOCK,), (self.queues[cur], np.int64(q), bm))
+            cp.cuda.runtime.memsetAsync(bm.data.ptr, 0, bm.nbytes,
+                                        cp.cuda.get_current_stream().ptr)
+            self.k_bitmap((device.grid_for(q),), (BLOCK,), (self.queues[self.cur], np.int64(q), bm))
             self.bottom_up = True
-        counter, other = self.ctl_slots[slot], self.ctl_slots[1 - slot]
         mode = 0
         if self.dense:
             mode = GUESS | (LEVEL_KNOWN if self.level_known else 0) \
                 | (0 if self.dense_done else DENSE)
             self.dense_done = self.level_known = True
-        self.k_bottom_up((self.bu_blocks,), (BLOCK,),
-                         (self.bu_offsets, self.columns, np.int64(self.n_words),
-                          np.int64(self.n), self.fronts[self.front], self.fronts[1 - self.front],
-                          self.visited, self.visited_init, self.parent, self.level,
-                          np.int32(depth + 1), np.int32(mode), counter, other, self.ctl[7:8]))
-        self.launches["bottom_up"] += 1
-        ctl = self._read_ctl()
-        self._bottom_up_read[depth] = int(ctl[7]) - self.read_before
-        self.read_before = int(ctl[7])
-        self.slot ^= 1
-        self.front ^= 1
-        return int(ctl[2 * slot]), int(ctl[2 * slot + 1]), 1
+        ahead = 0 if self.profile_levels is not None else self.ahead
+        n_over_beta = np.float64(self.n / self.beta)
+        for k in range(ahead + 1):
+            slot, front = self.slot ^ (k & 1), self.front ^ (k & 1)
+            d = min(depth + k, LEVEL_SLOTS - 1)
+            self.k_bottom_up((self.bu_blocks,), (BLOCK,),
+                             (self.bu_offsets, self.columns, np.int64(self.n_words),
+                              np.int64(self.n), self.fronts[front], self.fronts[1 - front],
+                              self.visited, self.visited_init, self.parent, self.level,
+                              np.int32(depth + k + 1), np.int32(mode), self.ctl_slots[slot],
+                              self.ctl_slots[1 - slot], self.level_read[d:d + 1],
+                              np.uint64(0) if k == 0 else self.chain))
+            self.k_decide((1,), (1,), (self.ctl_slots[slot], self.chain, np.uint64(q),
+                                       np.int32(k == 0), n_over_beta))
+            if self.dense:
+                mode = GUESS | LEVEL_KNOWN
+        self.launches["bottom_up"] += ahead + 1
+        self.chain.get(out=self.host_chain)      # blocking: waits for the chain
+        run, q2, edges2, found_edges, last_q = (int(x) for x in self.host_chain[[1, 2, 3, 4, 6]])
+        self.visited_edges += found_edges - edges2   # the caller adds the newest frontier's
+        self.last_q = last_q
+        self.slot ^= run & 1
+        self.front ^= run & 1
+        return q2, edges2, run
 
     def _leave_bottom_up(self):
         """Back to top-down: the frontier bitmap becomes the vertex queue (its size is the
@@ -199,8 +228,9 @@ class MerrillDoSearcher(MerrillSearcher):
             stay = edges > unexplored / self.alpha
         self.last_q = q
         if stay:
-            self.directions.append("bottom-up")
-            return ("bottom-up",) + self._bottom_up_level(q, depth)
+            kind, q2, edges2, done = ("bottom-up",) + self._bottom_up_level(q, depth)
+            self.directions.extend(["bottom-up"] * done)
+            return (kind, q2, edges2, done)
         if self.bottom_up:
             self._leave_bottom_up()
         self.level_known = False
@@ -228,7 +258,10 @@ class MerrillDoSearcher(MerrillSearcher):
             reached = self.level >= 0
             degree = cp.diff(self.offsets)
             top_down = cp.bincount(self.level[reached], weights=degree[reached]).get()
-            self._examined = [self._bottom_up_read[lv] if d == "bottom-up"
+            read = self.level_read.get()     # levels past the last slot summed in it
+            read = np.concatenate([read, np.zeros(max(0, len(self.directions) - read.size),
+                                                  dtype=read.dtype)])
+            self._examined = [int(read[lv]) if d == "bottom-up"
                               else int(top_down[lv]) if lv < top_down.size else 0
                               for lv, d in enumerate(self.directions)]
         return self._examined
