@@ -43,10 +43,12 @@ def merrill(src, dst, n, name="merrill", **options):
                                             RunContext("gpu", {name: options}))
 
 
-# merrill-do switching settings: Beamer's defaults; bottom-up from the first level and never
-# back (alpha = inf makes every frontier "large", beta = inf keeps it); bottom-up whenever the
-# frontier grows and top-down when it shrinks (beta tiny: every shrinking frontier is "small")
-DO_SETTINGS = {"beamer": {}, "all-bottom-up": {"alpha": float("inf"), "beta": float("inf")},
+# merrill-do switching settings: the GPU defaults; Beamer's paper values; bottom-up from the
+# first level and never back (alpha = inf makes every frontier "large", beta = inf keeps it);
+# bottom-up whenever the frontier grows and top-down when it shrinks (beta tiny: every
+# shrinking frontier is "small")
+DO_SETTINGS = {"default": {}, "beamer": {"alpha": 14.0, "beta": 24.0},
+               "all-bottom-up": {"alpha": float("inf"), "beta": float("inf")},
                "alternate": {"alpha": float("inf"), "beta": 1e-9}}
 # every bottom-up kernel shape, all levels after the first bottom-up
 DO_SHAPES = ["1x8", "2x8", "4x4"]
@@ -222,7 +224,7 @@ def test_variants_path_and_star(variant):
     check_against_cpu(merrill(src, dst, n, name, **options), src, dst, n, [0, 7, n - 1])
 
 
-@pytest.mark.parametrize("setting", ["beamer", "all-bottom-up", "all-top-down"])
+@pytest.mark.parametrize("setting", ["default", "beamer", "all-bottom-up", "all-top-down"])
 def test_merrill_do_edges_examined(setting):
     """Top-down levels read every edge of their frontier; a bottom-up level reads at least one
     neighbour of each vertex it finds and only rows of vertices still open (reachable, not yet
@@ -267,7 +269,7 @@ def test_merrill_do_run_ahead_decides_as_the_host():
     src, dst = generate_edges(14, 16)
     n = 2 ** 14
     roots = graph500_roots(n, np.diff(build_csr(src, dst, n).offsets) > 0, count=4)
-    for setting in ({}, DO_SETTINGS["alternate"], {"beta": 1e12}):
+    for setting in (DO_SETTINGS["beamer"], DO_SETTINGS["alternate"], {}):
         runs = {ahead: merrill(src, dst, n, "merrill-do", ahead=ahead, **setting)
                 for ahead in (0, 1, 4)}
         for root in roots:

@@ -44,7 +44,11 @@ their frontier, so their count is the level's degree sum, taken after the search
 
 Switching (Beamer's heuristic): top-down -> bottom-up when the frontier's edges m_f exceed
 m_u / alpha (m_u: edges of the vertices not yet reached); bottom-up -> top-down when the
-frontier has shrunk below n / beta. alpha = 14 and beta = 24 as in the paper unless given.
+frontier has shrunk below n / beta. The paper's alpha = 14 and beta = 24 were tuned on CPUs;
+here a top-down level is L2-bound (~30 G edges/s: a 79M-edge level took 2.8 ms at scale 26,
+where bottom-up took 1.3) and a bottom-up level over a mostly visited bitmask is a ~20 us
+pass, so the defaults are alpha = 40 (switch sooner) and beta = inf (never back): at scale 26,
+32 roots, 395 GTEPS with the paper's values, 410 with beta = inf, 450 with both (BENCHMARKS.md).
 The host decides where it learns the frontier anyway (after top-down and small levels). Once
 bottom-up, it enqueues the next `ahead` bottom-up levels without reading anything back, each
 run or skipped by a one-thread kernel (decide_bottom_up) applying the same rule on the device,
@@ -65,8 +69,8 @@ from .. import device
 from ..errors import BfsError
 from .merrill import BLOCK, MerrillSearcher
 
-ALPHA = 14.0
-BETA = 24.0
+ALPHA = 40.0            # the paper's 14 and 24 remain an option (alpha=14,beta=24)
+BETA = float("inf")
 # bottom-up kernel shapes: "KxH" = K open vertices per lane in flight, each reading its first
 # H neighbours with independent loads (see merrill_do.cu)
 BOTTOM_UP_VARIANTS = {f"{k}x{h}": (k, h) for k, h in ((1, 8), (2, 4), (2, 8), (4, 4))}

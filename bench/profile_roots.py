@@ -1,0 +1,48 @@
+"""Why some roots are slow: every Graph500 root timed (median of REPEATS searches, CUDA events),
+then the level steps of the slowest and fastest ones (bfs.harness.bench.profile_search).
+
+    python3 bench/profile_roots.py SCALE ALGORITHM[@options] [ROOTS] [REPEATS]
+
+The graph is Graph500's Kronecker graph built on the GPU, roots as `bfs bench` picks them."""
+import importlib
+import sys
+
+import cupy as cp
+import numpy as np
+
+from bfs.algorithms import ALGORITHMS, kernel1_gpu
+from bfs.graphs.kronecker_gpu import edge_list_gpu
+from bfs.harness.bench import parse_algorithm, profile_search
+from bfs.harness.roots import graph500_roots
+
+scale, spec = int(sys.argv[1]), sys.argv[2]
+n_roots = int(sys.argv[3]) if len(sys.argv) > 3 else 32
+repeats = int(sys.argv[4]) if len(sys.argv) > 4 else 3
+name, options = parse_algorithm(spec)
+module = importlib.import_module(ALGORITHMS[name].modules["gpu"])
+n = 2 ** scale
+src, dst = edge_list_gpu(scale)
+offsets, columns = kernel1_gpu.build_csr_gpu(src, dst, n)
+del src, dst
+degree = cp.diff(offsets).get()
+roots = graph500_roots(n, degree > 0, count=n_roots, seeds=(2, 3))
+searcher = module.from_csr(offsets, columns, **options)
+searcher.search(int(roots[0]))
+start, end = cp.cuda.Event(), cp.cuda.Event()
+times = []
+for root in roots:
+    t = []
+    for _ in range(repeats):
+        start.record()
+        searcher.search(int(root))
+        end.record()
+        end.synchronize()
+        t.append(cp.cuda.get_elapsed_time(start, end))
+    times.append((float(np.median(t)), min(t), max(t), int(root), list(searcher.directions)))
+times.sort()
+for med, lo, hi, root, dirs in times:
+    print(f"root {root:>10} degree {int(degree[root]):>6} median {med:.3f} ms "
+          f"[{lo:.3f}, {hi:.3f}] {''.join(d[0] for d in dirs)}")
+for med, _, _, root, _ in times[:2] + times[-4:]:
+    print(f"-- root {root}, median {med:.3f} ms")
+    profile_search(searcher, root, spec)
