@@ -1,0 +1,54 @@
+"""Does a search run slower right after the host validated the previous one? (It does: the
+reason bench times each search right after an untimed one from the same root.)
+
+    python3 bench/idle_slowdown.py SCALE [ALGORITHM[@options]]
+
+Kronecker graph built on the GPU, 48 Graph500 roots, CUDA events around each search; modes:
+back to back; each search after a GPU validation of the previous one; after a validation and
+20 ms idle. Prints the median and the searches slower than 1.4 x the median."""
+import importlib
+import statistics
+import sys
+import time
+
+import cupy as cp
+
+from bfs.algorithms import ALGORITHMS, kernel1_gpu
+from bfs.graphs.kronecker_gpu import edge_list_gpu
+from bfs.harness.bench import parse_algorithm
+from bfs.harness.roots import graph500_roots
+from bfs.validate.gpu import validate_device
+
+scale = int(sys.argv[1])
+name, options = parse_algorithm(sys.argv[2] if len(sys.argv) > 2 else "merrill-do")
+n = 2 ** scale
+src, dst = edge_list_gpu(scale)
+offsets, columns = kernel1_gpu.build_csr_gpu(src, dst, n)
+roots = graph500_roots(n, cp.diff(offsets).get() > 0, count=48, seeds=(2, 3))
+searcher = importlib.import_module(ALGORITHMS[name].modules["gpu"]).from_csr(offsets, columns,
+                                                                               **options)
+searcher.search(int(roots[0]))
+start, end = cp.cuda.Event(), cp.cuda.Event()
+
+
+def run(mode):
+    times = []
+    for root in roots:
+        start.record()
+        searcher.search(int(root))
+        end.record()
+        end.synchronize()
+        times.append(cp.cuda.get_elapsed_time(start, end))
+        if mode != "back to back":
+            res = searcher.device_result()
+            validate_device(lambda: [(src, dst)], res.parent, res.level, int(root))
+        if mode == "validate, idle":
+            cp.cuda.runtime.deviceSynchronize()
+            time.sleep(0.02)
+    med = statistics.median(times)
+    slow = [round(t, 3) for t in times if t > 1.4 * med]
+    print(f"{mode:16s} median {med:.3f} ms, slower than 1.4 x median: {slow}", flush=True)
+
+
+for mode in ("back to back", "validate", "validate, idle", "back to back", "validate"):
+    run(mode)
