@@ -6,28 +6,18 @@ reason bench times each search right after an untimed one from the same root.)
 Kronecker graph built on the GPU, 48 Graph500 roots, CUDA events around each search; modes:
 back to back; each search after a GPU validation of the previous one; after a validation and
 20 ms idle. Prints the median and the searches slower than 1.4 x the median."""
-import importlib
 import statistics
 import sys
 import time
 
 import cupy as cp
 
-from bfs.algorithms import ALGORITHMS, kernel1_gpu
-from bfs.graphs.kronecker_gpu import edge_list_gpu
-from bfs.harness.bench import parse_algorithm
-from bfs.harness.roots import graph500_roots
 from bfs.validate.gpu import validate_device
+from kronecker_searcher import kronecker_searcher
 
 scale = int(sys.argv[1])
-name, options = parse_algorithm(sys.argv[2] if len(sys.argv) > 2 else "merrill-do")
-n = 2 ** scale
-src, dst = edge_list_gpu(scale)
-offsets, columns = kernel1_gpu.build_csr_gpu(src, dst, n)
-roots = graph500_roots(n, cp.diff(offsets).get() > 0, count=48, seeds=(2, 3))
-searcher = importlib.import_module(ALGORITHMS[name].modules["gpu"]).from_csr(offsets, columns,
-                                                                               **options)
-searcher.search(int(roots[0]))
+spec = sys.argv[2] if len(sys.argv) > 2 else "merrill-do"
+searcher, roots, _, (src, dst) = kronecker_searcher(scale, spec, 48, keep_edges=True)
 start, end = cp.cuda.Event(), cp.cuda.Event()
 
 

@@ -4,30 +4,18 @@ then the level steps of the slowest and fastest ones (bfs.harness.bench.profile_
     python3 bench/profile_roots.py SCALE ALGORITHM[@options] [ROOTS] [REPEATS]
 
 The graph is Graph500's Kronecker graph built on the GPU, roots as `bfs bench` picks them."""
-import importlib
 import sys
 
 import cupy as cp
 import numpy as np
 
-from bfs.algorithms import ALGORITHMS, kernel1_gpu
-from bfs.graphs.kronecker_gpu import edge_list_gpu
-from bfs.harness.bench import parse_algorithm, profile_search
-from bfs.harness.roots import graph500_roots
+from bfs.harness.bench import profile_search
+from kronecker_searcher import kronecker_searcher
 
 scale, spec = int(sys.argv[1]), sys.argv[2]
 n_roots = int(sys.argv[3]) if len(sys.argv) > 3 else 32
 repeats = int(sys.argv[4]) if len(sys.argv) > 4 else 3
-name, options = parse_algorithm(spec)
-module = importlib.import_module(ALGORITHMS[name].modules["gpu"])
-n = 2 ** scale
-src, dst = edge_list_gpu(scale)
-offsets, columns = kernel1_gpu.build_csr_gpu(src, dst, n)
-del src, dst
-degree = cp.diff(offsets).get()
-roots = graph500_roots(n, degree > 0, count=n_roots, seeds=(2, 3))
-searcher = module.from_csr(offsets, columns, **options)
-searcher.search(int(roots[0]))
+searcher, roots, degree, _ = kronecker_searcher(scale, spec, n_roots)
 start, end = cp.cuda.Event(), cp.cuda.Event()
 times = []
 for root in roots:
