@@ -11,7 +11,8 @@ Per scale, on every rank (one GPU each):
     once per grid the chosen algorithms need);
   * Graph500 roots from the vertices with an edge (a byte map OR-reduced over the ranks);
   * per algorithm (2d, 2d@exchange=wave, 2d@comm=mpi, 1d, ...): Kernel 1 (the block CSR, max over
-    ranks), one untimed warm-up search, then one search per root: a barrier, the host clock
+    ranks), one untimed warm-up search, then per root an untimed search (the GPUs slow down
+    while the previous search is validated; bench.py) and the timed one: a barrier, the host clock
     around search() (which ends with the device synchronized), the max over ranks;
     validation (untimed) by bfs.validate.grid_gpu, each rank checking its own block; per level
     expand / comm seconds of the first root's search (CUDA events) from every rank.
@@ -164,6 +165,7 @@ def _bench_algorithm(comm, block, name, roots, validate_mode, label) -> dict:
     searcher.search(int(roots[0]))                          # warm-up, untimed
     rows, profile, directions = [], None, None
     for i, root in enumerate(int(r) for r in roots):
+        searcher.search(root)   # untimed: the GPUs slow down during validation (bench.py)
         comm.Barrier()
         t = time.perf_counter()
         searcher.search(root)
