@@ -207,8 +207,9 @@ class MerrillSearcher(kernel1_gpu.DeviceCsrSearcher):
         self.kernel1_extra_s = cp.cuda.get_elapsed_time(start, end) / 1e3
         return new_offsets, new_columns, perm, rank
 
-    def _read_ctl(self):
-        self.ctl.get(out=self.host_ctl)  # blocking: waits for the stream
+    def _read_ctl(self, block=None):
+        """A u64[8] control block (self.ctl unless given) into the pinned host copy."""
+        (self.ctl if block is None else block).get(out=self.host_ctl)  # waits for the stream
         return self.host_ctl
 
     # -- one level step each; every step leaves (q, edges) of the next frontier ----------------

@@ -134,8 +134,6 @@ class MerrillDoSearcher(MerrillSearcher):
         self.queue_count = cp.zeros(1, dtype=cp.uint64)
         self.ahead = int(ahead)
         self.chain = cp.zeros(8, dtype=cp.uint64)          # decide_bottom_up's control block
-        import cupyx
-        self.host_chain = cupyx.empty_pinned((8,), dtype=np.uint64)
         self.level_read = cp.zeros(LEVEL_SLOTS, dtype=cp.uint64)
         # bottom-up levels read 32-bit row offsets while every offset fits (a copy: top-down
         # levels keep the int64 ones)
@@ -206,8 +204,8 @@ class MerrillDoSearcher(MerrillSearcher):
             if self.dense:
                 mode = GUESS | LEVEL_KNOWN
         self.launches["bottom_up"] += ahead + 1
-        self.chain.get(out=self.host_chain)      # blocking: waits for the chain
-        run, q2, edges2, found_edges, last_q = (int(x) for x in self.host_chain[[1, 2, 3, 4, 6]])
+        chain = self._read_ctl(self.chain)
+        run, q2, edges2, found_edges, last_q = (int(x) for x in chain[[1, 2, 3, 4, 6]])
         self.visited_edges += found_edges - edges2   # the caller adds the newest frontier's
         self.last_q = last_q
         self.slot ^= run & 1

@@ -399,9 +399,7 @@ def _run_ranks(session, out, opts, spec, backend, options, started) -> int:
     for i, root in enumerate(roots):
         root = int(root)
         if backend == "gpu":
-            # the GPU slows down while the host validates the previous search (an H100 at
-            # scale 26: 2.20 ms a merrill-do search back to back, 2.56 right after a
-            # validation; BENCHMARKS.md): an untimed search from the same root first
+            # untimed: the GPU slows down while the host validates (bench._timed_searches)
             searcher.search(root)
         session.barrier()
         t = time.perf_counter()
