@@ -57,7 +57,7 @@ DO_SHAPES = ["1x8", "2x8", "4x4"]
 # and fewer bottom-up levels run ahead of the host than the default 4
 DO_WRITES = {"reset": {"writes": "reset"}, "offsets64": {"offset_bits": 64},
              "cas": {"expand": "tiles-cas"}, "rows-graph": {"rows": "graph"},
-             "ahead0": {"ahead": 0}, "ahead1": {"ahead": 1}}
+             "ahead0": {"ahead": 0}, "ahead1": {"ahead": 1}, "head0": {"head": 0}}
 VARIANTS = [("merrill", {"expand": "tiles"}), ("merrill", {"expand": "tiles-cas"}),
             ("merrill", {"expand": "v0"}), ("merrill", {"order": "degree"})] + \
     [("merrill-do", o) for o in DO_SETTINGS.values()] + \
@@ -93,6 +93,8 @@ def test_degree_order_renames_hubs_first_and_is_refused_where_unsupported():
         np.testing.assert_array_equal(np.sort(row),
                                       np.sort(ref.columns[ref.offsets[r]:ref.offsets[r + 1]]))
         np.testing.assert_array_equal(row, sorted(row, key=lambda c: (-deg[c], c)))
+    has_row = deg > 0       # each vertex's first entry (its biggest hub) beside the offsets
+    np.testing.assert_array_equal(do.head.get()[has_row], cols[off[:-1][has_row]])
     assert do.kernel1_extra_s > 0
     assert merrill(src, dst, n, "merrill-do").rows == "degree"   # auto, where the copy fits
     with pytest.raises(BfsError, match="rows must be auto, graph or degree"):
@@ -103,6 +105,8 @@ def test_degree_order_renames_hubs_first_and_is_refused_where_unsupported():
         merrill(src, dst, n, "merrill-do", offset_bits=16)
     with pytest.raises(BfsError, match="ahead"):
         merrill(src, dst, n, "merrill-do", ahead=-1)
+    with pytest.raises(BfsError, match="head"):
+        merrill(src, dst, n, "merrill-do", head=2)
 
 
 def test_merrill_do_dense_writes_leave_no_entry_of_an_earlier_search():

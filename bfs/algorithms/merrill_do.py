@@ -39,6 +39,13 @@ in device memory, else "graph"; Kernel-1 work timed into kernel1_extra_s): every
 neighbours by falling degree, vertex ids unchanged, so a bottom-up vertex's first neighbour is
 its biggest hub, the one most likely in the frontier at the big levels. Scale 26: 335 -> 361
 GTEPS, 0.47 s more Kernel 1.
+Head neighbours (head=1, the default): a vertex-indexed copy of every row's first entry (with
+rows hubs first, the vertex's biggest hub; 4 bytes a vertex, Kernel-1 work) is read beside the
+row offsets, and the row itself only where that neighbour is not in the frontier. Simulated at
+scale 21 (Graph500 roots, rows hubs first): 92% of the vertices found at the first bottom-up
+level, and ~100% at the next, have their parent there, so most found vertices read no column
+sector (one random DRAM sector and one dependent step less each) and look up one frontier bit
+instead of HEAD.
 The kernel counts the neighbours it loads (edges examined); top-down levels read every edge of
 their frontier, so their count is the level's degree sum, taken after the search.
 
@@ -96,7 +103,7 @@ class MerrillDoSearcher(MerrillSearcher):
 
     def __init__(self, offsets, columns, alpha: float = ALPHA, beta: float = BETA,
                  bu: str = BOTTOM_UP, writes: str = "dense", offset_bits: int = 0,
-                 rows: str = "auto", ahead: int = AHEAD, **options):
+                 rows: str = "auto", ahead: int = AHEAD, head: int = 1, **options):
         if bu not in BOTTOM_UP_VARIANTS:
             raise BfsError(f"merrill-do bu must be one of {sorted(BOTTOM_UP_VARIANTS)}, "
                            f"got {bu!r}")
@@ -107,6 +114,9 @@ class MerrillDoSearcher(MerrillSearcher):
                            f"has fewer than 2^32 directed edges), got {offset_bits!r}")
         if not (isinstance(ahead, (int, float)) and ahead == int(ahead) and 0 <= ahead <= 64):
             raise BfsError(f"merrill-do ahead must be an integer from 0 to 64, got {ahead!r}")
+        if head not in (0, 1):
+            raise BfsError(f"merrill-do head must be 1 (read each vertex's first neighbour "
+                           f"from a vertex-indexed copy) or 0, got {head!r}")
         if rows not in ("auto", "graph", "degree"):
             raise BfsError(f"merrill-do rows must be auto, graph or degree, got {rows!r}")
         if options.get("order", "graph") != "graph":
@@ -115,7 +125,7 @@ class MerrillDoSearcher(MerrillSearcher):
         super().__init__(offsets, columns, **options)
         cp = self.cp
         if rows == "auto":      # hubs first where the copy of the columns fits beside the rest
-            rows = "degree" if self.hubs_first_bytes() + 16 * self.n_words + 4 * (self.n + 1) \
+            rows = "degree" if self.hubs_first_bytes() + 16 * self.n_words + 16 * (self.n + 1) \
                 <= device.free_memory()[0] else "graph"
         self.rows = rows
         if rows == "degree":    # each row's neighbours by falling degree: a copy of the columns
@@ -136,7 +146,10 @@ class MerrillDoSearcher(MerrillSearcher):
         self.chain = cp.zeros(8, dtype=cp.uint64)          # decide_bottom_up's control block
         self.level_read = cp.zeros(LEVEL_SLOTS, dtype=cp.uint64)
         # bottom-up levels read 32-bit row offsets while every offset fits (a copy: top-down
-        # levels keep the int64 ones)
+        # levels keep the int64 ones) and each vertex's first row entry beside them; both
+        # copies are Kernel-1 work, timed into kernel1_extra_s
+        start, end = cp.cuda.Event(), cp.cuda.Event()
+        start.record()
         if offset_bits == 64 or (offset_bits == 0 and self.nnz >= 2 ** 32):
             self.bu_offsets, o_type = self.offsets, "i64"
         elif self.nnz >= 2 ** 32:
@@ -145,6 +158,13 @@ class MerrillDoSearcher(MerrillSearcher):
         else:
             device.check_fits(4 * (self.n + 1), "merrill-do 32-bit row offsets")
             self.bu_offsets, o_type = self.offsets.astype(cp.uint32), "u32"
+        self.head = None
+        if head and self.nnz:    # an isolated vertex gets any entry: it is never read
+            device.check_fits(12 * self.n, "merrill-do first row entries")
+            self.head = self.columns[cp.minimum(self.offsets[:-1], self.nnz - 1)]
+        end.record()
+        end.synchronize()
+        self.kernel1_extra_s += cp.cuda.get_elapsed_time(start, end) / 1e3
         self.dense = writes == "dense"
         # the CAS claims of expand=tiles-cas / v0 test parent == -1: those keep the reset pass
         self.clear_outputs = int(not self.dense or self.expand in ("tiles-cas", "v0"))
@@ -198,7 +218,8 @@ class MerrillDoSearcher(MerrillSearcher):
                               self.visited, self.visited_init, self.parent, self.level,
                               np.int32(depth + k + 1), np.int32(mode), self.ctl_slots[slot],
                               self.ctl_slots[1 - slot], self.level_read[d:d + 1],
-                              np.uint64(0) if k == 0 else self.chain))
+                              np.uint64(0) if k == 0 else self.chain,
+                              np.uint64(0) if self.head is None else self.head))
             self.k_decide((1,), (1,), (self.ctl_slots[slot], self.chain, np.uint64(q),
                                        np.int32(k == 0), n_over_beta))
             if self.dense:
