@@ -75,24 +75,28 @@ __device__ __forceinline__ void add_block_counts(u64 a, u64 b, u64 c, u64* count
 #define DENSE 1
 #define GUESS 2
 #define LEVEL_KNOWN 4
+#define HEAD_K 4      // open vertices per lane in flight while bottom_up reads heads
 
 // One bottom-up level (bottom_up.cuh says why this shape): a warp takes 32 words of the
-// visited bitmask (1024 vertices) and deals their open vertices to its lanes, K at a time, each
-// vertex looking for a frontier neighbour (find_in_frontier: its first HEAD neighbours, then
-// its own walk, then the warp on long rows). The isolated vertices start visited (reset), so
-// they are never dealt. A found vertex writes parent (and level, see the modes above) and sets
-// its bit in the warp's 32 new frontier words (shared memory), written out whole with the
-// visited words at the end: no global atomics on bitmaps, no queue (a switch back to top-down
-// builds one from the bitmap), no block barrier in the loop. Row offsets are 32-bit (O = u32)
-// when the graph has fewer than 2^32 directed edges: half the offset bytes a level reads.
+// visited bitmask (1024 vertices) and deals their open vertices to its lanes in two steps.
+// 1. Heads (head non-null): every vertex's first row entry, a vertex-indexed copy read beside
+//    the offsets (rows hubs first: its biggest hub), HEAD_K vertices per lane in flight. In the
+//    big levels of a Kronecker graph most vertices found have their parent there (92% at the
+//    first bottom-up level, ~100% at the next, scale 21), so they never touch their row: a
+//    random DRAM sector and two dependent steps fewer each.
+// 2. Rows: the vertices whose head missed (all open ones without head), dealt again, K per
+//    lane, each looking through the rest of its row (find_in_frontier: the next HEAD entries,
+//    then its own walk, then the warp on long rows). Apart, the short chains of step 1 no
+//    longer wait for the long ones of step 2 in the same round.
+// The isolated vertices start visited (reset), so they are never dealt. A found vertex writes
+// parent (and level, see the modes above) and sets its bit in the warp's 32 new frontier words
+// (shared memory), written out whole with the visited words at the end: no global atomics on
+// bitmaps, no queue (a switch back to top-down builds one from the bitmap), no block barrier in
+// the loop. Row offsets are 32-bit (O = u32) when the graph has fewer than 2^32 directed edges.
 // Each block sums its counts once, at the end, into counter[0] (found), counter[1] (their
 // degrees: the next frontier's edges) and read[0] (neighbours loaded: the level's edges
 // examined). go: null for a level the host decided; a run-ahead level (decide_bottom_up) runs
-// only while go[0] is 1. head (null: none): every vertex's first row entry, a vertex-indexed
-// copy read beside the offsets (rows hubs first: its biggest hub). In the big levels of a
-// Kronecker graph most vertices that are found have their parent there (92% at the first
-// bottom-up level, ~100% at the next, scale 21), so they never touch their row in columns: a
-// random DRAM sector and a dependent step fewer per vertex found.
+// only while go[0] is 1.
 template <int K, int HEAD, typename O>
 __global__ void __launch_bounds__(BLOCK)
 bottom_up(const O* __restrict__ offsets, const u32* __restrict__ columns, i64 n_words, i64 n,
@@ -104,9 +108,11 @@ bottom_up(const O* __restrict__ offsets, const u32* __restrict__ columns, i64 n_
 {
     if (go && go[0] == 0) return;            // grid-uniform: decide_bottom_up ran before
     __shared__ u32 s_next[BLOCK];
+    __shared__ u32 s_miss[BLOCK];            // open vertices whose head neighbour missed
     __shared__ u32 s_parent[BLOCK * 32];     // DENSE: the parents a warp's 1024 vertices found
     const u32 lane = threadIdx.x & 31;
     u32* next_words = s_next + (threadIdx.x & ~31u);
+    u32* miss_words = s_miss + (threadIdx.x & ~31u);
     u32* found_parent = s_parent + (threadIdx.x & ~31u) * 32;
     if (blockIdx.x == 0 && threadIdx.x == 0) { other_counter[0] = 0; other_counter[1] = 0; }
     u64 n_found = 0, deg_found = 0, n_read = 0;
@@ -119,53 +125,76 @@ bottom_up(const O* __restrict__ offsets, const u32* __restrict__ columns, i64 n_
         u32 incl;
         const u32 total = deal_count(open, incl);
         next_words[lane] = 0;
+        miss_words[lane] = head ? 0u : open;
         __syncwarp();
-        for (u32 base = 0; base < total; base += 32 * K) {
-            u32 v[K], owner[K], h[K];
+        // a found vertex: its parent (staged for a DENSE level's whole-word writes) and its bit
+        // in the next frontier; a vertex not found: the level it gets if the next one finds it
+        auto settle = [&](bool found, u32 v, u32 owner, u32 p, i64 deg) {
+            if (!found) {                    // DENSE levels write these with the whole word
+                if ((mode & (GUESS | DENSE)) == GUESS) level[v] = next_level + 1;
+                return;
+            }
+            if (mode & DENSE) {
+                found_parent[owner * 32 + (v & 31)] = p;
+            } else {
+                parent[v] = (i64)p;
+                if (!(mode & LEVEL_KNOWN)) level[v] = next_level;
+            }
+            atomicOr(next_words + owner, 1u << (v & 31));
+            ++n_found;
+            deg_found += (u64)deg;
+        };
+        // 1. heads: each open vertex's first neighbour from the vertex-indexed copy (two
+        //    dependent loads, HEAD_K vertices per lane in flight); the misses with more row
+        //    left go to step 2 as bits of miss_words
+        if (head) {
+            for (u32 base = 0; base < total; base += 32 * HEAD_K) {
+                u32 v[HEAD_K], owner[HEAD_K], h[HEAD_K];
+                i64 deg[HEAD_K];
+#pragma unroll
+                for (int k = 0; k < HEAD_K; ++k) {
+                    const u32 idx = base + lane + 32 * k;
+                    const u32 bit = deal_item(open, incl, idx, owner[k]);
+                    v[k] = (u32)((w0 + owner[k]) * 32) + bit;
+                    const bool on = idx < total;
+                    deg[k] = on ? (i64)offsets[(u64)v[k] + 1] - (i64)offsets[v[k]] : 0;
+                    h[k] = on ? head[v[k]] : 0u;
+                }
+#pragma unroll
+                for (int k = 0; k < HEAD_K; ++k) {
+                    if (deg[k] <= 0) continue;
+                    ++n_read;
+                    const bool hit = in_frontier(frontier, h[k]);
+                    if (!hit && deg[k] > 1) atomicOr(miss_words + owner[k], 1u << (v[k] & 31));
+                    else settle(hit, v[k], owner[k], h[k], deg[k]);
+                }
+            }
+            __syncwarp();
+        }
+        // 2. rows: the vertices step 1 left (all open ones without head), K per lane, from the
+        //    row's second entry (first without head)
+        const u32 miss = miss_words[lane];
+        u32 miss_incl;
+        const u32 miss_total = deal_count(miss, miss_incl);
+        const i64 skip = head ? 1 : 0;
+        for (u32 base = 0; base < miss_total; base += 32 * K) {
+            u32 v[K], owner[K];
             i64 b[K], len[K];
 #pragma unroll
             for (int k = 0; k < K; ++k) {
                 const u32 idx = base + lane + 32 * k;
-                const u32 bit = deal_item(open, incl, idx, owner[k]);
+                const u32 bit = deal_item(miss, miss_incl, idx, owner[k]);
                 v[k] = (u32)((w0 + owner[k]) * 32) + bit;
-                const bool on = idx < total;
-                b[k] = on ? (i64)offsets[v[k]] : 0;
+                const bool on = idx < miss_total;
+                b[k] = on ? (i64)offsets[v[k]] + skip : 0;
                 len[k] = on ? (i64)offsets[(u64)v[k] + 1] - b[k] : 0;
-                h[k] = on && head ? head[v[k]] : 0u;     // loaded beside the offsets
             }
-            // the head neighbour first; the row from its second entry only where that missed
-            bool found[K], head_hit[K];
+            bool found[K];
             u32 p[K];
-            i64 rest_b[K], rest_len[K];
-#pragma unroll
-            for (int k = 0; k < K; ++k) {
-                const bool checked = head && len[k] > 0;
-                head_hit[k] = checked && in_frontier(frontier, h[k]);
-                n_read += checked ? 1u : 0u;
-                rest_b[k] = b[k] + (checked ? 1 : 0);
-                rest_len[k] = head_hit[k] ? 0 : len[k] - (checked ? 1 : 0);
-            }
-            find_in_frontier<K, HEAD>(columns, frontier, rest_b, rest_len, found, p, n_read);
+            find_in_frontier<K, HEAD>(columns, frontier, b, len, found, p, n_read);
 #pragma unroll
             for (int k = 0; k < K; ++k)
-                if (head_hit[k]) { found[k] = true; p[k] = h[k]; }
-#pragma unroll
-            for (int k = 0; k < K; ++k) {
-                if (base + lane + 32 * k >= total) continue;
-                if (!found[k]) {            // DENSE levels write these with the whole word
-                    if ((mode & (GUESS | DENSE)) == GUESS) level[v[k]] = next_level + 1;
-                    continue;
-                }
-                if (mode & DENSE) {
-                    found_parent[owner[k] * 32 + (v[k] & 31)] = p[k];
-                } else {
-                    parent[v[k]] = (i64)p[k];
-                    if (!(mode & LEVEL_KNOWN)) level[v[k]] = next_level;
-                }
-                atomicOr(next_words + owner[k], 1u << (v[k] & 31));
-                ++n_found;
-                deg_found += (u64)len[k];
-            }
+                if (base + lane + 32 * k < miss_total) settle(found[k], v[k], owner[k], p[k], len[k] + skip);
         }
         __syncwarp();
         const u32 mask = next_words[lane];
