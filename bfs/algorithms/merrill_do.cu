@@ -97,8 +97,8 @@ __device__ __forceinline__ void add_block_counts(u64 a, u64 b, u64 c, u64* count
 // degrees: the next frontier's edges) and read[0] (neighbours loaded: the level's edges
 // examined). go: null for a level the host decided; a run-ahead level (decide_bottom_up) runs
 // only while go[0] is 1.
-template <int K, int HEAD, typename O>
-__global__ void __launch_bounds__(BLOCK)
+template <int K, int HEAD, typename O, int MIN_BLOCKS>
+__global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
 bottom_up(const O* __restrict__ offsets, const u32* __restrict__ columns, i64 n_words, i64 n,
           const u32* __restrict__ frontier, u32* __restrict__ next_frontier,
           u32* __restrict__ visited, const u32* __restrict__ visited_init,

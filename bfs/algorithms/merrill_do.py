@@ -78,10 +78,13 @@ from .merrill import BLOCK, MerrillSearcher
 
 ALPHA = 40.0            # the paper's 14 and 24 remain an option (alpha=14,beta=24)
 BETA = float("inf")
-# bottom-up kernel shapes: "KxH" = K open vertices per lane in flight, each reading its first
-# H neighbours with independent loads (see merrill_do.cu)
-BOTTOM_UP_VARIANTS = {f"{k}x{h}": (k, h) for k, h in ((1, 8), (2, 4), (2, 8), (4, 4))}
-BOTTOM_UP = "2x4"
+# bottom-up kernel shapes: "KxH" = K open vertices per lane in flight in the row step, each
+# reading the next H neighbours with independent loads (see merrill_do.cu); "KxHmB": registers
+# capped so that B blocks fit on an SM (__launch_bounds__ minimum; 4 fit uncapped)
+BOTTOM_UP_VARIANTS = {f"{k}x{h}" + (f"m{m}" if m > 1 else ""): (k, h, m)
+                      for k, h, m in ((1, 4, 1), (1, 8, 1), (2, 4, 1), (2, 8, 1), (4, 4, 1),
+                                      (1, 4, 5), (1, 8, 5), (1, 8, 6))}
+BOTTOM_UP = "1x4"
 AHEAD = 4               # bottom-up levels enqueued past a host decision, run or skipped on the device
 LEVEL_SLOTS = 1024      # per-level counts of neighbours read (deeper levels share the last)
 # how the search writes parent and level (merrill_do.cu): "dense" = no reset pass, the first
@@ -168,7 +171,8 @@ class MerrillDoSearcher(MerrillSearcher):
         self.dense = writes == "dense"
         # the CAS claims of expand=tiles-cas / v0 test parent == -1: those keep the reset pass
         self.clear_outputs = int(not self.dense or self.expand in ("tiles-cas", "v0"))
-        kernel = "bottom_up<%d, %d, %s>" % (*BOTTOM_UP_VARIANTS[bu], o_type)
+        k, h, min_blocks = BOTTOM_UP_VARIANTS[bu]
+        kernel = f"bottom_up<{k}, {h}, {o_type}, {min_blocks}>"
         mod = _module(kernel)
         self.k_bitmap = mod.get_function("queue_to_bitmap")
         self.k_queue = mod.get_function("bitmap_to_queue")
