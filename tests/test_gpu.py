@@ -50,8 +50,9 @@ def merrill(src, dst, n, name="merrill", **options):
 DO_SETTINGS = {"default": {}, "beamer": {"alpha": 14.0, "beta": 24.0},
                "all-bottom-up": {"alpha": float("inf"), "beta": float("inf")},
                "alternate": {"alpha": float("inf"), "beta": 1e-9}}
-# every bottom-up kernel shape, all levels after the first bottom-up
-DO_SHAPES = ["1x8", "2x8", "4x4"]
+# bottom-up kernel shapes beside the default, all levels after the first bottom-up (and two
+# with registers capped)
+DO_SHAPES = ["1x8", "2x4", "2x8", "4x4", "1x4m4", "1x8m5"]
 # merrill-do's output writes and offsets other than the defaults (dense writes, 32-bit offsets
 # below 2^32 edges): the reset pass, 64-bit offsets, and the CAS claim that keeps the reset;
 # and fewer bottom-up levels run ahead of the host than the default 4

@@ -35,14 +35,12 @@ bottom_up(const i64* __restrict__ csc_offsets, const u32* __restrict__ csc_rows,
         for (u32 base = 0; base < total; base += 32 * K) {
             i64 v[K], b[K], len[K];
             u32 owner[K];
+            bool on[K];
+            deal_round(open, incl, total, base, w0, v, owner, on);
 #pragma unroll
             for (int k = 0; k < K; ++k) {
-                const u32 idx = base + lane + 32 * k;
-                const u32 bit = deal_item(open, incl, idx, owner[k]);
-                v[k] = (w0 + owner[k]) * 64 + bit;
-                const bool on = idx < total;
-                b[k] = on ? csc_offsets[v[k]] : 0;
-                len[k] = on ? csc_offsets[v[k] + 1] - b[k] : 0;
+                b[k] = on[k] ? csc_offsets[v[k]] : 0;
+                len[k] = on[k] ? csc_offsets[v[k] + 1] - b[k] : 0;
             }
             bool found[K];
             u32 p[K];

@@ -150,15 +150,13 @@ bottom_up(const O* __restrict__ offsets, const u32* __restrict__ columns, i64 n_
         if (head) {
             for (u32 base = 0; base < total; base += 32 * HEAD_K) {
                 u32 v[HEAD_K], owner[HEAD_K], h[HEAD_K];
+                bool on[HEAD_K];
                 i64 deg[HEAD_K];
+                deal_round(open, incl, total, base, w0, v, owner, on);
 #pragma unroll
                 for (int k = 0; k < HEAD_K; ++k) {
-                    const u32 idx = base + lane + 32 * k;
-                    const u32 bit = deal_item(open, incl, idx, owner[k]);
-                    v[k] = (u32)((w0 + owner[k]) * 32) + bit;
-                    const bool on = idx < total;
-                    deg[k] = on ? (i64)offsets[(u64)v[k] + 1] - (i64)offsets[v[k]] : 0;
-                    h[k] = on ? head[v[k]] : 0u;
+                    deg[k] = on[k] ? (i64)offsets[(u64)v[k] + 1] - (i64)offsets[v[k]] : 0;
+                    h[k] = on[k] ? head[v[k]] : 0u;
                 }
 #pragma unroll
                 for (int k = 0; k < HEAD_K; ++k) {
@@ -179,22 +177,20 @@ bottom_up(const O* __restrict__ offsets, const u32* __restrict__ columns, i64 n_
         const i64 skip = head ? 1 : 0;
         for (u32 base = 0; base < miss_total; base += 32 * K) {
             u32 v[K], owner[K];
+            bool on[K];
             i64 b[K], len[K];
+            deal_round(miss, miss_incl, miss_total, base, w0, v, owner, on);
 #pragma unroll
             for (int k = 0; k < K; ++k) {
-                const u32 idx = base + lane + 32 * k;
-                const u32 bit = deal_item(miss, miss_incl, idx, owner[k]);
-                v[k] = (u32)((w0 + owner[k]) * 32) + bit;
-                const bool on = idx < miss_total;
-                b[k] = on ? (i64)offsets[v[k]] + skip : 0;
-                len[k] = on ? (i64)offsets[(u64)v[k] + 1] - b[k] : 0;
+                b[k] = on[k] ? (i64)offsets[v[k]] + skip : 0;
+                len[k] = on[k] ? (i64)offsets[(u64)v[k] + 1] - b[k] : 0;
             }
             bool found[K];
             u32 p[K];
             find_in_frontier<K, HEAD>(columns, frontier, b, len, found, p, n_read);
 #pragma unroll
             for (int k = 0; k < K; ++k)
-                if (base + lane + 32 * k < miss_total) settle(found[k], v[k], owner[k], p[k], len[k] + skip);
+                if (on[k]) settle(found[k], v[k], owner[k], p[k], len[k] + skip);
         }
         __syncwarp();
         const u32 mask = next_words[lane];

@@ -79,11 +79,13 @@ from .merrill import BLOCK, MerrillSearcher
 ALPHA = 40.0            # the paper's 14 and 24 remain an option (alpha=14,beta=24)
 BETA = float("inf")
 # bottom-up kernel shapes: "KxH" = K open vertices per lane in flight in the row step, each
-# reading the next H neighbours with independent loads (see merrill_do.cu); "KxHmB": registers
-# capped so that B blocks fit on an SM (__launch_bounds__ minimum; 4 fit uncapped)
+# reading the next H neighbours with independent loads (see merrill_do.cu), compiled with
+# __launch_bounds__(256, 1): registers as the compiler likes (1x4: 67, 3 blocks of 256 an SM);
+# "KxHmB": at least B blocks an SM (registers capped: 1x4m4 62, 1x4m5 48, 1x8m6 40 with spills)
 BOTTOM_UP_VARIANTS = {f"{k}x{h}" + (f"m{m}" if m > 1 else ""): (k, h, m)
                       for k, h, m in ((1, 4, 1), (1, 8, 1), (2, 4, 1), (2, 8, 1), (4, 4, 1),
-                                      (1, 4, 5), (1, 8, 5), (1, 8, 6))}
+                                      (1, 4, 4), (1, 8, 4), (2, 4, 4), (1, 4, 5), (1, 8, 5),
+                                      (1, 8, 6))}
 BOTTOM_UP = "1x4"
 AHEAD = 4               # bottom-up levels enqueued past a host decision, run or skipped on the device
 LEVEL_SLOTS = 1024      # per-level counts of neighbours read (deeper levels share the last)

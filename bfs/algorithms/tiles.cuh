@@ -88,6 +88,22 @@ __device__ __forceinline__ u32 deal_item(W open, u32 incl, u32 idx, u32& owner) 
     return idx - before < popcount(ow) ? nth_set_bit(ow, idx - before) : 0u;
 }
 
+// One round of dealing, K items a lane: item base + lane + 32 k of the warp's set bits (lane l
+// holds word w0 + l in bits; incl and total from deal_count) -> its owner lane, its vertex id
+// (w0 + owner) * bits-per-word + bit, and on[k] = whether it is one (below the total). Every
+// lane of the warp must call this.
+template <int K, typename W, typename V>
+__device__ __forceinline__ void deal_round(W bits, u32 incl, u32 total, u32 base, i64 w0,
+                                           V (&v)[K], u32 (&owner)[K], bool (&on)[K]) {
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+        const u32 idx = base + (threadIdx.x & 31) + 32 * k;
+        const u32 bit = deal_item(bits, incl, idx, owner[k]);
+        v[k] = (V)((w0 + owner[k]) * (i64)(8 * sizeof(W)) + bit);
+        on[k] = idx < total;
+    }
+}
+
 // The set bits of the warp's 32 words (lane l holds word w0 + l in bits; incl and total from
 // deal_count) dealt out 32 at a time: each(idx, v) runs on the lane that takes the idx-th set
 // bit, v = its vertex id (64-bit words). Every lane of the warp must call it.
