@@ -294,6 +294,38 @@ def test_merrill_do_run_ahead_decides_as_the_host():
     check_against_cpu(runs[4], src, dst, n, roots)
 
 
+def test_merrill_do_tail_list_searches_as_the_bitmask():
+    """The last levels over a list of the vertices still open (tail=1, beta = inf) find the
+    same parents, levels and edges examined as levels over the whole bitmask (tail=0), whether
+    the chain runs ahead or not; with the lists too small for a warp's share (overflow) no level
+    runs from a list and the search is still the same."""
+    src, dst = generate_edges(14, 16)
+    n = 2 ** 14
+    roots = graph500_roots(n, np.diff(build_csr(src, dst, n).offsets) > 0, count=4)
+    for setting in ({}, DO_SETTINGS["all-bottom-up"], {"ahead": 0}):
+        plain = merrill(src, dst, n, "merrill-do", tail=0, **setting)
+        listed = merrill(src, dst, n, "merrill-do", **setting)
+        assert plain.tail is None and listed.tail is not None
+        tight = merrill(src, dst, n, "merrill-do", **setting)
+        tight.list_cap = 1
+        sparse_runs = 0
+        for root in roots:
+            seen = []
+            for s in (plain, listed, tight):
+                s.search(int(root))
+                out = s.gather(n)
+                seen.append((list(s.directions), list(s.level_edges_examined),
+                             out.level.tolist(), out.parent.tolist()))
+            assert seen[1] == seen[0] and seen[2] == seen[0], (setting, root)
+            sparse_runs += listed.sparse_levels
+            assert tight.sparse_levels == 0 and plain.sparse_levels == 0
+        assert sparse_runs > 0, setting
+        check_against_cpu(listed, src, dst, n, roots)
+    assert merrill(src, dst, n, "merrill-do", **DO_SETTINGS["beamer"]).tail is None
+    with pytest.raises(BfsError, match="tail"):
+        merrill(src, dst, n, "merrill-do", tail=2)
+
+
 def test_level_profile_adds_up():
     src, dst = generate_edges(14, 16)
     n = 2 ** 14

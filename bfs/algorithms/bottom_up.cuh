@@ -15,6 +15,21 @@ __device__ __forceinline__ bool in_frontier(const W* __restrict__ frontier, u32 
     return (__ldg(frontier + u / bits) >> (u % bits)) & 1u;
 }
 
+// The frontier find_in_frontier looks in: a bitmap (one bit a vertex) ...
+template <typename W>
+struct BitmapFrontier {
+    const W* __restrict__ bits;
+    __device__ __forceinline__ bool operator()(u32 u) const { return in_frontier(bits, u); }
+};
+
+// ... or the vertices whose level is depth (merrill-do's tail levels, which keep no bitmap:
+// every vertex not reached has a level other than depth, merrill_do.cu says why)
+struct LevelFrontier {
+    const int* __restrict__ level;
+    int depth;
+    __device__ __forceinline__ bool operator()(u32 u) const { return level[u] == depth; }
+};
+
 #define WALK_CAP 64   // neighbours a lane reads on its own; longer rows the warp walks together
 
 // For K rows per lane ([b, b + len) of cols; len 0 for none): a neighbour in the frontier
@@ -22,9 +37,8 @@ __device__ __forceinline__ bool in_frontier(const W* __restrict__ frontier, u32 
 // vertices of a Kronecker graph meet a frontier neighbour there), then each lane on its own,
 // 8 loads a step, up to WALK_CAP, then rows longer still by the whole warp, 32 coalesced
 // entries a step, one row at a time. n_read += the entries loaded. Every lane must call this.
-template <int K, int HEAD, typename W>
-__device__ __forceinline__ void find_in_frontier(const u32* __restrict__ cols,
-                                                 const W* __restrict__ frontier,
+template <int K, int HEAD, typename F>
+__device__ __forceinline__ void find_in_frontier(const u32* __restrict__ cols, const F& in_front,
                                                  const i64 (&b)[K], const i64 (&len)[K],
                                                  bool (&found)[K], u32 (&p)[K], u64& n_read) {
     const u32 lane = threadIdx.x & 31;
@@ -38,7 +52,7 @@ __device__ __forceinline__ void find_in_frontier(const u32* __restrict__ cols,
         int hit = HEAD;
 #pragma unroll
         for (int t = HEAD - 1; t >= 0; --t)
-            if (t < len[k] && in_frontier(frontier, u[k][t])) hit = t;
+            if (t < len[k] && in_front(u[k][t])) hit = t;
         found[k] = hit < HEAD;
         p[k] = 0;
 #pragma unroll
@@ -55,7 +69,7 @@ __device__ __forceinline__ void find_in_frontier(const u32* __restrict__ cols,
             int hit = 8;
 #pragma unroll
             for (int t = 7; t >= 0; --t)
-                if (t0 + t < stop && in_frontier(frontier, x[t])) hit = t;
+                if (t0 + t < stop && in_front(x[t])) hit = t;
 #pragma unroll
             for (int t = 0; t < 8; ++t) if (t == hit) { p[k] = x[t]; found[k] = true; }
             n_read += (u64)(stop - t0 < 8 ? stop - t0 : 8);
@@ -72,7 +86,7 @@ __device__ __forceinline__ void find_in_frontier(const u32* __restrict__ cols,
             for (i64 k0 = rb + WALK_CAP; k0 < re; k0 += 32) {
                 const i64 q = k0 + lane;
                 const u32 x = q < re ? cols[q] : 0u;
-                const u32 m = __ballot_sync(FULL, q < re && in_frontier(frontier, x));
+                const u32 m = __ballot_sync(FULL, q < re && in_front(x));
                 if (lane == (u32)src) n_read += (u64)(re - k0 < 32 ? re - k0 : 32);
                 if (m) {
                     const u32 px = __shfl_sync(FULL, x, __ffs(m) - 1);

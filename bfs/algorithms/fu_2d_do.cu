@@ -44,7 +44,7 @@ bottom_up(const i64* __restrict__ csc_offsets, const u32* __restrict__ csc_rows,
             }
             bool found[K];
             u32 p[K];
-            find_in_frontier<K, HEAD>(csc_rows, in_words, b, len, found, p, read);
+            find_in_frontier<K, HEAD>(csc_rows, BitmapFrontier<u64>{in_words}, b, len, found, p, read);
 #pragma unroll
             for (int k = 0; k < K; ++k) {
                 if (!found[k]) continue;

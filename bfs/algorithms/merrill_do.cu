@@ -75,6 +75,8 @@ __device__ __forceinline__ void add_block_counts(u64 a, u64 b, u64 c, u64* count
 #define DENSE 1
 #define GUESS 2
 #define LEVEL_KNOWN 4
+#define TAIL_COLLECT 1   // tail modes (decide_bottom_up)
+#define TAIL_SPARSE 2
 #define HEAD_K 4      // open vertices per lane in flight while bottom_up reads heads
 
 // One bottom-up level (bottom_up.cuh says why this shape): a warp takes 32 words of the
@@ -104,7 +106,8 @@ bottom_up(const O* __restrict__ offsets, const u32* __restrict__ columns, i64 n_
           u32* __restrict__ visited, const u32* __restrict__ visited_init,
           i64* __restrict__ parent, int* __restrict__ level, int next_level, int mode,
           u64* counter, u64* other_counter, u64* read, const u64* __restrict__ go,
-          const u32* __restrict__ head)
+          const u32* __restrict__ head, u64* tail, u32* __restrict__ lists,
+          u32* __restrict__ list_len, i64 list_cap)
 {
     if (go && go[0] == 0) return;            // grid-uniform: decide_bottom_up ran before
     __shared__ u32 s_next[BLOCK];
@@ -115,15 +118,73 @@ bottom_up(const O* __restrict__ offsets, const u32* __restrict__ columns, i64 n_
     u32* miss_words = s_miss + (threadIdx.x & ~31u);
     u32* found_parent = s_parent + (threadIdx.x & ~31u) * 32;
     if (blockIdx.x == 0 && threadIdx.x == 0) { other_counter[0] = 0; other_counter[1] = 0; }
-    u64 n_found = 0, deg_found = 0, n_read = 0;
+    u64 n_found = 0, deg_found = 0, n_read = 0, n_open = 0;
     const i64 warps = ((i64)gridDim.x * BLOCK) >> 5;
-    for (i64 w0 = (((i64)blockIdx.x * BLOCK + threadIdx.x) >> 5) * 32; w0 < n_words;
+    // the tail list (TAIL_COLLECT / TAIL_SPARSE, see decide_bottom_up): each warp keeps its
+    // own segment of each of the two lists, so appends need no atomics
+    const u64 tail_mode = tail ? tail[0] : 0;
+    const i64 warp_id = ((i64)blockIdx.x * BLOCK + threadIdx.x) >> 5;
+    const i64 src = tail ? (i64)tail[1] : 0;
+    u32* list_out = lists + ((1 - src) * warps + warp_id) * list_cap;
+    u32 out_len = 0;                         // warp-uniform
+    bool overflow = false;
+    if (tail_mode & TAIL_SPARSE) {
+        // the vertices still open are the warp's list: no pass over the bitmask, and the
+        // frontier is the vertices of level next_level - 1 (no bitmap is kept in the tail)
+        const u32* list_in = lists + (src * warps + warp_id) * list_cap;
+        const u32 len_in = list_len[src * warps + warp_id];
+        const LevelFrontier in_front{level, next_level - 1};
+        for (u32 base = 0; base < len_in; base += 32 * K) {
+            u32 v[K], h[K], p[K];
+            bool on[K], hit[K], found[K];
+            i64 deg[K], b[K], len[K];
+#pragma unroll
+            for (int k = 0; k < K; ++k) {
+                const u32 idx = base + lane + 32 * k;
+                on[k] = idx < len_in;
+                v[k] = on[k] ? list_in[idx] : 0u;
+            }
+#pragma unroll
+            for (int k = 0; k < K; ++k) {
+                b[k] = on[k] ? (i64)offsets[v[k]] : 0;
+                deg[k] = on[k] ? (i64)offsets[(u64)v[k] + 1] - b[k] : 0;
+                h[k] = on[k] && head ? head[v[k]] : 0u;
+            }
+#pragma unroll
+            for (int k = 0; k < K; ++k) {     // the head first, then the rest of the row
+                const bool checked = head && deg[k] > 0;
+                hit[k] = checked && in_front(h[k]);
+                n_read += checked ? 1u : 0u;
+                b[k] += checked ? 1 : 0;
+                len[k] = hit[k] ? 0 : deg[k] - (checked ? 1 : 0);
+            }
+            find_in_frontier<K, HEAD>(columns, in_front, b, len, found, p, n_read);
+#pragma unroll
+            for (int k = 0; k < K; ++k) {
+                if (hit[k]) { found[k] = true; p[k] = h[k]; }
+                if (on[k] && found[k]) {
+                    parent[v[k]] = (i64)p[k];
+                    if (!(mode & LEVEL_KNOWN)) level[v[k]] = next_level;
+                    atomicOr(visited + (v[k] >> 5), 1u << (v[k] & 31));
+                    ++n_found;
+                    deg_found += (u64)deg[k];
+                } else if (on[k] && (mode & GUESS)) {
+                    level[v[k]] = next_level + 1;
+                }
+                const bool left = on[k] && !found[k];     // still open: the next list
+                const u32 m = __ballot_sync(FULL, left);
+                if (left) list_out[out_len + __popc(m & ((1u << lane) - 1u))] = v[k];
+                out_len += __popc(m);
+            }
+        }
+    } else for (i64 w0 = (((i64)blockIdx.x * BLOCK + threadIdx.x) >> 5) * 32; w0 < n_words;
          w0 += warps * 32) {
         const i64 my_word = w0 + lane;
         const u32 word = my_word < n_words ? visited[my_word] : FULL;
         const u32 open = ~word;
         u32 incl;
         const u32 total = deal_count(open, incl);
+        n_open += lane == 0 ? total : 0u;
         next_words[lane] = 0;
         miss_words[lane] = head ? 0u : open;
         __syncwarp();
@@ -187,7 +248,8 @@ bottom_up(const O* __restrict__ offsets, const u32* __restrict__ columns, i64 n_
             }
             bool found[K];
             u32 p[K];
-            find_in_frontier<K, HEAD>(columns, frontier, b, len, found, p, n_read);
+            find_in_frontier<K, HEAD>(columns, BitmapFrontier<u32>{frontier}, b, len, found, p,
+                                      n_read);
 #pragma unroll
             for (int k = 0; k < K; ++k)
                 if (on[k]) settle(found[k], v[k], owner[k], p[k], len[k] + skip);
@@ -215,9 +277,25 @@ bottom_up(const O* __restrict__ offsets, const u32* __restrict__ columns, i64 n_
             next_frontier[my_word] = mask;
             if (mask) visited[my_word] = word | mask;
         }
+        if (tail_mode & TAIL_COLLECT) {  // the open vertices not found: the warp's list
+            u32 left = open & ~mask, left_incl;
+            const u32 left_total = deal_count(left, left_incl);
+            if (out_len + left_total <= list_cap) {
+                for (u32 at = out_len + left_incl - __popc(left); left; left &= left - 1)
+                    list_out[at++] = (u32)(my_word * 32) + (u32)(__ffs(left) - 1);
+            } else {
+                overflow = true;
+            }
+            out_len += left_total;
+        }
         __syncwarp();                    // next_words is cleared for the next 32 words
     }
+    if (tail_mode && lane == 0) {
+        list_len[(1 - src) * warps + warp_id] = out_len < list_cap ? out_len : (u32)list_cap;
+        if (overflow) tail[2] = 1;
+    }
     add_block_counts(n_found, deg_found, n_read, counter, read);
+    if (tail) block_sum_add(n_open, tail + 4);   // a level over the bitmask: the open it dealt
 }
 
 // Run-ahead bottom-up levels (merrill_do.py, ahead): the host enqueues a chain of bottom-up
@@ -228,8 +306,20 @@ bottom_up(const O* __restrict__ offsets, const u32* __restrict__ columns, i64 n_
 // over the levels run, [5] the size of the frontier the next level would start from, [6] the
 // size of the one the newest level started from (the host's last_q). first: the chain's first
 // level (q_in: its frontier size), run by the host's decision.
+//
+// The tail (tail non-null: merrill_do.py enables it where the search never returns to top-down,
+// beta = inf). After the big levels only a few vertices stay open (most of them unreachable),
+// yet a level over the bitmask still sweeps every word (~40 us at scale 26). tail (u64[8]):
+// [0] what the next level does: TAIL_COLLECT = sweep the bitmask and list the open vertices it
+// does not find; TAIL_SPARSE = search only the listed vertices and list those still open;
+// [1] the list the next level reads; [2] a collecting warp ran out of room; [3] open vertices
+// after the last level; [4] open vertices the last bitmask sweep dealt (its kernel adds them);
+// [5] sparse levels run. A level collects when at most collect_max vertices are open before
+// it (so the lists, collect_max entries in all, can hold them unless one warp's share is
+// over), and the next runs sparse when the list is complete and at most sparse_max long.
 extern "C" __global__ void decide_bottom_up(const u64* __restrict__ counter, u64* chain,
-                                            u64 q_in, int first, double n_over_beta)
+                                            u64 q_in, int first, double n_over_beta,
+                                            u64* tail, u64 sparse_max, u64 collect_max)
 {
     if (first) { chain[0] = 1; chain[1] = 0; chain[4] = 0; chain[5] = q_in; }
     if (!chain[0]) return;
@@ -237,6 +327,16 @@ extern "C" __global__ void decide_bottom_up(const u64* __restrict__ counter, u64
     chain[1] += 1; chain[2] = q; chain[3] = e; chain[4] += e;
     chain[0] = q > 0 && e > 0 && ((double)q >= n_over_beta || q > before);
     chain[5] = q; chain[6] = before;
+    if (tail) {
+        const u64 mode = tail[0];
+        const u64 open = ((mode & TAIL_SPARSE) ? tail[3] : tail[4]) - q;
+        const bool listed = mode != 0 && !tail[2];   // this level listed every open vertex
+        tail[1] ^= mode != 0;
+        tail[5] += (mode & TAIL_SPARSE) != 0;
+        tail[0] = listed && open <= sparse_max ? TAIL_SPARSE
+                : open <= collect_max ? TAIL_COLLECT : 0;
+        tail[2] = 0; tail[3] = open; tail[4] = 0;
+    }
 }
 
 // The end of a search: parent = level = -1 for every vertex still open (the GUESS levels of

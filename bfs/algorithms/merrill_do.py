@@ -109,7 +109,8 @@ class MerrillDoSearcher(MerrillSearcher):
 
     def __init__(self, offsets, columns, alpha: float = ALPHA, beta: float = BETA,
                  bu: str = BOTTOM_UP, writes: str = "dense", offset_bits: int = 0,
-                 rows: str = "auto", ahead: int = AHEAD, head: int = 1, **options):
+                 rows: str = "auto", ahead: int = AHEAD, head: int = 1, tail: int = 1,
+                 **options):
         if bu not in BOTTOM_UP_VARIANTS:
             raise BfsError(f"merrill-do bu must be one of {sorted(BOTTOM_UP_VARIANTS)}, "
                            f"got {bu!r}")
@@ -123,6 +124,9 @@ class MerrillDoSearcher(MerrillSearcher):
         if head not in (0, 1):
             raise BfsError(f"merrill-do head must be 1 (read each vertex's first neighbour "
                            f"from a vertex-indexed copy) or 0, got {head!r}")
+        if tail not in (0, 1):
+            raise BfsError(f"merrill-do tail must be 1 (the last levels search a list of the "
+                           f"vertices still open) or 0, got {tail!r}")
         if rows not in ("auto", "graph", "degree"):
             raise BfsError(f"merrill-do rows must be auto, graph or degree, got {rows!r}")
         if options.get("order", "graph") != "graph":
@@ -184,6 +188,17 @@ class MerrillDoSearcher(MerrillSearcher):
         self.k_decide = mod.get_function("decide_bottom_up")
         self.launches["bottom_up"] = 0
         self.bu_blocks = device.resident_grid(self.k_bottom_up, BLOCK)
+        # the tail lists (merrill_do.cu, decide_bottom_up): only where the search never goes
+        # back to top-down, which would need the frontier bitmap the listed levels do not keep
+        self.tail = None
+        if tail and self.beta == float("inf"):
+            warps = self.bu_blocks * BLOCK // 32
+            self.collect_max = max(self.n // 4, 32 * warps)
+            self.list_cap = -(-self.collect_max // warps)
+            device.check_fits(8 * warps * self.list_cap, "merrill-do tail lists")
+            self.tail = cp.zeros(8, dtype=cp.uint64)
+            self.lists = cp.empty(2 * warps * self.list_cap, dtype=cp.uint32)
+            self.list_len = cp.zeros(2 * warps, dtype=cp.uint32)
         self.directions: list[str] = []
         self._examined: list[int] | None = None
 
@@ -198,6 +213,9 @@ class MerrillDoSearcher(MerrillSearcher):
         cp = self.cp
         cp.cuda.runtime.memsetAsync(self.level_read.data.ptr, 0, self.level_read.nbytes,
                                     cp.cuda.get_current_stream().ptr)
+        if self.tail is not None:
+            cp.cuda.runtime.memsetAsync(self.tail.data.ptr, 0, self.tail.nbytes,
+                                        cp.cuda.get_current_stream().ptr)
 
     def _bottom_up_level(self, q, depth):
         """The bottom-up level at depth (the host's decision) and up to `ahead` more, each run
@@ -216,6 +234,12 @@ class MerrillDoSearcher(MerrillSearcher):
             self.dense_done = self.level_known = True
         ahead = 0 if self.profile_levels is not None else self.ahead
         n_over_beta = np.float64(self.n / self.beta)
+        if self.tail is None:
+            tail_args = (np.uint64(0), np.uint64(0), np.uint64(0), np.int64(0))
+            decide_tail = (np.uint64(0), np.uint64(0), np.uint64(0))
+        else:
+            tail_args = (self.tail, self.lists, self.list_len, np.int64(self.list_cap))
+            decide_tail = (self.tail, np.uint64(self.n_words), np.uint64(self.collect_max))
         for k in range(ahead + 1):
             slot, front = self.slot ^ (k & 1), self.front ^ (k & 1)
             d = min(depth + k, LEVEL_SLOTS - 1)
@@ -226,9 +250,9 @@ class MerrillDoSearcher(MerrillSearcher):
                               np.int32(depth + k + 1), np.int32(mode), self.ctl_slots[slot],
                               self.ctl_slots[1 - slot], self.level_read[d:d + 1],
                               np.uint64(0) if k == 0 else self.chain,
-                              np.uint64(0) if self.head is None else self.head))
+                              np.uint64(0) if self.head is None else self.head, *tail_args))
             self.k_decide((1,), (1,), (self.ctl_slots[slot], self.chain, np.uint64(q),
-                                       np.int32(k == 0), n_over_beta))
+                                       np.int32(k == 0), n_over_beta, *decide_tail))
             if self.dense:
                 mode = GUESS | LEVEL_KNOWN
         self.launches["bottom_up"] += ahead + 1
@@ -306,6 +330,11 @@ class MerrillDoSearcher(MerrillSearcher):
         fixed = (3 * self.n_words * 4 + 8 * max(0, self.n_active - reached_before)
                  if step["kind"] == "bottom-up" else 28 * step["frontier_vertices"])
         return 4 * step["edges_read"] + 12 * found + fixed
+
+    @property
+    def sparse_levels(self) -> int:
+        """Levels of the last search that searched the tail list (read from the device)."""
+        return 0 if self.tail is None else int(self.tail[5].get())
 
     @property
     def edges_examined(self) -> int:
