@@ -47,6 +47,11 @@ rows hubs first): 92% of the vertices found at the first bottom-up level, and ~1
 next, have their parent there, so most found vertices read no column sector and look up one
 frontier bit instead of HEAD. Measured on an H100 (BENCHMARKS.md), same runs: the head copy
 386 -> 465 GTEPS at scale 26, the second round of dealing 443 -> 477; 468 with 64 roots.
+Tail lists (tail=1, where beta = inf so the search never returns to top-down): after the big
+levels a few vertices stay open (at scale 26 ~0.3M, mostly unreachable), yet every level swept
+the whole visited bitmask (~40 us a level by Nsight). Once at most n/4 vertices are open, a
+level lists the ones it does not find (each warp in its own segment, no atomics), and once at
+most n/32 are, the next levels search only that list, frontier tested by level (no bitmap).
 The kernel counts the neighbours it loads (edges examined); top-down levels read every edge of
 their frontier, so their count is the level's degree sum, taken after the search.
 
