@@ -303,9 +303,10 @@ def test_merrill_do_tail_list_searches_as_the_bitmask():
     roots = graph500_roots(n, np.diff(build_csr(src, dst, n).offsets) > 0, count=4)
     for setting in ({}, DO_SETTINGS["all-bottom-up"], {"ahead": 0}):
         plain = merrill(src, dst, n, "merrill-do", tail=0, **setting)
-        listed = merrill(src, dst, n, "merrill-do", **setting)
+        listed = merrill(src, dst, n, "merrill-do", tail=1, **setting)
         assert plain.tail is None and listed.tail is not None
-        tight = merrill(src, dst, n, "merrill-do", **setting)
+        assert merrill(src, dst, n, "merrill-do", **setting).tail is None   # opt-in
+        tight = merrill(src, dst, n, "merrill-do", tail=1, **setting)
         tight.list_cap = 0      # no room: every collecting warp with a vertex left overflows
         sparse_runs = 0
         for root in roots:
@@ -320,7 +321,7 @@ def test_merrill_do_tail_list_searches_as_the_bitmask():
             assert plain.sparse_levels == 0
         assert sparse_runs > 0, setting
         check_against_cpu(listed, src, dst, n, roots)
-    assert merrill(src, dst, n, "merrill-do", **DO_SETTINGS["beamer"]).tail is None
+    assert merrill(src, dst, n, "merrill-do", tail=1, **DO_SETTINGS["beamer"]).tail is None
     with pytest.raises(BfsError, match="tail"):
         merrill(src, dst, n, "merrill-do", tail=2)
 

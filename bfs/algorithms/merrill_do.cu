@@ -99,7 +99,7 @@ __device__ __forceinline__ void add_block_counts(u64 a, u64 b, u64 c, u64* count
 // degrees: the next frontier's edges) and read[0] (neighbours loaded: the level's edges
 // examined). go: null for a level the host decided; a run-ahead level (decide_bottom_up) runs
 // only while go[0] is 1.
-template <int K, int HEAD, typename O, int MIN_BLOCKS>
+template <int K, int HEAD, typename O, int MIN_BLOCKS, bool TAIL>
 __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
 bottom_up(const O* __restrict__ offsets, const u32* __restrict__ columns, i64 n_words, i64 n,
           const u32* __restrict__ frontier, u32* __restrict__ next_frontier,
@@ -122,9 +122,9 @@ bottom_up(const O* __restrict__ offsets, const u32* __restrict__ columns, i64 n_
     const i64 warps = ((i64)gridDim.x * BLOCK) >> 5;
     // the tail list (TAIL_COLLECT / TAIL_SPARSE, see decide_bottom_up): each warp keeps its
     // own segment of each of the two lists, so appends need no atomics
-    const u64 tail_mode = tail ? tail[0] : 0;
+    const u64 tail_mode = TAIL ? tail[0] : 0;
     const i64 warp_id = ((i64)blockIdx.x * BLOCK + threadIdx.x) >> 5;
-    const i64 src = tail ? (i64)tail[1] : 0;
+    const i64 src = TAIL ? (i64)tail[1] : 0;
     u32* list_out = lists + ((1 - src) * warps + warp_id) * list_cap;
     u32 out_len = 0;                         // warp-uniform
     bool overflow = false;
@@ -184,7 +184,7 @@ bottom_up(const O* __restrict__ offsets, const u32* __restrict__ columns, i64 n_
         const u32 open = ~word;
         u32 incl;
         const u32 total = deal_count(open, incl);
-        n_open += lane == 0 ? total : 0u;
+        if (TAIL) n_open += lane == 0 ? total : 0u;
         next_words[lane] = 0;
         miss_words[lane] = head ? 0u : open;
         __syncwarp();
@@ -295,7 +295,7 @@ bottom_up(const O* __restrict__ offsets, const u32* __restrict__ columns, i64 n_
         if (overflow) tail[2] = 1;
     }
     add_block_counts(n_found, deg_found, n_read, counter, read);
-    if (tail) block_sum_add(n_open, tail + 4);   // a level over the bitmask: the open it dealt
+    if (TAIL) block_sum_add(n_open, tail + 4);   // a level over the bitmask: the open it dealt
 }
 
 // Run-ahead bottom-up levels (merrill_do.py, ahead): the host enqueues a chain of bottom-up

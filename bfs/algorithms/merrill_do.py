@@ -47,7 +47,8 @@ rows hubs first): 92% of the vertices found at the first bottom-up level, and ~1
 next, have their parent there, so most found vertices read no column sector and look up one
 frontier bit instead of HEAD. Measured on an H100 (BENCHMARKS.md), same runs: the head copy
 386 -> 465 GTEPS at scale 26, the second round of dealing 443 -> 477; 468 with 64 roots.
-Tail lists (tail=1, where beta = inf so the search never returns to top-down): after the big
+Tail lists (tail=1, opt-in until measured; where beta = inf so the search never returns to
+top-down): after the big
 levels a few vertices stay open (at scale 26 ~0.3M, mostly unreachable), yet every level swept
 the whole visited bitmask (~40 us a level by Nsight). Once at most n/4 vertices are open, a
 level lists the ones it does not find (each warp in its own segment, no atomics), and once at
@@ -114,7 +115,7 @@ class MerrillDoSearcher(MerrillSearcher):
 
     def __init__(self, offsets, columns, alpha: float = ALPHA, beta: float = BETA,
                  bu: str = BOTTOM_UP, writes: str = "dense", offset_bits: int = 0,
-                 rows: str = "auto", ahead: int = AHEAD, head: int = 1, tail: int = 1,
+                 rows: str = "auto", ahead: int = AHEAD, head: int = 1, tail: int = 0,
                  **options):
         if bu not in BOTTOM_UP_VARIANTS:
             raise BfsError(f"merrill-do bu must be one of {sorted(BOTTOM_UP_VARIANTS)}, "
@@ -183,8 +184,11 @@ class MerrillDoSearcher(MerrillSearcher):
         self.dense = writes == "dense"
         # the CAS claims of expand=tiles-cas / v0 test parent == -1: those keep the reset pass
         self.clear_outputs = int(not self.dense or self.expand in ("tiles-cas", "v0"))
+        # the tail lists (merrill_do.cu, decide_bottom_up): only where the search never goes
+        # back to top-down, which would need the frontier bitmap the listed levels do not keep
+        use_tail = bool(tail) and self.beta == float("inf")
         k, h, min_blocks = BOTTOM_UP_VARIANTS[bu]
-        kernel = f"bottom_up<{k}, {h}, {o_type}, {min_blocks}>"
+        kernel = f"bottom_up<{k}, {h}, {o_type}, {min_blocks}, {str(use_tail).lower()}>"
         mod = _module(kernel)
         self.k_bitmap = mod.get_function("queue_to_bitmap")
         self.k_queue = mod.get_function("bitmap_to_queue")
@@ -193,10 +197,8 @@ class MerrillDoSearcher(MerrillSearcher):
         self.k_decide = mod.get_function("decide_bottom_up")
         self.launches["bottom_up"] = 0
         self.bu_blocks = device.resident_grid(self.k_bottom_up, BLOCK)
-        # the tail lists (merrill_do.cu, decide_bottom_up): only where the search never goes
-        # back to top-down, which would need the frontier bitmap the listed levels do not keep
         self.tail = None
-        if tail and self.beta == float("inf"):
+        if use_tail:
             warps = self.bu_blocks * BLOCK // 32
             self.collect_max = max(self.n // 4, 32 * warps)
             self.list_cap = -(-self.collect_max // warps)
