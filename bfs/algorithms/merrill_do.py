@@ -47,12 +47,12 @@ rows hubs first): 92% of the vertices found at the first bottom-up level, and ~1
 next, have their parent there, so most found vertices read no column sector and look up one
 frontier bit instead of HEAD. Measured on an H100 (BENCHMARKS.md), same runs: the head copy
 386 -> 465 GTEPS at scale 26, the second round of dealing 443 -> 477; 468 with 64 roots.
-Tail lists (tail=1, opt-in until measured; where beta = inf so the search never returns to
-top-down): after the big
-levels a few vertices stay open (at scale 26 ~0.3M, mostly unreachable), yet every level swept
-the whole visited bitmask (~40 us a level by Nsight). Once at most n/4 vertices are open, a
-level lists the ones it does not find (each warp in its own segment, no atomics), and once at
-most n/32 are, the next levels search only that list, frontier tested by level (no bitmap).
+Tail lists (tail=1, opt-in until measured; only where beta = inf, so that the search never
+returns to top-down): after the big levels a few vertices stay open (at scale 26 ~0.3M, mostly
+unreachable), yet every level swept the whole visited bitmask (~40 us a level by Nsight). Once
+at most n/4 vertices are open, a level lists the ones it does not find (each warp in its own
+segment, no atomics), and once at most n/32 are, the next levels search only that list, the
+frontier tested by level (no bitmap).
 The kernel counts the neighbours it loads (edges examined); top-down levels read every edge of
 their frontier, so their count is the level's degree sum, taken after the search.
 
@@ -87,7 +87,7 @@ ALPHA = 40.0            # the paper's 14 and 24 remain an option (alpha=14,beta=
 BETA = float("inf")
 # bottom-up kernel shapes: "KxH" = K open vertices per lane in flight in the row step, each
 # reading the next H neighbours with independent loads (see merrill_do.cu), compiled with
-# __launch_bounds__(256, 1): registers as the compiler likes (1x4: 67, 3 blocks of 256 an SM);
+# __launch_bounds__(256, 1): registers as the compiler likes (1x4: 66, 3 blocks of 256 an SM);
 # "KxHmB": at least B blocks an SM (registers capped: 1x4m4 62, 1x4m5 48, 1x8m6 40 with spills)
 BOTTOM_UP_VARIANTS = {f"{k}x{h}" + (f"m{m}" if m > 1 else ""): (k, h, m)
                       for k, h, m in ((1, 4, 1), (1, 8, 1), (2, 4, 1), (2, 8, 1), (4, 4, 1),
