@@ -98,7 +98,8 @@ __device__ __forceinline__ void add_block_counts(u64 a, u64 b, u64 c, u64* count
 // Each block sums its counts once, at the end, into counter[0] (found), counter[1] (their
 // degrees: the next frontier's edges) and read[0] (neighbours loaded: the level's edges
 // examined). go: null for a level the host decided; a run-ahead level (decide_bottom_up) runs
-// only while go[0] is 1.
+// only while go[0] is 1. TAIL (tail, lists, list_len, list_cap): the tail lists, which
+// decide_bottom_up's comment describes; with TAIL false none of that code is compiled in.
 template <int K, int HEAD, typename O, int MIN_BLOCKS, bool TAIL>
 __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
 bottom_up(const O* __restrict__ offsets, const u32* __restrict__ columns, i64 n_words, i64 n,
