@@ -47,8 +47,8 @@ rows hubs first): 92% of the vertices found at the first bottom-up level, and ~1
 next, have their parent there, so most found vertices read no column sector and look up one
 frontier bit instead of HEAD. Measured on an H100 (BENCHMARKS.md), same runs: the head copy
 386 -> 465 GTEPS at scale 26, the second round of dealing 443 -> 477; 468 with 64 roots.
-Tail lists (tail=1, opt-in until measured; only where beta = inf, so that the search never
-returns to top-down): after the big levels a few vertices stay open (at scale 26 ~0.3M, mostly
+Tail lists (tail=1, opt-in: measured slower, 381 -> 369 / 489 -> 478 GTEPS at scales 25 / 26
+in one call; only where beta = inf, so that the search never returns to top-down): after the big levels a few vertices stay open (at scale 26 ~0.3M, mostly
 unreachable), yet every level swept the whole visited bitmask (~40 us a level by Nsight). Once
 at most n/4 vertices are open, a level lists the ones it does not find (each warp in its own
 segment, no atomics), and once at most n/32 are, the next levels search only that list, the
@@ -93,7 +93,7 @@ BOTTOM_UP_VARIANTS = {f"{k}x{h}" + (f"m{m}" if m > 1 else ""): (k, h, m)
                       for k, h, m in ((1, 4, 1), (1, 8, 1), (2, 4, 1), (2, 8, 1), (4, 4, 1),
                                       (1, 4, 4), (1, 8, 4), (2, 4, 4), (1, 4, 5), (1, 8, 5),
                                       (1, 8, 6))}
-BOTTOM_UP = "1x4"
+BOTTOM_UP = "1x4m4"     # 4 blocks an SM beat 3 (1x4): 381 -> 407 / 489 -> 507 GTEPS, same call
 AHEAD = 4               # bottom-up levels enqueued past a host decision, run or skipped on the device
 LEVEL_SLOTS = 1024      # per-level counts of neighbours read (deeper levels share the last)
 # how the search writes parent and level (merrill_do.cu): "dense" = no reset pass, the first
