@@ -94,7 +94,8 @@ BOTTOM_UP_VARIANTS = {f"{k}x{h}" + (f"m{m}" if m > 1 else ""): (k, h, m)
                                       (1, 4, 4), (1, 8, 4), (2, 4, 4), (1, 4, 5), (1, 8, 5),
                                       (1, 8, 6))}
 BOTTOM_UP = "1x4m4"     # 4 blocks an SM beat 3 (1x4): 381 -> 407 / 489 -> 507 GTEPS, same call
-AHEAD = 4               # bottom-up levels enqueued past a host decision, run or skipped on the device
+AHEAD = 8               # bottom-up levels enqueued past a host decision, run or skipped on the device
+                        # (8: one chain covers a whole Kronecker search; 4 -> 8: s25 373 -> 409 GTEPS)
 LEVEL_SLOTS = 1024      # per-level counts of neighbours read (deeper levels share the last)
 # how the search writes parent and level (merrill_do.cu): "dense" = no reset pass, the first
 # bottom-up level writes whole words and guesses levels; "reset" = a reset pass writes -1 to
