@@ -135,6 +135,14 @@ def check_fits(bytes_needed: int, what: str, largest_scale_fn=None) -> None:
     raise BfsError(msg)
 
 
+def zero_async(array) -> None:
+    """Zero a device array's bytes on the current stream (cudaMemsetAsync: the host does not
+    wait)."""
+    cp = require_gpu()
+    cp.cuda.runtime.memsetAsync(array.data.ptr, 0, array.nbytes,
+                                cp.cuda.get_current_stream().ptr)
+
+
 def grid_for(n_items: int, block: int = BLOCK, per_thread: int = 1) -> int:
     """Blocks for n_items with grid-stride loops: capped, so > 2^31 items still launch."""
     blocks = max(1, math.ceil(n_items / (block * per_thread)))

@@ -218,21 +218,16 @@ class MerrillDoSearcher(MerrillSearcher):
         self.front = 0
         self.directions = []
         self._examined = None
-        cp = self.cp
-        cp.cuda.runtime.memsetAsync(self.level_read.data.ptr, 0, self.level_read.nbytes,
-                                    cp.cuda.get_current_stream().ptr)
+        device.zero_async(self.level_read)
         if self.tail is not None:
-            cp.cuda.runtime.memsetAsync(self.tail.data.ptr, 0, self.tail.nbytes,
-                                        cp.cuda.get_current_stream().ptr)
+            device.zero_async(self.tail)
 
     def _bottom_up_level(self, q, depth):
         """The bottom-up level at depth (the host's decision) and up to `ahead` more, each run
         only if decide_bottom_up lets it; one control read for all. Returns (q, edges, levels)."""
-        cp = self.cp
         if not self.bottom_up:  # entering bottom-up: the frontier queue becomes a bitmap
             bm = self.fronts[self.front]
-            cp.cuda.runtime.memsetAsync(bm.data.ptr, 0, bm.nbytes,
-                                        cp.cuda.get_current_stream().ptr)
+            device.zero_async(bm)
             self.k_bitmap((device.grid_for(q),), (BLOCK,), (self.queues[self.cur], np.int64(q), bm))
             self.bottom_up = True
         mode = 0
