@@ -47,6 +47,8 @@ rows hubs first): 92% of the vertices found at the first bottom-up level, and ~1
 next, have their parent there, so most found vertices read no column sector and look up one
 frontier bit instead of HEAD. Measured on an H100 (BENCHMARKS.md), same runs: the head copy
 386 -> 465 GTEPS at scale 26, the second round of dealing 443 -> 477; 468 with 64 roots.
+The kernel's registers capped for 4 blocks of 256 an SM (bu=1x4m4) and a chain of 8 levels
+(ahead=8, a whole Kronecker search): 64 roots, 438.8 / 500.2 GTEPS at scales 25 / 26.
 Tail lists (tail=1, opt-in: measured slower, 381 -> 369 / 489 -> 478 GTEPS at scales 25 / 26
 in one call; only where beta = inf, so that the search never returns to top-down): after the big levels a few vertices stay open (at scale 26 ~0.3M, mostly
 unreachable), yet every level swept the whole visited bitmask (~40 us a level by Nsight). Once
