@@ -55,7 +55,7 @@ DO_SETTINGS = {"default": {}, "beamer": {"alpha": 14.0, "beta": 24.0},
 DO_SHAPES = ["1x4", "1x8", "2x4", "2x8", "4x4", "1x8m5"]
 # merrill-do's output writes and offsets other than the defaults (dense writes, 32-bit offsets
 # below 2^32 edges): the reset pass, 64-bit offsets, and the CAS claim that keeps the reset;
-# and fewer bottom-up levels run ahead of the host than the default 4
+# and fewer bottom-up levels run ahead of the host than the default 8
 DO_WRITES = {"reset": {"writes": "reset"}, "offsets64": {"offset_bits": 64},
              "cas": {"expand": "tiles-cas"}, "rows-graph": {"rows": "graph"},
              "ahead0": {"ahead": 0}, "ahead1": {"ahead": 1}, "head0": {"head": 0}}

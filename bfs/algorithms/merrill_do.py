@@ -50,11 +50,12 @@ frontier bit instead of HEAD. Measured on an H100 (BENCHMARKS.md), same runs: th
 The kernel's registers capped for 4 blocks of 256 an SM (bu=1x4m4) and a chain of 8 levels
 (ahead=8, a whole Kronecker search): 64 roots, 438.8 / 500.2 GTEPS at scales 25 / 26.
 Tail lists (tail=1, opt-in: measured slower, 381 -> 369 / 489 -> 478 GTEPS at scales 25 / 26
-in one call; only where beta = inf, so that the search never returns to top-down): after the big levels a few vertices stay open (at scale 26 ~0.3M, mostly
-unreachable), yet every level swept the whole visited bitmask (~40 us a level by Nsight). Once
-at most n/4 vertices are open, a level lists the ones it does not find (each warp in its own
-segment, no atomics), and once at most n/32 are, the next levels search only that list, the
-frontier tested by level (no bitmap).
+in one call; only where beta = inf, so that the search never returns to top-down): after the
+big levels a few vertices stay open (at scale 26 ~0.3M, mostly unreachable), yet every level
+swept the whole visited bitmask (~40 us a level by Nsight). Once at most n/4 vertices are
+open, a level lists the ones it does not find (each warp in its own segment, no atomics), and
+once at most n/32 are, the next levels search only that list, the frontier tested by level
+(no bitmap).
 The kernel counts the neighbours it loads (edges examined); top-down levels read every edge of
 their frontier, so their count is the level's degree sum, taken after the search.
 
