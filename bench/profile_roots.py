@@ -26,11 +26,14 @@ for root in roots:
         end.record()
         end.synchronize()
         t.append(cp.cuda.get_elapsed_time(start, end))
-    times.append((float(np.median(t)), min(t), max(t), int(root), list(searcher.directions)))
+    examined = getattr(searcher, "level_edges_examined", [])
+    times.append((float(np.median(t)), min(t), max(t), int(root), list(searcher.directions),
+                  examined))
 times.sort()
-for med, lo, hi, root, dirs in times:
+for med, lo, hi, root, dirs, examined in times:
     print(f"root {root:>10} degree {int(degree[root]):>6} median {med:.3f} ms "
-          f"[{lo:.3f}, {hi:.3f}] {''.join(d[0] for d in dirs)}")
-for med, _, _, root, _ in times[:2] + times[-4:]:
+          f"[{lo:.3f}, {hi:.3f}] {''.join(d[0] for d in dirs)} read/level (M) "
+          + " ".join(f"{x / 1e6:.1f}" for x in examined))
+for med, _, _, root, _, _ in times[:2] + times[-4:]:
     print(f"-- root {root}, median {med:.3f} ms")
     profile_search(searcher, root, spec)

@@ -64,10 +64,10 @@ VARIANTS = [("merrill", {"expand": "tiles"}), ("merrill", {"expand": "tiles-cas"
     [("merrill-do", o) for o in DO_SETTINGS.values()] + \
     [("merrill-do", {**DO_SETTINGS["all-bottom-up"], "bu": bu}) for bu in DO_SHAPES] + \
     [("merrill-do", {**DO_SETTINGS["alternate"], **o}) for o in DO_WRITES.values()] + \
-    [("merrill-do", {**DO_SETTINGS["all-bottom-up"], "ahead": 1})]
+    [("merrill-do", {**DO_SETTINGS["all-bottom-up"], "ahead": 1}), ("merrill-do", {"tail": 0})]
 VARIANT_IDS = ["tiles", "tiles-cas", "v0", "degree-order"] + [f"do-{k}" for k in DO_SETTINGS] \
     + [f"do-bu{bu}" for bu in DO_SHAPES] + [f"do-{k}" for k in DO_WRITES] \
-    + ["do-all-bottom-up-ahead1"]
+    + ["do-all-bottom-up-ahead1", "do-tail0"]
 
 
 def test_degree_order_renames_hubs_first_and_is_refused_where_unsupported():
@@ -307,7 +307,7 @@ def test_merrill_do_tail_list_searches_as_the_bitmask():
         plain = merrill(src, dst, n, "merrill-do", tail=0, **setting)
         listed = merrill(src, dst, n, "merrill-do", tail=1, **setting)
         assert plain.tail is None and listed.tail is not None
-        assert merrill(src, dst, n, "merrill-do", **setting).tail is None   # opt-in
+        assert merrill(src, dst, n, "merrill-do", **setting).tail is not None  # default
         tight = merrill(src, dst, n, "merrill-do", tail=1, **setting)
         tight.list_cap = 0      # no room: every collecting warp with a vertex left overflows
         sparse_runs = 0

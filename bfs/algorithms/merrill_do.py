@@ -48,14 +48,16 @@ next, have their parent there, so most found vertices read no column sector and 
 frontier bit instead of HEAD. Measured on an H100 (BENCHMARKS.md), same runs: the head copy
 386 -> 465 GTEPS at scale 26, the second round of dealing 443 -> 477; 468 with 64 roots.
 The kernel's registers capped for 4 blocks of 256 an SM (bu=1x4m4) and a chain of 8 levels
-(ahead=8, a whole Kronecker search): 64 roots, 438.8 / 500.2 GTEPS at scales 25 / 26.
-Tail lists (tail=1, opt-in: measured slower, 381 -> 369 / 489 -> 478 GTEPS at scales 25 / 26
-in one call; only where beta = inf, so that the search never returns to top-down): after the
-big levels a few vertices stay open (at scale 26 ~0.3M, mostly unreachable), yet every level
-swept the whole visited bitmask (~40 us a level by Nsight). Once at most n/4 vertices are
-open, a level lists the ones it does not find (each warp in its own segment, no atomics), and
-once at most n/32 are, the next levels search only that list, the frontier tested by level
-(no bitmap).
+(ahead=8, a whole Kronecker search): 64 roots, 438.8 / 500.2 GTEPS at scales 25 / 26; with
+the tail lists below, 468.8 / 514.9.
+Tail lists (tail=1, the default; only where beta = inf, so that the search never returns to
+top-down): after the big levels a few vertices stay open (at scale 26 ~0.3M, mostly
+unreachable), yet every level swept the whole visited bitmask (~40 us a level by Nsight). Once
+at most n/4 vertices are open, a level lists the ones it does not find (each warp in its own
+segment, no atomics), and once at most n/32 are, the next levels search only that list, the
+frontier tested by level (no bitmap). With the 3-block shape and chains of 4 they lost a
+little (381 -> 369 GTEPS at scale 25); with 1x4m4 and ahead=8 they win, root by root in one
+process, 5.5% at scale 25 and 5.7% at scale 26 (BENCHMARKS.md).
 The kernel counts the neighbours it loads (edges examined); top-down levels read every edge of
 their frontier, so their count is the level's degree sum, taken after the search.
 
@@ -119,7 +121,7 @@ class MerrillDoSearcher(MerrillSearcher):
 
     def __init__(self, offsets, columns, alpha: float = ALPHA, beta: float = BETA,
                  bu: str = BOTTOM_UP, writes: str = "dense", offset_bits: int = 0,
-                 rows: str = "auto", ahead: int = AHEAD, head: int = 1, tail: int = 0,
+                 rows: str = "auto", ahead: int = AHEAD, head: int = 1, tail: int = 1,
                  **options):
         if bu not in BOTTOM_UP_VARIANTS:
             raise BfsError(f"merrill-do bu must be one of {sorted(BOTTOM_UP_VARIANTS)}, "
