@@ -294,7 +294,7 @@ def test_merrill_do_run_ahead_decides_as_the_host():
     check_against_cpu(runs[4], src, dst, n, roots)
 
 
-def test_merrill_do_tail_list_searches_as_the_bitmask():
+def test_merrill_do_tail_list_searches_as_the_bitmask(monkeypatch):
     """The last levels over a list of the vertices still open (tail=1, beta = inf) find the
     same levels, edges examined and bottom-up parents as levels over the whole bitmask
     (tail=0), whether the chain runs ahead or not, and so do searches whose lists overflow (no
@@ -328,6 +328,12 @@ def test_merrill_do_tail_list_searches_as_the_bitmask():
     assert merrill(src, dst, n, "merrill-do", tail=1, **DO_SETTINGS["beamer"]).tail is None
     with pytest.raises(BfsError, match="tail"):
         merrill(src, dst, n, "merrill-do", tail=2)
+    # a GPU without room for the lists: every level sweeps the bitmask, as with tail=0
+    from bfs.algorithms import merrill_do
+    monkeypatch.setattr(merrill_do, "tail_lists_bytes", lambda n: device.free_memory()[0] + 1)
+    swept = merrill(src, dst, n, "merrill-do")
+    assert swept.tail is None
+    check_against_cpu(swept, src, dst, n, roots)
 
 
 def test_level_profile_adds_up():

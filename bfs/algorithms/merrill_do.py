@@ -109,6 +109,12 @@ WRITES = ("dense", "reset")
 DENSE, GUESS, LEVEL_KNOWN = 1, 2, 4     # bottom_up's mode bits
 
 
+def tail_lists_bytes(n: int) -> int:
+    """Device memory the tail lists take at most: two u32 lists of up to n / 4 vertices, and
+    4 MiB for the per-warp rounding of their segments."""
+    return 2 * n + (1 << 22)
+
+
 def _module(kernel: str):
     return load_module(Path(__file__).with_name("merrill_do.cu"), (kernel,))
 
@@ -191,8 +197,10 @@ class MerrillDoSearcher(MerrillSearcher):
         # the CAS claims of expand=tiles-cas / v0 test parent == -1: those keep the reset pass
         self.clear_outputs = int(not self.dense or self.expand in ("tiles-cas", "v0"))
         # the tail lists (merrill_do.cu, decide_bottom_up): only where the search never goes
-        # back to top-down, which would need the frontier bitmap the listed levels do not keep
-        use_tail = bool(tail) and self.beta == float("inf")
+        # back to top-down, which would need the frontier bitmap the listed levels do not keep,
+        # and where they fit: else every level sweeps the bitmask, as with tail=0
+        use_tail = bool(tail) and self.beta == float("inf") \
+            and tail_lists_bytes(self.n) <= device.free_memory()[0]
         k, h, min_blocks = BOTTOM_UP_VARIANTS[bu]
         kernel = f"bottom_up<{k}, {h}, {o_type}, {min_blocks}, {str(use_tail).lower()}>"
         mod = _module(kernel)
