@@ -10,22 +10,15 @@ import cupy as cp
 import numpy as np
 
 from bfs.harness.bench import profile_search
-from kronecker_searcher import kronecker_searcher
+from kronecker_searcher import kronecker_searcher, time_searches
 
 scale, spec = int(sys.argv[1]), sys.argv[2]
 n_roots = int(sys.argv[3]) if len(sys.argv) > 3 else 32
 repeats = int(sys.argv[4]) if len(sys.argv) > 4 else 3
 searcher, roots, degree, _ = kronecker_searcher(scale, spec, n_roots)
-start, end = cp.cuda.Event(), cp.cuda.Event()
 times = []
 for root in roots:
-    t = []
-    for _ in range(repeats):
-        start.record()
-        searcher.search(int(root))
-        end.record()
-        end.synchronize()
-        t.append(cp.cuda.get_elapsed_time(start, end))
+    t = time_searches(searcher, root, repeats)
     examined = getattr(searcher, "level_edges_examined", [])
     times.append((float(np.median(t)), min(t), max(t), int(root), list(searcher.directions),
                   examined))
