@@ -262,9 +262,20 @@ def test_merrill_do_edges_examined(setting):
             assert "bottom-up" in s.directions
         if setting == "beamer":   # (all bottom-up re-reads unreachable rows every level)
             assert s.edges_examined < deg[reached].sum()
-    prof = profile_search(s, int(root), "merrill-do")["levels"]
+    profile = profile_search(s, int(root), "merrill-do")
+    prof = profile["levels"]
     assert sum(p["edges_read"] for p in prof) == s.edges_examined
     assert all(p["min_bytes"] >= 4 * p["edges_read"] + 12 * p["next_vertices"] for p in prof)
+    # run-ahead chains come back one entry a level, sized from the level array, and the
+    # entries still add up to the search
+    level = s.gather(n).level
+    sizes = np.bincount(level[level >= 0], minlength=s.levels_run + 2)
+    for p in prof:
+        if p["kind"] == "bottom-up":
+            assert p["levels"] == 1 and p["frontier_vertices"] == sizes[p["depth"]]
+            assert p["next_vertices"] == sizes[p["depth"] + 1] and p["ms"] >= 0
+    assert sum(p["levels"] for p in prof) == s.levels_run
+    assert sum(p["ms"] for p in prof) <= profile["total_ms"] * 1.001
 
 
 def test_merrill_do_run_ahead_decides_as_the_host():

@@ -73,7 +73,9 @@ bottom-up, it enqueues the next `ahead` bottom-up levels without reading anythin
 run or skipped by a one-thread kernel (decide_bottom_up) applying the same rule on the device,
 and reads one control block for the whole chain: between bottom-up levels the GPU no longer
 waits for the host's round trip and launch (~60 us a level on the H100, BENCHMARKS.md).
-ahead=0 is the earlier one-level-per-read loop (and what --profile-levels runs, per level).
+ahead=0 is the earlier one-level-per-read loop. A profiled search (--profile-levels) runs the
+same chains with a CUDA event after each level's kernels, and split_profile turns a chain's
+step into one entry per level.
 """
 from __future__ import annotations
 
@@ -231,6 +233,7 @@ class MerrillDoSearcher(MerrillSearcher):
         self.front = 0
         self.directions = []
         self._examined = None
+        self._chain_marks = []      # profiled: (depth, levels run, events) of each chain
         device.zero_async(self.level_read)
         if self.tail is not None:
             device.zero_async(self.tail)
@@ -238,6 +241,10 @@ class MerrillDoSearcher(MerrillSearcher):
     def _bottom_up_level(self, q, depth):
         """The bottom-up level at depth (the host's decision) and up to `ahead` more, each run
         only if decide_bottom_up lets it; one control read for all. Returns (q, edges, levels)."""
+        marks = None
+        if self.profile_levels is not None:     # an event before the chain, one after each level
+            marks = [self.cp.cuda.Event()]
+            marks[0].record()
         if not self.bottom_up:  # entering bottom-up: the frontier queue becomes a bitmap
             bm = self.fronts[self.front]
             device.zero_async(bm)
@@ -248,7 +255,7 @@ class MerrillDoSearcher(MerrillSearcher):
             mode = GUESS | (LEVEL_KNOWN if self.level_known else 0) \
                 | (0 if self.dense_done else DENSE)
             self.dense_done = self.level_known = True
-        ahead = 0 if self.profile_levels is not None else self.ahead
+        ahead = self.ahead
         n_over_beta = np.float64(self.n / self.beta)
         if self.tail is None:
             tail_args = (np.uint64(0), np.uint64(0), np.uint64(0), np.int64(0))
@@ -271,9 +278,14 @@ class MerrillDoSearcher(MerrillSearcher):
                                        np.int32(k == 0), n_over_beta, *decide_tail))
             if self.dense:
                 mode = GUESS | LEVEL_KNOWN
+            if marks is not None:
+                marks.append(self.cp.cuda.Event())
+                marks[-1].record()
         self.launches["bottom_up"] += ahead + 1
         chain = self._read_ctl(self.chain)
         run, q2, edges2, found_edges, last_q = (int(x) for x in chain[[1, 2, 3, 4, 6]])
+        if marks is not None:
+            self._chain_marks.append((depth, run, marks))
         self.visited_edges += found_edges - edges2   # the caller adds the newest frontier's
         self.last_q = last_q
         self.slot ^= run & 1
@@ -335,6 +347,36 @@ class MerrillDoSearcher(MerrillSearcher):
                               else int(top_down[lv]) if lv < top_down.size else 0
                               for lv, d in enumerate(self.directions)]
         return self._examined
+
+    def split_profile(self, steps: list[dict]) -> None:
+        """A profiled search's steps (bfs.merrill's dicts, in place) with each run-ahead chain
+        of bottom-up levels as one entry per level: ms between the events after its kernels
+        (the first level also holds the switch from the queue; the last, the chain's control
+        read, so the entries still add up to the search), frontier and next sizes from the
+        level array. Run after the search, outside its timing."""
+        chains = {depth: (run, marks) for depth, run, marks in self._chain_marks}
+        if not chains:
+            return
+        cp = self.cp
+        reached = self.level >= 0
+        depth_of = self.level[reached]
+        count = cp.bincount(depth_of).get()
+        edges = cp.bincount(depth_of, weights=cp.diff(self.offsets)[reached]).get()
+        at = lambda a, d: int(a[d]) if d < a.size else 0      # noqa: E731
+        out = []
+        for step in steps:
+            if step["kind"] != "bottom-up" or step["depth"] not in chains:
+                out.append(step)
+                continue
+            run, marks = chains[step["depth"]]
+            ms = [cp.cuda.get_elapsed_time(marks[i], marks[i + 1]) for i in range(run)]
+            ms[-1] += max(0.0, step["ms"] - sum(ms))
+            for i in range(run):
+                d = step["depth"] + i
+                out.append({**step, "depth": d, "levels": 1, "frontier_vertices": at(count, d),
+                            "frontier_edges": at(edges, d), "next_vertices": at(count, d + 1),
+                            "ms": ms[i]})
+        steps[:] = out
 
     def step_bytes(self, step: dict, reached_before: int) -> int:
         """The fewest bytes a profiled level step (bfs.harness.bench.profile_search's dict,

@@ -445,7 +445,8 @@ def _bench_gpu_searches(rec, offsets, columns, roots, algorithms, check: SearchC
 
 def profile_search(searcher, root: int, name: str) -> dict:
     """One more search from root with CUDA events around every level step (each step also
-    waits for its counters, as a timed search does, so the steps add up to the search)."""
+    waits for its counters, as a timed search does, so the steps add up to the search);
+    merrill-do's run-ahead chains come back level by level (split_profile)."""
     import cupy as cp
     levels = []
     searcher.profile_levels = levels
@@ -456,6 +457,8 @@ def profile_search(searcher, root: int, name: str) -> dict:
     end.synchronize()
     searcher.profile_levels = None
     total_ms = cp.cuda.get_elapsed_time(start, end)
+    if hasattr(searcher, "split_profile"):   # merrill-do: a run-ahead chain, level by level
+        searcher.split_profile(levels)
     if hasattr(searcher, "step_bytes"):      # edges read and the bytes each step must move
         examined, depth, reached = searcher.level_edges_examined, 0, 1
         for lv in levels:
