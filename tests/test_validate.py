@@ -1,5 +1,7 @@
 """Every Graph500 validation rule, broken on purpose, must be caught and named."""
 
+import pytest
+
 from bfs.algorithms import EdgeList, RunContext
 from bfs.algorithms.seq_csr import build
 from bfs.validate import validate
@@ -20,78 +22,39 @@ def test_correct_search_is_valid_with_nedge(square_graph):
     assert validate(src, dst, parent, 0).valid  # levels derived from the tree
 
 
-def test_rule1_root_not_its_own_parent(square_graph):
-    src, dst, parent, level = good_search(square_graph)
-    parent[0] = 1
-    check = validate(src, dst, parent, 0, level)
-    assert not check.valid and check.rule == 1 and "parent[root=0]" in check.message
-
-
-def test_rule1_cycle_in_tree(square_graph):
-    src, dst, parent, level = good_search(square_graph)
-    parent[1], parent[2] = 2, 1
-    check = validate(src, dst, parent, 0, level)
-    assert not check.valid and check.rule == 1 and "cycle" in check.message
-
-
-def test_rule1_two_cycle_in_another_component(square_graph):
+# Each case breaks one rule of a correct search on the square graph: (changes to parent,
+# changes to level, whether the levels go to the validator (else they are derived from the
+# tree), the rules it may name, a piece of its message).
+BROKEN = {
+    "rule1-root-not-its-own-parent": ({0: 1}, {}, True, {1}, "parent[root=0]"),
+    "rule1-cycle-in-tree": ({1: 2, 2: 1}, {}, True, {1}, "cycle"),
     # the case the reference validator accepts: 5 <-> 6 point at each other, far from the root
-    src, dst, parent, level = good_search(square_graph)
-    parent[5], parent[6] = 6, 5
-    check = validate(src, dst, parent, 0)
-    assert not check.valid and check.rule == 1 and "cycle" in check.message
-
-
-def test_rule1_chain_ending_in_unreached(square_graph):
-    src, dst, parent, level = good_search(square_graph)
-    parent[1] = -1  # 2's parent is 1, whose chain now stops
-    check = validate(src, dst, parent, 0)
-    assert not check.valid and check.rule == 1 and "never reaches" in check.message
-
-
-def test_rule1_parent_out_of_range(square_graph):
-    src, dst, parent, level = good_search(square_graph)
-    parent[4] = 99
-    check = validate(src, dst, parent, 0)
-    assert not check.valid and check.rule == 1 and "not a vertex" in check.message
-
-
-def test_rule2_tree_edge_levels(square_graph):
-    src, dst, parent, level = good_search(square_graph)
-    level[2] = 3
-    check = validate(src, dst, parent, 0, level)
-    assert not check.valid and check.rule == 2 and "level[2] = 3" in check.message
-
-
-def test_rule3_edge_spans_two_levels(square_graph):
+    "rule1-two-cycle-in-another-component": ({5: 6, 6: 5}, {}, False, {1}, "cycle"),
+    # 2's parent is 1, whose chain now stops
+    "rule1-chain-ending-in-unreached": ({1: -1}, {}, False, {1}, "never reaches"),
+    "rule1-parent-out-of-range": ({4: 99}, {}, False, {1}, "not a vertex"),
+    "rule2-tree-edge-levels": ({}, {2: 3}, True, {2}, "level[2] = 3"),
     # a depth-first tree: 0 -> 1 -> 2 -> 3 puts 3 at level 3 beside its neighbour 0 at level 0
+    "rule3-edge-spans-two-levels": ({2: 1, 3: 2}, {}, False, {3}, "more than one apart"),
+    "rule4-tree-misses-part-of-component": ({4: -1}, {4: -1}, True, {4}, "does not span"),
+    # 5 hung under 4 with consistent levels: no input edge 4-5, but the tree now claims a
+    # vertex outside the root's component; its neighbour 6 is unreached
+    "rule4-tree-reaches-beyond-component": ({5: 4}, {5: 2}, True, {4, 5}, ""),
+    # 4 is at level 1 like 2's real parents, but 4-2 is no edge
+    "rule5-tree-edge-not-in-graph": ({2: 4}, {}, True, {5}, "(4, 2)"),
+}
+
+
+@pytest.mark.parametrize("case", BROKEN)
+def test_broken_rule_is_caught_and_named(square_graph, case):
+    parents, levels, with_level, rules, message = BROKEN[case]
     src, dst, parent, level = good_search(square_graph)
-    parent[2], parent[3] = 1, 2
-    check = validate(src, dst, parent, 0)
-    assert not check.valid and check.rule == 3 and "more than one apart" in check.message
-
-
-def test_rule4_tree_misses_part_of_component(square_graph):
-    src, dst, parent, level = good_search(square_graph)
-    parent[4], level[4] = -1, -1
-    check = validate(src, dst, parent, 0, level)
-    assert not check.valid and check.rule == 4 and "does not span" in check.message
-
-
-def test_rule4_tree_reaches_beyond_component(square_graph):
-    # 5 hung under 4 with consistent levels: no input edge 4-5, but the tree now claims
-    # a vertex outside the root's component; its neighbour 6 is unreached
-    src, dst, parent, level = good_search(square_graph)
-    parent[5], level[5] = 4, 2
-    check = validate(src, dst, parent, 0, level)
-    assert not check.valid and check.rule in (4, 5)
-
-
-def test_rule5_tree_edge_not_in_graph(square_graph):
-    src, dst, parent, level = good_search(square_graph)
-    parent[2] = 4  # 4 is at level 1 like 2's real parents, but 4-2 is no edge
-    check = validate(src, dst, parent, 0, level)
-    assert not check.valid and check.rule == 5 and "(4, 2)" in check.message
+    for v, p in parents.items():
+        parent[v] = p
+    for v, lv in levels.items():
+        level[v] = lv
+    check = validate(src, dst, parent, 0, level if with_level else None)
+    assert not check.valid and check.rule in rules and message in check.message, check
 
 
 def test_wrong_level_length(square_graph):
