@@ -255,7 +255,6 @@ class MerrillDoSearcher(MerrillSearcher):
             mode = GUESS | (LEVEL_KNOWN if self.level_known else 0) \
                 | (0 if self.dense_done else DENSE)
             self.dense_done = self.level_known = True
-        ahead = self.ahead
         n_over_beta = np.float64(self.n / self.beta)
         if self.tail is None:
             tail_args = (np.uint64(0), np.uint64(0), np.uint64(0), np.int64(0))
@@ -263,7 +262,7 @@ class MerrillDoSearcher(MerrillSearcher):
         else:
             tail_args = (self.tail, self.lists, self.list_len, np.int64(self.list_cap))
             decide_tail = (self.tail, np.uint64(self.n_words), np.uint64(self.collect_max))
-        for k in range(ahead + 1):
+        for k in range(self.ahead + 1):
             slot, front = self.slot ^ (k & 1), self.front ^ (k & 1)
             d = min(depth + k, LEVEL_SLOTS - 1)
             self.k_bottom_up((self.bu_blocks,), (BLOCK,),
@@ -281,7 +280,7 @@ class MerrillDoSearcher(MerrillSearcher):
             if marks is not None:
                 marks.append(self.cp.cuda.Event())
                 marks[-1].record()
-        self.launches["bottom_up"] += ahead + 1
+        self.launches["bottom_up"] += self.ahead + 1
         chain = self._read_ctl(self.chain)
         run, q2, edges2, found_edges, last_q = (int(x) for x in chain[[1, 2, 3, 4, 6]])
         if marks is not None:
