@@ -13,22 +13,17 @@ import time
 import cupy as cp
 
 from bfs.validate.gpu import validate_device
-from kronecker_searcher import kronecker_searcher
+from kronecker_searcher import kronecker_searcher, time_searches
 
 scale = int(sys.argv[1])
 spec = sys.argv[2] if len(sys.argv) > 2 else "merrill-do"
 searcher, roots, _, (src, dst) = kronecker_searcher(scale, spec, 48, keep_edges=True)
-start, end = cp.cuda.Event(), cp.cuda.Event()
 
 
 def run(mode):
     times = []
     for root in roots:
-        start.record()
-        searcher.search(int(root))
-        end.record()
-        end.synchronize()
-        times.append(cp.cuda.get_elapsed_time(start, end))
+        times.append(time_searches(searcher, root, 1)[0])
         if mode != "back to back":
             res = searcher.device_result()
             validate_device(lambda: [(src, dst)], res.parent, res.level, int(root))

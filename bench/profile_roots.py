@@ -6,7 +6,6 @@ then the level steps of the slowest and fastest ones (bfs.harness.bench.profile_
 The graph is Graph500's Kronecker graph built on the GPU, roots as `bfs bench` picks them."""
 import sys
 
-import cupy as cp
 import numpy as np
 
 from bfs.harness.bench import profile_search
