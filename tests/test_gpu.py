@@ -770,36 +770,95 @@ def test_2d_gpu_path_and_isolated_root():
 
 
 @pytest.mark.skipif(__import__("shutil").which("mpiexec") is None, reason="no mpiexec on PATH")
-@pytest.mark.parametrize("grid", ["1x1", "1x2", "2x1"])
+@pytest.mark.parametrize("grid", ["1x1", "1x2", "2x1", "2x2"])
 def test_2d_gpu_mpirun_equals_seq_csr(tmp_path, grid):
-    """bfs run --algorithm 2d --backend gpu under mpiexec (ranks share the one GPU)."""
+    """bfs run --algorithm 2d and 2d-do --backend gpu under mpiexec, ranks sharing the one GPU
+    (the exchanges through MPI): on one rank the engine (merrill, merrill-do), on more the
+    grid's levels with merrill-do's bottom-up kernel over each block (2d-do bottom-up from
+    level 1, and the defaults). Every search valid on the GPU (grid_gpu: parents and levels),
+    the same depths, reached counts and nedge as seq-csr."""
     from helpers import random_graph
     g = tmp_path / "graph"
     bfs_cli("generate", "kronecker", "--scale", 12, "--edgefactor", 8, "--out", g)
     comparable = lambda rows: [(r["root"], r["depth"], r["reached"], r["nedge"], r["valid"])
                                for r in rows]
+    r, c = map(int, grid.split("x"))
+    runs = [("2d",), ("2d-do",), ("2d-do", "--alpha", 1e9)]
     for graph in (g, random_graph(tmp_path / "random")):
         ref = graph.parent / f"{graph.name}-ref"
         bfs_cli("run", graph, "--algorithm", "seq-csr", "--roots", 4, "--out", ref)
         part = graph.parent / f"{graph.name}-part"
         bfs_cli("partition", graph, "--grid", grid, "--out", part)
-        r, c = map(int, grid.split("x"))
-        out = graph.parent / f"{graph.name}-run"
-        bfs_cli("run", part, "--algorithm", "2d", "--backend", "gpu", "--roots", 4,
-                "--save-parents", 1, "--out", out, ranks=r * c)
-        assert comparable(searches(out)) == comparable(searches(ref))
+        for k, (name, *options) in enumerate(runs):
+            out = graph.parent / f"{graph.name}-run{k}"
+            bfs_cli("run", part, "--algorithm", name, "--backend", "gpu", *options,
+                    "--roots", 4, "--save-parents", 1, "--out", out, ranks=r * c)
+            assert comparable(searches(out)) == comparable(searches(ref)), (name, options)
+
+
+def test_one_rank_searches_with_the_single_gpu_engine(monkeypatch):
+    """2d and 2d-do on a 1x1 grid run merrill and merrill-do over the block (Fu2DGpu.ENGINE):
+    the same levels as seq-csr and as merrill-do built from Kernel 1 on the same graph, the
+    same directions and edges examined as that merrill-do, valid by the grid validator
+    (grid_view) and the single-GPU one; and one host read per level step, where a run-ahead
+    chain of bottom-up levels is one step, so a Kronecker search reads fewer times than it has
+    levels."""
+    from mpi4py import MPI
+
+    from bfs.algorithms.merrill import MerrillSearcher
+    from bfs.algorithms.merrill_do import MerrillDoSearcher
+    from bfs.validate.grid_gpu import validate_grid_device
+    from bfs.comm.exchange import MpiExchange
+    src, dst = generate_edges(13, 16)
+    n = 2 ** 13
+    csr = build_csr(src, dst, n)
+    d_src, d_dst = device_edges.to_device_edges(src, dst)
+    alone = MerrillDoSearcher(*kernel1_gpu.build_csr_gpu(d_src, d_dst, n))
+    x = MpiExchange(MPI.COMM_SELF)
+    for name, engine in (("2d", MerrillSearcher), ("2d-do", MerrillDoSearcher)):
+        s = do_1x1(src, dst, n, "gpu", name)
+        assert type(s.engine) is engine
+        reads, steps = [0], [0]
+        read_ctl, step = s.engine._read_ctl, s.engine._step
+        monkeypatch.setattr(s.engine, "_read_ctl",
+                            lambda *a: (reads.__setitem__(0, reads[0] + 1), read_ctl(*a))[1])
+        monkeypatch.setattr(s.engine, "_step",
+                            lambda *a: (steps.__setitem__(0, steps[0] + 1), step(*a))[1])
+        chained = False
+        for root in graph500_roots(n, np.diff(csr.offsets) > 0, count=4):
+            root = int(root)
+            reads[0] = steps[0] = 0
+            s.search(root)
+            res = s.gather(n)
+            _, ref_level = bfs_csr(csr.offsets, csr.columns, root)
+            np.testing.assert_array_equal(res.level, ref_level, err_msg=f"{name} root {root}")
+            verdict = validate_grid_device(s.grid_view(), root, MPI.COMM_SELF, x, x, x)
+            check = validate(src, dst, res.parent, root, res.level)
+            assert verdict.valid and check.valid, (verdict.message, check.message)
+            assert verdict.nedge == check.nedge == s.nedge()
+            assert reads[0] == steps[0] and reads[0] <= s.levels_run
+            assert s.profile[:, 1].sum() == check.reached      # frontier sizes of every level
+            if name == "2d-do":
+                alone.search(root)
+                assert s.directions == alone.directions
+                assert s.level_edges_examined == alone.level_edges_examined
+                chained |= reads[0] < s.levels_run
+        if name == "2d-do":
+            assert chained, "no search ran a chain of bottom-up levels past one host read"
 
 
 # --- 2d-do --backend gpu (bfs.algorithms.fu_2d_do_gpu) -------------------------------------------
 
-def do_1x1(src, dst, n, backend, algorithm="2d-do", **options):
+def do_1x1(src, dst, n, backend, algorithm="2d-do", cls=None, **options):
     """A grid algorithm (2d-do, semiring) built from a 1x1 block over MPI.COMM_SELF (bfs run's
-    path on one rank)."""
+    path on one rank); cls: that searcher class instead of the registry's."""
     from mpi4py import MPI
 
     from bfs.harness.runner import Block
     bsrc, bdst = symmetric_block(src, dst)
     block = Block(MPI.COMM_SELF, {"grid": [1, 1], "bounds": [0, n]}, bsrc, bdst)
+    if cls is not None:
+        return cls(block, RunContext(backend, options))
     return get_algorithm(algorithm).load(backend).build(block, RunContext(backend, options))
 
 
@@ -828,18 +887,22 @@ def test_semiring_gpu_one_rank_equals_cpu_semiring():
 
 @pytest.mark.parametrize("alpha", [1.0, 15.0, 1e9])
 def test_2d_do_gpu_one_rank_both_directions(alpha):
-    """2d-do --backend gpu on a 1x1 grid (Fu2D's level loop with one rank's exchanges) on a
+    """2d-do --backend gpu's grid levels on a 1x1 grid (fu_2d_gpu.level_loop_class: Fu2D's
+    level loop with one rank's exchanges, merrill-do's bottom_up over the block CSC) on a
     Kronecker graph and a random one (n not a multiple of 64: padded words): levels equal
     seq-csr's, every tree valid, the directions the CPU 2d-do's (both switch on the same n_f,
     m_f and m_u), and a search that stays top-down examines the same edges per level."""
     from bfs.algorithms.fu_2d_do_gpu import Fu2DDoGpu
+    from bfs.algorithms.fu_2d_gpu import level_loop_class
     rng = np.random.default_rng(900)
     n_random = 5000 + 17
     graphs = [(*generate_edges(12, 16), 2 ** 12),
               (*random_edges(rng, n_random, 12 * n_random), n_random)]
     for src, dst, n in graphs:
-        gpu, cpu = do_1x1(src, dst, n, "gpu", alpha=alpha), do_1x1(src, dst, n, "cpu", alpha=alpha)
-        assert isinstance(gpu, Fu2DDoGpu)
+        gpu = do_1x1(src, dst, n, "gpu", cls=level_loop_class(Fu2DDoGpu), alpha=alpha,
+                     beta=18.0)
+        cpu = do_1x1(src, dst, n, "cpu", alpha=alpha, beta=18.0)
+        assert isinstance(gpu, Fu2DDoGpu) and gpu.engine is None
         csr = build_csr(src, dst, n)
         for root in graph500_roots(n, np.diff(csr.offsets) > 0, count=3):
             root = int(root)

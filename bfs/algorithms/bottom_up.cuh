@@ -1,5 +1,5 @@
-// Bottom-up BFS levels, the parts merrill-do (merrill_do.cu, 32-bit bitmask words) and 2d-do on
-// the GPU (fu_2d_do.cu, 64-bit words) share. Include after tiles.cuh (types, FULL, dealing).
+// Bottom-up BFS levels: merrill_do.cu's bottom_up, merrill-do over a graph and 2d-do over one
+// rank's block (BLOCK_IDS). Include after tiles.cuh (types, FULL, dealing).
 //
 // Why this shape. A bottom-up level's cost is latency, not bytes: an open vertex's steps wait
 // on one another (row offsets -> its first neighbours -> their frontier bits), so what counts

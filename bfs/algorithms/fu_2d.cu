@@ -163,14 +163,22 @@ finish(const u64* __restrict__ uni, i64 nw, u64* visited, int* level_col, int lv
     if (degrees) block_sum_add(0ULL - reached, unvisited);
 }
 
-extern "C" __global__ void reached_degrees(const int* __restrict__ level, i64 n,
-                                           const i64* __restrict__ offsets, u64* sum)
+// *sum -= (modulo 2^64) the degrees offsets[v + 1] - offsets[v] of the vertices v whose bits are
+// set in words[0, nw): at a search's start, 2d-do's unvisited block-CSC entries less the root's
+// (finish subtracts each level's new vertices itself). One thread per word, one atomic per block.
+extern "C" __global__ void subtract_degrees(const u64* __restrict__ words, i64 nw,
+                                            const i64* __restrict__ offsets, u64* sum)
 {
     u64 s = 0;
-    for (i64 v = (i64)blockIdx.x * blockDim.x + threadIdx.x; v < n;
-         v += (i64)gridDim.x * blockDim.x)
-        if (level[v] >= 0) s += (u64)(offsets[v + 1] - offsets[v]);
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) s += __shfl_down_sync(FULL, s, o);
-    if ((threadIdx.x & 31) == 0 && s) atomicAdd(sum, s);
+    for (i64 w = (i64)blockIdx.x * blockDim.x + threadIdx.x; w < nw;
+         w += (i64)gridDim.x * blockDim.x) {
+        u64 bits = words[w];
+        while (bits) {
+            const int k = __ffsll((long long)bits) - 1;
+            bits &= bits - 1;
+            const i64 v = w * 64 + k;
+            s += (u64)(offsets[v + 1] - offsets[v]);
+        }
+    }
+    block_sum_add(0ULL - s, sum);           // the negated sums add up to minus their total
 }

@@ -124,9 +124,11 @@ class DirectionSwitch:
     device) share. Sets alpha, beta, n, and per search bottom_up, directions,
     level_edges_examined and edges_examined."""
 
-    def _switch_options(self, options: dict, n: int) -> None:
-        self.alpha = _positive(options, "alpha", ALPHA)
-        self.beta = _positive(options, "beta", BETA)
+    def _switch_options(self, options: dict, n: int, alpha: float = ALPHA,
+                        beta: float = BETA) -> None:
+        """alpha, beta: the defaults where options give none (the GPU's are merrill-do's)."""
+        self.alpha = _positive(options, "alpha", alpha)
+        self.beta = _positive(options, "beta", beta)
         self.n = n
 
     def _switch_reset(self) -> None:

@@ -1,23 +1,31 @@
 """2d-do on the GPU: direction-optimizing 2D BFS on Fu et al.'s bitmap layout, with every
-rank's local work in CUDA kernels and every exchange on device buffers.
+rank's local work in merrill-do's CUDA kernels and every exchange on device buffers.
 
 Paper: S. Beamer, A. Buluc, K. Asanovic, D. Patterson, "Distributed Memory Breadth-First
 Search Revisited: Enabling Bottom-Up Search", IPDPSW 2013. The algorithm is
 bfs.algorithms.fu_2d_do's (its docstring is the spec: the two directions, Beamer's switch from
 four all-reduced words, parents at discovery); the switch itself is the same code
-(fu_2d_do.DirectionSwitch). Layout, level loop and exchanges are fu_2d's, the kernels and the
-device buffers fu_2d_gpu's (this class extends Fu2DGpu), plus fu_2d_do.cu:
+(fu_2d_do.DirectionSwitch), with merrill-do's GPU-tuned alpha = 40 and beta = inf as the
+defaults on the GPU. Layout, level loop and exchanges are fu_2d's, the device buffers
+fu_2d_gpu's (this class extends Fu2DGpu).
+
+One per-GPU engine. A grid of one rank has no exchange, so its search is a one-GPU search:
+it runs merrill-do itself over the block (Fu2DGpu.ENGINE; the block is then the graph's CSR in
+the graph's ids), with everything merrill-do has: rows hubs first, the head copy, the two-step
+bottom-up, the 4-blocks-an-SM shape, run-ahead chains of levels decided on the device (one
+host read a chain), tail lists and whole-sector writes. On more ranks every level's local work
+runs merrill-do's kernels over the rank's block:
 
   Top-down    fu_2d_gpu's level: In compacted into a queue (which also counts the frontier's
               block edges), the load-balanced expand_tiles, parents recorded by the edge that
               flips a bit of Out. Edges examined: all of the compacted frontier's (its edge
               count, known from the control read).
-  Bottom-up   bottom_up: every unvisited vertex of the column range with in-edges here walks
-              them in the block CSC and stops at a row in In; merrill-do's kernel shape
-              (bottom_up.cuh: a warp deals the open vertices of 32 words out to its lanes),
-              Out's words written whole (no global atomics, no clearing); pred = the row's
-              global id; the in-edges read are summed into the level's examined word. No
-              compaction: In is read as a bitmap (see _begin_level).
+  Bottom-up   merrill_do.cu's bottom_up with BLOCK_IDS: every unvisited column vertex with
+              in-edges here (the others start marked, as merrill-do's isolated vertices) reads
+              its head (the block CSC's first row, a column-indexed copy) and then its in-edges,
+              and stops at a row in In; Out's words written whole; pred = the row's global id;
+              the in-edges read are summed into the level's examined word. In is read as a
+              bitmap (see _begin_level).
   Contract    fu_2d_gpu's: parents recorded where a rank above in the grid column claimed the
               vertex are dropped, in both directions, so pred >= 0 exactly where this rank
               assigned (what bfs.validate.grid_gpu checks); no predecessor pass.
@@ -31,67 +39,66 @@ device buffers fu_2d_gpu's (this class extends Fu2DGpu), plus fu_2d_do.cu:
               the next level if it stays top-down (one read a level); after a bottom-up level
               the switch looks at n_f alone, and a level switching back to top-down compacts
               and reads again.
-One rank (1x1 grid): Fu2D's level loop with the exchanges of a one-rank grid (no-ops and
-device copies), not fu_2d_gpu's exchange-free single-rank loop: the switch lives in the loop's
-hooks. No from_csr (bfs bench on one GPU): the searcher needs a block and its communicator.
+The host read a level on more than one rank: a top-down level's tile grid is sized by the
+compacted frontier's edge count, a size only the host knows at launch, and the read also
+carries the all-reduced switch words. Run-ahead chains over the grid (bottom-up levels whose
+union, all-gather and count all-reduce are enqueued behind the kernel, as merrill-do's chain
+is) are the next step; they need two GPUs to measure.
 
-Memory it adds to 2d's: the block CSC, built on the device as the CSR is (device_csr with keys
-and values swapped): int64 offsets per column-range vertex + a uint32 row id per block entry,
-about as much as the CSR again (none on a 1x1 grid, where the CSC is the CSR); and 4 words of
-control.
+Memory it adds to 2d's: the block CSC, built on the device as the CSR is (kernel1_gpu's
+block_csr with keys and values swapped): int64 offsets per column-range vertex + a uint32 row
+id per block entry, about as much as the CSR again; its head copy (4 bytes a column vertex)
+and the closed-column bitmap; and 4 words of control.
 """
 from __future__ import annotations
-
-from pathlib import Path
 
 import numpy as np
 
 from .. import device
-from ..device import load_module
-from . import RunContext, fu_2d_gpu, kernel1_gpu
+from . import RunContext, fu_2d_gpu, kernel1_gpu, merrill_do
 from .fu_2d import WORD
 from .fu_2d_do import DirectionSwitch
-from .fu_2d_gpu import BLOCK, Fu2DGpu, device_csr
+from .fu_2d_gpu import BLOCK, EngineAnswers, Fu2DGpu
 
-BOTTOM_UP = "bottom_up<2, 4>"   # K open vertices per lane, H in-edges read at once (merrill-do's)
-KERNELS = (BOTTOM_UP, "subtract_degrees")
+# merrill-do's bottom-up shape over a block (64-bit CSC offsets: a block may pass 2^32 entries)
+BOTTOM_UP = merrill_do.bottom_up_kernel(merrill_do.BOTTOM_UP, "i64", block_ids=True)
 TOTALS, COUNTS = 4, 8      # ctl offsets of the all-reduced totals and of this rank's counts
-
-
-def _module():
-    return load_module(Path(__file__).with_name("fu_2d_do.cu"), (BOTTOM_UP,))
 
 
 class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
     """Fu2DGpu whose levels run top-down or bottom-up (see the module docstring)."""
 
+    ENGINE = merrill_do.MerrillDoSearcher
+    directions = EngineAnswers()
+    level_edges_examined = EngineAnswers()
+    edges_examined = EngineAnswers()
+
     def __init__(self, block, ctx: RunContext):
-        self._switch_options(ctx.options, int(block.manifest["bounds"][-1]))   # fail fast
+        self._switch_options(ctx.options, int(block.manifest["bounds"][-1]),    # fail fast
+                             merrill_do.ALPHA, merrill_do.BETA)
         super().__init__(block, ctx)
 
+    def _engine_options(self, options: dict) -> dict:
+        return {"alpha": self.alpha, "beta": self.beta}
+
     def _build_blocks(self, row_local, col_local) -> None:
-        """The block's device CSR, then its CSC (column -> rows, each column's rows sorted)."""
+        """The block's device CSR, then its CSC (column -> rows, each column's rows sorted),
+        each column's first row (the head copy) and the columns with no in-edge here (closed:
+        bottom-up never deals them; half the vertices of a Kronecker graph have no edge)."""
         super()._build_blocks(row_local, col_local)
         n_col_bits, nnz = self.cols.n_words * WORD, int(col_local.size)
         self.csc_nnz = nnz
-        if self.R == 1 and self.C == 1:
-            # one rank holds the whole symmetric edge list, rows and columns in the same ids:
-            # the CSC is the CSR (a second copy would not fit at scale 27 on one 141 GB GPU)
-            self.csc_offsets, self.csc_rows = self.csr_offsets, self.csr_cols
-        else:
-            self._build_csc(row_local, col_local, n_col_bits, nnz)
-        # the columns with in-edges here: bottom-up deals out only those (half the vertices of
-        # a Kronecker graph have no edge at all)
-        cp = device.require_gpu()
-        self.has_rows = cp.packbits(cp.diff(self.csc_offsets) > 0,
-                                    bitorder="little").view(cp.uint64)
-
-    def _build_csc(self, row_local, col_local, n_col_bits: int, nnz: int) -> None:
         # kept: offsets and row ids; while building: one bucket's keys and the sort's buffer
         device.check_fits(8 * (n_col_bits + 1) + 4 * nnz
-                          + 16 * min(nnz, kernel1_gpu.SORT_LIMIT),
+                          + 16 * min(nnz, kernel1_gpu.SORT_LIMIT) + 4 * n_col_bits,
                           f"2d-do block CSC ({n_col_bits} columns, {nnz} entries)")
-        self.csc_offsets, self.csc_rows = device_csr(col_local, row_local, n_col_bits)
+        self.csc_offsets, self.csc_rows = kernel1_gpu.block_csr(col_local, row_local, n_col_bits,
+                                                                what="2d-do block CSC")
+        cp = device.require_gpu()
+        self.closed = cp.packbits(cp.diff(self.csc_offsets) == 0,
+                                  bitorder="little").view(cp.uint32)
+        self.head = (self.csc_rows[cp.minimum(self.csc_offsets[:-1], nnz - 1)] if nnz
+                     else None)
 
     def _allocate(self) -> None:
         super()._allocate()
@@ -105,12 +112,10 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         self.ctl = cp.zeros(12, cp.uint64)
         self.totals, self.counts = self.ctl[TOTALS:COUNTS], self.ctl[COUNTS:COUNTS + 4]
         self.host_ctl = cupyx.empty_pinned((12,), dtype=np.uint64)
-        mod = _module()
-        self.k.update({name: mod.get_function(name) for name in KERNELS})
+        self.k[BOTTOM_UP] = merrill_do.module(BOTTOM_UP).get_function(BOTTOM_UP)
         self.bu_blocks = device.resident_grid(self.k[BOTTOM_UP], BLOCK)
+        self.bu_counts = cp.zeros(4, cp.uint64)   # the kernel's found / degree sums: unused
         self.launches["bottom_up"] = 0
-        # one rank runs Fu2D's level loop too, with trivial exchanges: the switch is in its hooks
-        self.single = False
 
     def _level_loop(self) -> None:
         """Fu2D's level loop (fu_2d_gpu's search has reset the bitmaps, zeroed ctl and set
@@ -146,12 +151,17 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
             self.counts[3:4].fill(self._edges)
             super()._expand_level(level)
             return
-        nw = self.cols.n_words
+        cp, nw = self.cp, self.cols.n_words
         self.counts[3:4].fill(0)
         self.k[BOTTOM_UP]((self.bu_blocks,), (BLOCK,),
-                          (self.csc_offsets, self.csc_rows, self.in_words, self.visited,
-                           self.has_rows, np.int64(nw), self.out, self.pred, self.row_global,
-                           self.counts[3:4]))
+                          (self.csc_offsets, self.csc_rows, np.int64(2 * nw), np.int64(nw * WORD),
+                           self.in_words.view(cp.uint32), self.out.view(cp.uint32),
+                           self.visited.view(cp.uint32), self.closed, self.pred, self.level_col,
+                           np.int32(level + 1), np.int32(merrill_do.LEVEL_KNOWN),
+                           self.bu_counts[0:2], self.bu_counts[2:4], self.counts[3:4],
+                           np.uint64(0), np.uint64(0) if self.head is None else self.head,
+                           np.uint64(0), np.uint64(0), np.uint64(0), np.int64(0),
+                           self.row_global))
         self.launches["bottom_up"] += 1
 
     def _finish(self, level: int) -> None:
@@ -177,6 +187,5 @@ def build(block, ctx: RunContext) -> Fu2DDoGpu:
 
 
 def warm_up(ctx: RunContext) -> None:
-    """fu_2d_gpu's warm-up on this class: both modules' kernels compiled and a search run (on
-    its 3-vertex block the default alpha goes bottom-up at level 1)."""
+    """fu_2d_gpu's warm-up on this class: the engine's kernels compiled and a search run."""
     fu_2d_gpu.warm_up(ctx, Fu2DDoGpu)

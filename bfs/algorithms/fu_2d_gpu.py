@@ -6,9 +6,9 @@ broadcast, row all-gather, one count all-reduce a level) are bfs.algorithms.fu_2
 module runs the local work on the GPU:
 
   CSR         built on the GPU from the block: padded local ids by one kernel (binary search
-              of each id's piece in the bounds), keys row<<32|col radix-sorted per bucket of
-              rows as in bfs.algorithms.kernel1_gpu; bench's 1x1 searcher (from_csr) takes the
-              symmetric device CSR. No CSC: see Parents.
+              of each id's piece in the bounds), then Kernel 1's kernels and sort
+              (kernel1_gpu.block_csr: keys row<<32|col radix-sorted per bucket of rows); bench's
+              1x1 searcher (from_csr) takes the symmetric device CSR. No CSC: see Parents.
   Bitmaps     cupy uint64 arrays, piece by piece as in fu_2d (PaddedRange).
   Expand      In_i -> Out_ij minus visited, load-balanced like merrill: the frontier bitmap is
               compacted into a vertex queue with degrees (one warp-aggregated atomic per warp),
@@ -30,15 +30,19 @@ Exchanges (bfs.comm.exchange): with --comm nccl (the default) every bitmap and c
 through NCCL on the current stream, and the only host wait of a level is one read of a few
 control words (frontier vertices and edges for sizing the expand launch, and the last
 all-reduce's frontier size, which ends the search); --comm mpi stages the same buffers through
-host memory. With one rank (1x1 grid, or from_csr) the level loop has no exchange at all: Out
-is the next frontier (swapped, not copied).
+host memory.
+
+One rank (1x1 grid, or from_csr): no exchange at all, so the search is a one-GPU search and
+runs the single-GPU code (ENGINE: merrill, and merrill-do for 2d-do) over the block, which is
+the graph's CSR in the graph's own ids: a 1x1 grid costs what merrill costs, and the curve of a
+scaling study starts from the best one-GPU search. Validation and gather read the engine's
+outputs (grid_view).
 """
 from __future__ import annotations
 
 import functools
-from types import SimpleNamespace
-
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -47,7 +51,7 @@ from ..device import load_module
 from .. import device
 from ..errors import BfsError
 from ..comm.mpi import Timer
-from . import RunContext, SearchResult, tiles
+from . import RunContext, SearchResult, merrill, tiles
 from .fu_2d import WORD, Fu2D, PaddedRange
 
 BLOCK, TILE = tiles.BLOCK, tiles.TILE
@@ -57,41 +61,45 @@ def _module():
     return load_module(Path(__file__).with_name("fu_2d.cu"))
 
 
-@functools.lru_cache(maxsize=None)
-def _pack_keys():
-    cp = device.require_gpu()
-    return cp.ElementwiseKernel("uint32 k, uint32 v", "uint64 key",
-                                "key = ((unsigned long long)k << 32) | (unsigned long long)v",
-                                "bfs_pack_keys")
+class EngineAnswers:
+    """A search statistic (levels_run, launches, directions, ...) that the level loop sets on a
+    multi-rank search and the engine answers on a single rank (Fu2DGpu.engine)."""
 
+    def __set_name__(self, owner, name):
+        self.name = name
 
-def device_csr(keys, values, n_keys: int, limit: int = kernel1_gpu.SORT_LIMIT):
-    """Directed CSR (keys -> values) on the device: int64 offsets[n_keys + 1], uint32 values,
-    each row sorted; keys and values are device uint32 arrays (local ids). Rows are cut
-    into buckets of at most `limit` entries, each radix-sorted as row<<32|value keys."""
-    cp = device.require_gpu()
-    deg = cp.bincount(keys, minlength=n_keys) if keys.size else cp.zeros(n_keys, cp.int64)
-    offsets = cp.zeros(n_keys + 1, cp.int64)
-    cp.cumsum(deg, out=offsets[1:])
-    del deg
-    out = cp.empty(int(keys.size), cp.uint32)
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self
+        engine = obj.__dict__.get("engine")
+        if engine is not None:
+            return getattr(engine, self.name)
+        try:
+            return obj.__dict__[self.name]
+        except KeyError:
+            raise AttributeError(self.name) from None
 
-    def fill_bucket(r0, r1, buf):
-        sel = (keys >= r0) & (keys < r1) if (r0, r1) != (0, n_keys) else None
-        k = keys if sel is None else keys[sel]
-        v = values if sel is None else values[sel]
-        _pack_keys()(k, v, buf[:k.size])
-        return int(k.size)
-
-    kernel1_gpu.sort_rows(offsets.get(), out, fill_bucket, limit, "2d block CSR")
-    return offsets, out
+    def __set__(self, obj, value):
+        obj.__dict__[self.name] = value
 
 
 class Fu2DGpu(Fu2D):
     """Fu2D with device-resident bitmaps, CSR/CSC and CUDA kernels (see the module docstring).
 
     comm None (from_csr): a 1x1 grid with no MPI at all.
+    engine: on a grid of one rank, the single-GPU search (ENGINE) over the block, which is then
+    the whole graph's CSR in the graph's own ids; None on a multi-rank grid.
     """
+
+    # The per-GPU search a single rank runs: with no exchange the block's search is a one-GPU
+    # search, so it runs the single-GPU code itself (2d: merrill's top-down levels; 2d-do:
+    # merrill-do's) and a 1x1 grid costs what merrill / merrill-do cost. None: the level loop
+    # on one rank too (semiring's own product).
+    ENGINE: type | None = merrill.MerrillSearcher
+    engine = None
+    _profile = None
+    levels_run = EngineAnswers()
+    launches = EngineAnswers()
 
     def __init__(self, block, ctx: RunContext):
         """The block's CSR in padded local ids, built on the GPU. block.src / dst: global ids,
@@ -107,14 +115,32 @@ class Fu2DGpu(Fu2D):
             raise BfsError("2d --backend gpu takes vertex ids below 2^32")
         row_local = self._local_ids(block.src, self.rows, self.i * self.C, 1)
         col_local = self._local_ids(block.dst, self.cols, self.j, self.C)
+        if self.R * self.C == 1 and self.ENGINE is not None:
+            # one rank: padded local ids are the graph's ids (one piece, padded at its end)
+            offsets, columns = kernel1_gpu.block_csr(row_local, col_local, n_row_bits)
+            del row_local, col_local
+            self._start_engine(offsets, columns, ctx.options)
+            return
         self._build_blocks(row_local, col_local)
         del row_local, col_local
         self._allocate()
 
+    def _start_engine(self, offsets, columns, options: dict) -> None:
+        """The single-GPU search over the whole graph's device CSR (see ENGINE)."""
+        self.cp = device.require_gpu()
+        self.engine = self.ENGINE(offsets, columns, **self._engine_options(options))
+        self.nnz = int(columns.size)
+        self._profile = None
+        self._identity = None
+
+    def _engine_options(self, options: dict) -> dict:
+        """The engine's options from this algorithm's (2d has none that the engine takes)."""
+        return {}
+
     def _build_blocks(self, row_local, col_local) -> None:
         """The block's device CSR from its entries' padded local ids (2d-do adds its CSC)."""
-        self.csr_offsets, self.csr_cols = device_csr(row_local, col_local,
-                                                     self.rows.n_words * WORD)
+        self.csr_offsets, self.csr_cols = kernel1_gpu.block_csr(row_local, col_local,
+                                                                self.rows.n_words * WORD)
 
     def _local_ids(self, ids, rng: PaddedRange, first_piece: int, stride: int):
         """Global ids -> padded local ids of a row or column range (uint32, on the device),
@@ -153,8 +179,11 @@ class Fu2DGpu(Fu2D):
         pad = self.rows.n_words * WORD - n
         if pad:
             offsets = cp.concatenate([offsets, cp.full(pad, offsets[-1], cp.int64)])
-        self.csr_offsets, self.csr_cols = offsets, columns
         self.n = n
+        if cls.ENGINE is not None:
+            self._start_engine(offsets, columns, {"exchange": exchange})
+            return self
+        self.csr_offsets, self.csr_cols = offsets, columns
         self._allocate()
         return self
 
@@ -193,10 +222,8 @@ class Fu2DGpu(Fu2D):
         self.scanner = tiles.Scan(cp, mod, self.qdeg.size)
         self.k = {name: mod.get_function(name) for name in
                   ("reset", "compact", "partition_tiles", "expand_tiles", "contract", "finish",
-                   "reached_degrees")}
+                   "subtract_degrees")}
         self.launches = {"expand": 0, "levels": 0}
-        # the single rank of a 1x1 grid (from_csr, or a world of one) needs no exchange
-        self.single = self.comm is None or (self.R == 1 and self.C == 1)
         cp.cuda.get_current_stream().synchronize()
 
     def _read_ctl(self):
@@ -253,10 +280,14 @@ class Fu2DGpu(Fu2D):
 
     def search(self, root: int) -> None:
         cp = self.cp
-        rows, cols = self.rows, self.cols
         root = int(root)
-        r_local, c_local = rows.find(root), cols.find(root)
         self.root = root
+        if self.engine is not None:
+            self._profile = None
+            self.engine.search(root)
+            return
+        rows, cols = self.rows, self.cols
+        r_local, c_local = rows.find(root), cols.find(root)
         n = max(rows.n_words, cols.n_words) * WORD
         self.k["reset"]((device.grid_for(n),), (BLOCK,),
                         (np.int64(rows.n_words * WORD), np.int64(cols.n_words * WORD),
@@ -264,45 +295,25 @@ class Fu2DGpu(Fu2D):
                          np.int64(r_local), np.int64(c_local), self.pred))
         self.ctl.fill(0)
         self.totals.fill(1)    # level 0's frontier: the root
-        if self.single:
-            self._search_single()
-        else:
-            self._level_loop()
+        self._level_loop()
         cp.cuda.get_current_stream().synchronize()
 
-    def _search_single(self) -> None:
-        """One rank: Out is the union and the next In; one host round trip a level."""
-        timer = Timer()
-        profile = []
-        level = 0
-        prof = self.profile_levels
-        if prof is not None:
-            prof.clear()
-        while True:
-            if prof is not None:
-                t0 = self.cp.cuda.Event()
-                t0.record()
-            with timer("expand"):
-                q, edges, _ = self._compact(level)
-                self._expand_tiles(q, edges)
-            if q == 0:
-                break
-            with timer("expand"):
-                if edges:
-                    self._launch_finish(self.out, level + 1)
-                self.in_words, self.out = self.out, self.in_words
-            if prof is not None:
-                t1 = self.cp.cuda.Event()
-                t1.record()
-                t1.synchronize()
-                prof.append({"depth": level, "kind": "top-down", "levels": 1,
-                             "frontier_vertices": q, "frontier_edges": edges,
-                             "next_vertices": -1,
-                             "ms": self.cp.cuda.get_elapsed_time(t0, t1)})
-            profile.append((level, q, timer.pop("expand"), 0.0, 0))
-            level += 1
-        self.levels_run = level
-        self.profile = np.array(profile, np.float64).reshape(-1, 5)
+    @property
+    def profile(self) -> np.ndarray:
+        """Per level (level, frontier, expand s, comm s, bytes sent): the level loop's CUDA
+        events; on a single rank the engine chains levels without per-level events, so its
+        rows hold each level's frontier size from the level array (after the search, outside
+        its timing) and NaN seconds."""
+        if self._profile is None and self.engine is not None:
+            e = self.engine
+            sizes = self.cp.bincount(e.level[e.level >= 0]).get()
+            self._profile = np.array([(lv, f, np.nan, 0.0, 0) for lv, f in enumerate(sizes)],
+                                     np.float64).reshape(-1, 5)
+        return self._profile
+
+    @profile.setter
+    def profile(self, rows: np.ndarray) -> None:
+        self._profile = rows
 
     # --- Fu2D's level hooks on the GPU: no host wait but _begin_level's one read ------------
     on_device = True
@@ -331,14 +342,25 @@ class Fu2DGpu(Fu2D):
     def grid_view(self) -> SimpleNamespace:
         """What bfs.validate.grid_gpu checks the last search by: this rank's block CSR with the
         global ids of its rows and columns, the column range's levels and the parents this rank
-        assigned (device arrays), and the layout of the row and column ranges."""
+        assigned (device arrays), and the layout of the row and column ranges. On a single rank
+        (the engine) the graph's CSR, its ids and the engine's outputs."""
+        e = self.engine
+        if e is not None and self._identity is None:    # made once, for validation only
+            self._identity = self.cp.arange(e.n, dtype=self.cp.int64)
         return SimpleNamespace(
-            n=int(self.bounds[-1]), csr_offsets=self.csr_offsets, csr_cols=self.csr_cols,
-            row_global=self.row_global, col_global=self.col_global, level_col=self.level_col,
-            pred=self.pred, own=self.own, row_words=np.diff(self.rows.word_offset),
-            col_words=np.diff(self.cols.word_offset), root_col=self.cols.find(self.root))
+            n=int(self.bounds[-1]),
+            csr_offsets=self.csr_offsets if e is None else e.offsets,
+            csr_cols=self.csr_cols if e is None else e.columns,
+            row_global=self.row_global if e is None else self._identity,
+            col_global=self.col_global if e is None else self._identity,
+            level_col=self.level_col if e is None else e.level,
+            pred=self.pred if e is None else e.parent, own=self.own,
+            row_words=np.diff(self.rows.word_offset), col_words=np.diff(self.cols.word_offset),
+            root_col=self.cols.find(self.root))
 
     def _results(self):
+        if self.engine is not None:
+            return self.engine.level.get(), self.engine.parent.get()
         return self.level_col.get(), self.pred.get()
 
     def gather(self, n_vertices: int | None = None) -> SearchResult | None:
@@ -350,22 +372,18 @@ class Fu2DGpu(Fu2D):
         return SearchResult(res.parent.get(), res.level.get())
 
     def device_result(self) -> SearchResult:
-        """The last search's parent (int64) and level (int32) arrays as device arrays (from_csr:
-        vertex ids are the CSR's), for bfs.validate.gpu."""
-        if self.comm is not None:
-            raise BfsError("device_result() needs the whole graph on this GPU (from_csr)")
-        parent = self.pred[:self.n].copy()
-        parent[self.root] = self.root
-        return SearchResult(parent, self.level_col[:self.n])
+        """The last search's parent (int64) and level (int32) arrays as device arrays, for
+        bfs.validate.gpu: only where one GPU holds the whole graph (the engine)."""
+        if self.engine is None:
+            raise BfsError("device_result() needs the whole graph on this GPU (one rank)")
+        n = int(self.bounds[-1])
+        return SearchResult(self.engine.parent[:n], self.engine.level[:n])
 
     def nedge(self) -> int:
-        """Graph500 nedge of the last search (from_csr: the CSR is the whole symmetric graph)."""
-        if self.comm is not None:
-            raise BfsError("nedge() needs the whole graph's CSR (from_csr)")
-        total = self.cp.zeros(1, self.cp.uint64)
-        self.k["reached_degrees"]((device.grid_for(self.n),), (BLOCK,),
-                                  (self.level_col, np.int64(self.n), self.csr_offsets, total))
-        return int(total.get()[0]) // 2
+        """Graph500 nedge of the last search, where one GPU holds the whole graph."""
+        if self.engine is None:
+            raise BfsError("nedge() needs the whole graph's CSR on this GPU (one rank)")
+        return self.engine.nedge()
 
 
 def build(block, ctx: RunContext) -> Fu2DGpu:
@@ -378,11 +396,20 @@ def from_csr(offsets, columns, **options) -> Fu2DGpu:
     return Fu2DGpu.from_csr(offsets, columns, **options)
 
 
+@functools.cache
+def level_loop_class(cls: type) -> type:
+    """cls with no engine: the grid's level loop also on one rank (its kernels compiled by
+    warm_up; the tests run a 1x1 grid's levels through it)."""
+    return type(cls.__name__, (cls,), {"ENGINE": None, "__doc__": level_loop_class.__doc__})
+
+
 def warm_up(ctx: RunContext, cls: type = Fu2DGpu) -> None:
     """Called by the harness before Kernel 1 is timed: the CUDA kernels and the CuPy
     element-wise code of the block's CSR/CSC build compiled on a 3-vertex block of a 1x1 grid
-    over MPI.COMM_SELF, so every rank warms up alone (cls: a subclass warms up its own)."""
+    over MPI.COMM_SELF, so every rank warms up alone (cls: a subclass warms up its own), with
+    the engine and with the grid's level loop."""
     from mpi4py import MPI
     tiny = SimpleNamespace(comm=MPI.COMM_SELF, manifest={"grid": [1, 1], "bounds": [0, 3]},
                            src=np.array([0, 1], np.int64), dst=np.array([1, 2], np.int64))
-    cls(tiny, ctx).search(0)
+    for kind in {cls, level_loop_class(cls)}:
+        kind(tiny, ctx).search(0)

@@ -2,23 +2,26 @@ typedef unsigned long long u64;
 typedef long long i64;
 typedef unsigned int u32;
 
-// Undirected degree of every vertex, self-loops excluded (2 atomics per non-loop edge).
+// Undirected degree of every vertex, self-loops excluded (2 atomics per non-loop edge); with
+// directed = 1 the entries are already both directions of a block in local ids (2d's block CSR
+// and CSC: a row id equal to a column id is no loop there), so each counts once, for its row.
 extern "C" __global__ void count_degrees(const u32* __restrict__ src, const u32* __restrict__ dst,
-                                         i64 m, u64* __restrict__ deg)
+                                         i64 m, u64* __restrict__ deg, int directed)
 {
     for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < m;
          i += (i64)gridDim.x * blockDim.x) {
         const u32 u = src[i], v = dst[i];
-        if (u != v) { atomicAdd(deg + u, 1ULL); atomicAdd(deg + v, 1ULL); }
+        if (directed) atomicAdd(deg + u, 1ULL);
+        else if (u != v) { atomicAdd(deg + u, 1ULL); atomicAdd(deg + v, 1ULL); }
     }
 }
 
 // Keys row<<32|col of the directed entries whose row is in [r0, r1), appended (in any order)
-// at keys[*count...] with one atomicAdd per warp and step. Every thread of a warp runs the
+// at keys[*count...] with one atomicAdd per warp and step (directed: count_degrees' meaning). Every thread of a warp runs the
 // same number of steps (the loop bound is block-uniform), as the ballots need.
 extern "C" __global__ void bucket_keys(const u32* __restrict__ src, const u32* __restrict__ dst,
                                        i64 m, u64 r0, u64 r1, u64* __restrict__ keys,
-                                       u64* count)
+                                       u64* count, int directed)
 {
     const u32 lane = threadIdx.x & 31;
     for (i64 b = (i64)blockIdx.x * blockDim.x; b < m; b += (i64)gridDim.x * blockDim.x) {
@@ -27,9 +30,9 @@ extern "C" __global__ void bucket_keys(const u32* __restrict__ src, const u32* _
         bool e1 = false, e2 = false;
         if (i < m) {
             u = src[i]; v = dst[i];
-            if (u != v) {
-                e1 = u >= r0 && u < r1;       // entry u -> v
-                e2 = v >= r0 && v < r1;       // entry v -> u
+            if (directed || u != v) {
+                e1 = u >= r0 && u < r1;                   // entry u -> v
+                e2 = !directed && v >= r0 && v < r1;      // entry v -> u
             }
         }
         const u32 m1 = __ballot_sync(0xFFFFFFFFu, e1), m2 = __ballot_sync(0xFFFFFFFFu, e2);

@@ -146,16 +146,28 @@ def _check_vertices(n: int) -> None:
         raise BfsError(f"GPU Kernel 1 takes 1..2^32 vertices, got {n}")
 
 
-def _csr_from_chunks(edge_chunks, n: int, sort_limit: int, what: str):
+def block_csr(keys, values, n_keys: int, sort_limit: int = SORT_LIMIT,
+              what: str = "2d block CSR"):
+    """Directed CSR (keys -> values) of a distributed block on the device: int64
+    offsets[n_keys + 1], uint32 values, each row sorted; keys and values are device uint32
+    local ids of entries that already hold both directions (2d's block CSR, and with keys and
+    values swapped its CSC). The same kernels and sort as Kernel 1, one direction per entry."""
+    _check_vertices(n_keys)
+    return _csr_from_chunks(lambda: [(keys, values)], n_keys, sort_limit, what, directed=True)
+
+
+def _csr_from_chunks(edge_chunks, n: int, sort_limit: int, what: str, directed: bool = False):
     """The Kernel 1 passes over edge_chunks() (a callable yielding device uint32 (src, dst)
-    pairs, the same edges each call): degrees in one pass, then one pass per row bucket."""
+    pairs, the same edges each call): degrees in one pass, then one pass per row bucket.
+    directed: each pair is one CSR entry src -> dst (block_csr); else an undirected edge."""
     cp = require_gpu()
     mod = _kernel1_module()
     deg = cp.zeros(n, dtype=cp.uint64)
     for src, dst in edge_chunks():
         if src.size:
             mod.get_function("count_degrees")((grid_for(src.size),), (BLOCK,),
-                                              (src, dst, np.int64(src.size), deg))
+                                              (src, dst, np.int64(src.size), deg,
+                                               np.int32(directed)))
     offsets = cp.zeros(n + 1, dtype=cp.int64)
     cp.cumsum(deg.view(cp.int64), out=offsets[1:])
     del deg
@@ -169,7 +181,8 @@ def _csr_from_chunks(edge_chunks, n: int, sort_limit: int, what: str):
             if src.size:
                 mod.get_function("bucket_keys")((grid_for(src.size),), (BLOCK,),
                                                 (src, dst, np.int64(src.size), np.uint64(r0),
-                                                 np.uint64(r1), keys, count))
+                                                 np.uint64(r1), keys, count,
+                                                 np.int32(directed)))
         return int(count.get()[0])
 
     sort_rows(offsets_h, columns, fill_bucket, sort_limit, what)

@@ -100,7 +100,13 @@ __device__ __forceinline__ void add_block_counts(u64 a, u64 b, u64 c, u64* count
 // examined). go: null for a level the host decided; a run-ahead level (decide_bottom_up) runs
 // only while go[0] is 1. TAIL (tail, lists, list_len, list_cap): the tail lists, which
 // decide_bottom_up's comment describes; with TAIL false none of that code is compiled in.
-template <int K, int HEAD, typename O, int MIN_BLOCKS, bool TAIL>
+// BLOCK_IDS: the same level over one rank's block of a 2D grid (fu_2d_do_gpu.py): offsets and
+// columns are the block CSC (column -> rows), frontier is the row range's In, visited and
+// next_frontier (Out) the column range's; a found vertex's parent is its row's global id
+// (row_global[p]); visited_init marks the columns with no in-edge in the block (never dealt);
+// visited is left to the level's finish, after the grid column's union, and so are the levels
+// (mode LEVEL_KNOWN). The rest (head step, dealing, whole-word Out) is merrill-do's.
+template <int K, int HEAD, typename O, int MIN_BLOCKS, bool TAIL, bool BLOCK_IDS>
 __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
 bottom_up(const O* __restrict__ offsets, const u32* __restrict__ columns, i64 n_words, i64 n,
           const u32* __restrict__ frontier, u32* __restrict__ next_frontier,
@@ -108,7 +114,7 @@ bottom_up(const O* __restrict__ offsets, const u32* __restrict__ columns, i64 n_
           i64* __restrict__ parent, int* __restrict__ level, int next_level, int mode,
           u64* counter, u64* other_counter, u64* read, const u64* __restrict__ go,
           const u32* __restrict__ head, u64* tail, u32* __restrict__ lists,
-          u32* __restrict__ list_len, i64 list_cap)
+          u32* __restrict__ list_len, i64 list_cap, const i64* __restrict__ row_global)
 {
     if (go && go[0] == 0) return;            // grid-uniform: decide_bottom_up ran before
     __shared__ u32 s_next[BLOCK];
@@ -181,7 +187,8 @@ bottom_up(const O* __restrict__ offsets, const u32* __restrict__ columns, i64 n_
     } else for (i64 w0 = (((i64)blockIdx.x * BLOCK + threadIdx.x) >> 5) * 32; w0 < n_words;
          w0 += warps * 32) {
         const i64 my_word = w0 + lane;
-        const u32 word = my_word < n_words ? visited[my_word] : FULL;
+        const u32 word = my_word >= n_words ? FULL
+                       : visited[my_word] | (BLOCK_IDS ? visited_init[my_word] : 0u);
         const u32 open = ~word;
         u32 incl;
         const u32 total = deal_count(open, incl);
@@ -199,7 +206,7 @@ bottom_up(const O* __restrict__ offsets, const u32* __restrict__ columns, i64 n_
             if (mode & DENSE) {
                 found_parent[owner * 32 + (v & 31)] = p;
             } else {
-                parent[v] = (i64)p;
+                parent[v] = BLOCK_IDS ? row_global[p] : (i64)p;
                 if (!(mode & LEVEL_KNOWN)) level[v] = next_level;
             }
             atomicOr(next_words + owner, 1u << (v & 31));
@@ -276,7 +283,7 @@ bottom_up(const O* __restrict__ offsets, const u32* __restrict__ columns, i64 n_
         }
         if (my_word < n_words) {
             next_frontier[my_word] = mask;
-            if (mask) visited[my_word] = word | mask;
+            if (mask && !BLOCK_IDS) visited[my_word] = word | mask;
         }
         if (tail_mode & TAIL_COLLECT) {  // the open vertices not found: the warp's list
             u32 left = open & ~mask, left_incl;

@@ -117,7 +117,16 @@ def tail_lists_bytes(n: int) -> int:
     return 2 * n + (1 << 22)
 
 
-def _module(kernel: str):
+def bottom_up_kernel(bu: str, o_type: str, tail: bool = False, block_ids: bool = False) -> str:
+    """The bottom_up instantiation of merrill_do.cu for a shape (BOTTOM_UP_VARIANTS), 32- or
+    64-bit offsets, tail lists, and block ids (2d-do's levels over one rank's block)."""
+    k, h, min_blocks = BOTTOM_UP_VARIANTS[bu]
+    return (f"bottom_up<{k}, {h}, {o_type}, {min_blocks}, {str(tail).lower()}, "
+            f"{str(block_ids).lower()}>")
+
+
+def module(kernel: str):
+    """merrill_do.cu with one bottom_up instantiation (bottom_up_kernel)."""
     return load_module(Path(__file__).with_name("merrill_do.cu"), (kernel,))
 
 
@@ -203,9 +212,8 @@ class MerrillDoSearcher(MerrillSearcher):
         # and where they fit: else every level sweeps the bitmask, as with tail=0
         use_tail = bool(tail) and self.beta == float("inf") \
             and tail_lists_bytes(self.n) <= device.free_memory()[0]
-        k, h, min_blocks = BOTTOM_UP_VARIANTS[bu]
-        kernel = f"bottom_up<{k}, {h}, {o_type}, {min_blocks}, {str(use_tail).lower()}>"
-        mod = _module(kernel)
+        kernel = bottom_up_kernel(bu, o_type, use_tail)
+        mod = module(kernel)
         self.k_bitmap = mod.get_function("queue_to_bitmap")
         self.k_queue = mod.get_function("bitmap_to_queue")
         self.k_complete = mod.get_function("complete_outputs")
@@ -272,7 +280,8 @@ class MerrillDoSearcher(MerrillSearcher):
                               np.int32(depth + k + 1), np.int32(mode), self.ctl_slots[slot],
                               self.ctl_slots[1 - slot], self.level_read[d:d + 1],
                               np.uint64(0) if k == 0 else self.chain,
-                              np.uint64(0) if self.head is None else self.head, *tail_args))
+                              np.uint64(0) if self.head is None else self.head, *tail_args,
+                              np.uint64(0)))
             self.k_decide((1,), (1,), (self.ctl_slots[slot], self.chain, np.uint64(q),
                                        np.int32(k == 0), n_over_beta, *decide_tail))
             if self.dense:

@@ -25,7 +25,7 @@ bfs.algorithms.fu_2d_gpu's (this class extends it); only the exchange differs:
             and the union's size (identical on every rank) ends the search: no all-reduce.
 One host read a level: the compaction's counts of every rank (an all-gather of two words), from
 which every rank takes the same decisions (frontier size, list or bitmap, list sizes).
-With one rank the search is fu_2d_gpu's single-GPU loop.
+With one rank the search is merrill itself (fu_2d_gpu.Fu2DGpu.ENGINE): no exchange to make.
 """
 from __future__ import annotations
 
@@ -53,6 +53,8 @@ class Racherla1DGpu(Fu2DGpu):
             raise BfsError(f"1d takes a P x 1 partition (bfs partition --1d P), got a {rows}x{cols}"
                            " grid")
         super().__init__(block, ctx)
+        if self.engine is not None:     # one rank: merrill over the whole graph
+            return
         cp = self.cp
         self.small_frontier = int(ctx.options.get("small_frontier", 1000))
         P, nw = self.R, self.cols.n_words

@@ -20,8 +20,8 @@ zero). Every tree is the CPU semiring's, parent for parent: each vertex's parent
 smallest-id neighbour one level up, whatever the grid or the backend.
 
 One rank (1x1 grid): the same level loop with a one-rank grid's exchanges (device copies), not
-fu_2d_gpu's exchange-free loop. No from_csr (bfs bench on one GPU): the searcher needs a block
-and its communicator; `bfs bench --grid` runs it.
+fu_2d_gpu's engine (merrill's search, whose parents are not the semiring's). No from_csr (bfs
+bench on one GPU): the searcher needs a block and its communicator; `bfs bench --grid` runs it.
 """
 from __future__ import annotations
 
@@ -47,6 +47,8 @@ class SemiringGpu(Fu2DGpu):
     """Fu2DGpu's layout, device CSR and exchanges with the semiring product as a level's work
     (see the module docstring)."""
 
+    ENGINE = None     # one rank runs the level loop too (its exchanges are device copies)
+
     def _allocate(self) -> None:
         super()._allocate()
         cp = self.cp
@@ -61,8 +63,6 @@ class SemiringGpu(Fu2DGpu):
         mod = _module()
         self.k.update({name: mod.get_function(name) for name in KERNELS})
         self.spmv_blocks = device.resident_grid(self.k["spmv_select_min"], BLOCK)
-        # one rank runs the level loop too (its exchanges are device copies)
-        self.single = False
 
     def search(self, root: int) -> None:
         cp, rows, cols = self.cp, self.rows, self.cols

@@ -12,8 +12,9 @@ Per scale, on every rank (one GPU each):
   * Graph500 roots from the vertices with an edge (a byte map OR-reduced over the ranks);
   * per algorithm (2d, 2d@exchange=wave, 2d@comm=mpi, 1d, ...): Kernel 1 (the block CSR, max over
     ranks), one untimed warm-up search, then per root an untimed search (the GPUs slow down
-    while the previous search is validated; bench.py) and the timed one: a barrier, the host clock
-    around search() (which ends with the device synchronized), the max over ranks;
+    while the previous search is validated; bench.py) and the timed one: a barrier, CUDA events
+    around search() on every rank (as bench.py times one GPU; no garbage collection inside),
+    the max over ranks;
     validation (untimed) by bfs.validate.grid_gpu, each rank checking its own block; per level
     expand / comm seconds of the first root's search (CUDA events) from every rank.
 The table comes last on rank 0's stdout; --out FILE.json gets every number. A 1x1 grid runs
@@ -22,6 +23,7 @@ in the same session.
 """
 from __future__ import annotations
 
+import gc
 import json
 import math
 import statistics
@@ -164,12 +166,20 @@ def _bench_algorithm(comm, block, name, roots, validate_mode, label) -> dict:
     kernel1_s = _max(comm, time.perf_counter() - t)
     searcher.search(int(roots[0]))                          # warm-up, untimed
     rows, profile, directions = [], None, None
+    start, end = cp.cuda.Event(), cp.cuda.Event()
     for i, root in enumerate(int(r) for r in roots):
+        gc.collect()            # none inside the timed region, as bench.py's single-GPU timing
         searcher.search(root)   # untimed: the GPUs slow down during validation (bench.py)
         comm.Barrier()
-        t = time.perf_counter()
-        searcher.search(root)
-        elapsed = _max(comm, time.perf_counter() - t)
+        gc.disable()
+        try:
+            start.record()
+            searcher.search(root)     # returns with the device synchronized
+            end.record()
+            end.synchronize()
+        finally:
+            gc.enable()
+        elapsed = _max(comm, cp.cuda.get_elapsed_time(start, end) / 1e3)
         row = {"root": root, "time_s": elapsed, "valid": None,
                "edges_examined": getattr(searcher, "edges_examined", None)}
         if i == 0:
