@@ -30,6 +30,8 @@ bfs.comm.exchange: MPI buffer calls here (--comm mpi), NCCL on device buffers fo
 """
 from __future__ import annotations
 
+import functools
+
 import numba
 import numpy as np
 
@@ -137,11 +139,17 @@ class PaddedRange:
         words = (self.size + WORD - 1) // WORD
         self.word_offset = np.concatenate([[0], np.cumsum(words)]).astype(np.int64)
         self.n_words = int(self.word_offset[-1])
-        self.global_id = np.full(self.n_words * WORD, -1, np.int64)
-        for p in range(len(pieces)):
+
+    @functools.cached_property
+    def global_id(self) -> np.ndarray:
+        """Global id of every padded index (-1 on padding): 8 bytes a vertex on the host, made
+        on first use (a single GPU rank never needs it inside Kernel 1)."""
+        global_id = np.full(self.n_words * WORD, -1, np.int64)
+        for p in range(len(self.pieces)):
             start = self.word_offset[p] * WORD
-            self.global_id[start:start + self.size[p]] = np.arange(self.lo[p],
-                                                                   self.lo[p] + self.size[p])
+            global_id[start:start + self.size[p]] = np.arange(self.lo[p],
+                                                              self.lo[p] + self.size[p])
+        return global_id
 
     def find(self, v: int) -> int:
         """Padded index of global id v, or -1 if v is not in this range."""

@@ -1,0 +1,33 @@
+"""Where a distributed GPU searcher's build (its Kernel 1) spends its time on one rank:
+cProfile of `build()` on a Kronecker graph generated and routed on the GPU, as `bfs bench
+--grid 1x1` builds it. Run on a GPU machine:
+
+    mpiexec -n 1 python3 bench/profile_build.py SCALE ALGORITHM
+"""
+import cProfile
+import pstats
+import sys
+
+from mpi4py import MPI
+
+from bfs.algorithms import RunContext, get_algorithm
+from bfs.comm.exchange import make_exchange
+from bfs.harness.bench_grid import _place
+from bfs.harness.runner import Block
+from bfs.partition import GridLayout
+
+scale, name = int(sys.argv[1]), sys.argv[2]
+comm = MPI.COMM_WORLD
+import cupy as cp  # noqa: E402
+src, dst, _ = _place(comm, make_exchange("mpi", comm), 1, 1, scale, 16, (2, 3), "3.0")
+module = get_algorithm(name).load("gpu")
+ctx = RunContext("gpu", {})
+module.warm_up(ctx)
+block = Block(comm, {"grid": [1, 1], "bounds": GridLayout(2 ** scale, 1, 1).bounds.tolist(),
+                     "n_vertices": 2 ** scale}, src, dst)
+prof = cProfile.Profile()
+prof.enable()
+searcher = module.build(block, ctx)
+cp.cuda.get_current_stream().synchronize()
+prof.disable()
+pstats.Stats(prof).sort_stats("cumulative").print_stats(25)
