@@ -885,8 +885,8 @@ def test_semiring_gpu_one_rank_equals_cpu_semiring():
             assert check.valid, f"root {root}: {check.message}"
 
 
-@pytest.mark.parametrize("alpha", [1.0, 15.0, 1e9])
-def test_2d_do_gpu_one_rank_both_directions(alpha):
+@pytest.mark.parametrize("alpha,rows", [(1.0, "auto"), (15.0, "graph"), (1e9, "degree")])
+def test_2d_do_gpu_one_rank_both_directions(alpha, rows):
     """2d-do --backend gpu's grid levels on a 1x1 grid (fu_2d_gpu.level_loop_class: Fu2D's
     level loop with one rank's exchanges, merrill-do's bottom_up over the block CSC) on a
     Kronecker graph and a random one (n not a multiple of 64: padded words): levels equal
@@ -900,9 +900,19 @@ def test_2d_do_gpu_one_rank_both_directions(alpha):
               (*random_edges(rng, n_random, 12 * n_random), n_random)]
     for src, dst, n in graphs:
         gpu = do_1x1(src, dst, n, "gpu", cls=level_loop_class(Fu2DDoGpu), alpha=alpha,
-                     beta=18.0)
+                     beta=18.0, rows=rows)
         cpu = do_1x1(src, dst, n, "cpu", alpha=alpha, beta=18.0)
         assert isinstance(gpu, Fu2DDoGpu) and gpu.engine is None
+        # rows hubs first: each column's rows by falling degree (ties by id), the head first
+        offsets, col_rows = gpu.csc_offsets.get(), gpu.csc_rows.get()
+        degree = np.diff(gpu.csr_offsets.get())
+        key = -degree[col_rows].astype(np.int64) * (2 * n) + col_rows
+        column = np.repeat(np.arange(offsets.size - 1), np.diff(offsets))
+        in_order = (np.diff(key) >= 0) | (np.diff(column) != 0)   # duplicates: equal keys
+        assert gpu.rows_order == ("graph" if rows == "graph" else "degree")
+        assert in_order.all() == (rows != "graph") or not col_rows.size
+        np.testing.assert_array_equal(gpu.head.get()[np.diff(offsets) > 0],
+                                      col_rows[offsets[:-1][np.diff(offsets) > 0]])
         csr = build_csr(src, dst, n)
         for root in graph500_roots(n, np.diff(csr.offsets) > 0, count=3):
             root = int(root)

@@ -25,7 +25,9 @@ runs merrill-do's kernels over the rank's block:
               its head (the block CSC's first row, a column-indexed copy) and then its in-edges,
               and stops at a row in In; Out's words written whole; pred = the row's global id;
               the in-edges read are summed into the level's examined word. In is read as a
-              bitmap (see _begin_level).
+              bitmap (see _begin_level). Rows hubs first (rows=degree; auto where the copy
+              fits): each column's rows by falling global degree (merrill.hubs_first, the
+              degrees all-reduced along the grid row), so the head is the biggest in-neighbour.
   Contract    fu_2d_gpu's: parents recorded where a rank above in the grid column claimed the
               vertex are dropped, in both directions, so pred >= 0 exactly where this rank
               assigned (what bfs.validate.grid_gpu checks); no predecessor pass.
@@ -45,17 +47,23 @@ carries the all-reduced switch words. Run-ahead chains over the grid (bottom-up 
 union, all-gather and count all-reduce are enqueued behind the kernel, as merrill-do's chain
 is) are the next step; they need two GPUs to measure.
 
+Options (bench's 2d-do@KEY=VALUE, besides alpha and beta): rows (auto / degree / graph, also
+merrill-do's on one rank) and engine (1; 0 runs the grid's levels on one rank too, to measure
+the per-block path on one GPU).
+
 Memory it adds to 2d's: the block CSC, built on the device as the CSR is (kernel1_gpu's
 block_csr with keys and values swapped): int64 offsets per column-range vertex + a uint32 row
-id per block entry, about as much as the CSR again; its head copy (4 bytes a column vertex)
-and the closed-column bitmap; and 4 words of control.
+id per block entry, about as much as the CSR again (and a second copy while its rows are put
+hubs first); its head copy (4 bytes a column vertex) and the closed-column bitmap; and 4 words
+of control.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .. import device
-from . import RunContext, fu_2d_gpu, kernel1_gpu, merrill_do
+from ..errors import BfsError
+from . import RunContext, fu_2d_gpu, kernel1_gpu, merrill, merrill_do
 from .fu_2d import WORD
 from .fu_2d_do import DirectionSwitch
 from .fu_2d_gpu import BLOCK, EngineAnswers, Fu2DGpu
@@ -76,10 +84,13 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
     def __init__(self, block, ctx: RunContext):
         self._switch_options(ctx.options, int(block.manifest["bounds"][-1]),    # fail fast
                              merrill_do.ALPHA, merrill_do.BETA)
+        self.rows_order = ctx.options.get("rows", "auto")
+        if self.rows_order not in ("auto", "degree", "graph"):
+            raise BfsError(f"2d-do rows must be auto, degree or graph, got {self.rows_order!r}")
         super().__init__(block, ctx)
 
     def _engine_options(self, options: dict) -> dict:
-        return {"alpha": self.alpha, "beta": self.beta}
+        return {"alpha": self.alpha, "beta": self.beta, "rows": self.rows_order}
 
     def _build_blocks(self, row_local, col_local) -> None:
         """The block's device CSR, then its CSC (column -> rows, each column's rows sorted),
@@ -95,10 +106,31 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         self.csc_offsets, self.csc_rows = kernel1_gpu.block_csr(col_local, row_local, n_col_bits,
                                                                 what="2d-do block CSC")
         cp = device.require_gpu()
+        self._rows_hubs_first(n_col_bits, nnz)
         self.closed = cp.packbits(cp.diff(self.csc_offsets) == 0,
                                   bitorder="little").view(cp.uint32)
         self.head = (self.csc_rows[cp.minimum(self.csc_offsets[:-1], nnz - 1)] if nnz
                      else None)
+
+    def _rows_hubs_first(self, n_col_bits: int, nnz: int) -> None:
+        """rows=degree (auto: where the copy fits): each column's rows in the block CSC by
+        falling global degree (the grid row's sum of its blocks' CSR degrees: one all-reduce),
+        as merrill-do's rows hubs first, so a column's head is its biggest in-neighbour here,
+        the one most likely in In at the big levels."""
+        cp = self.cp
+        n_row_bits = self.rows.n_words * WORD
+        need = merrill.hubs_first_bytes(n_col_bits, n_row_bits, nnz) + 8 * n_row_bits
+        if self.rows_order == "graph" or (self.rows_order == "auto"
+                                          and need > device.free_memory()[0]):
+            self.rows_order = "graph"
+            return
+        device.check_fits(need, f"2d-do rows=degree: a re-sorted copy of the block CSC "
+                                f"({nnz} entries)")
+        degree = cp.empty(n_row_bits, cp.int64)
+        self.row_x.allreduce(cp.diff(self.csr_offsets), degree, "sum")
+        self.csc_rows = merrill.hubs_first(self.csc_offsets, self.csc_rows, degree, False,
+                                           "2d-do rows=degree")[1]
+        self.rows_order = "degree"
 
     def _allocate(self) -> None:
         super()._allocate()

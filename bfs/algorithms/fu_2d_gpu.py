@@ -61,6 +61,16 @@ def _module():
     return load_module(Path(__file__).with_name("fu_2d.cu"))
 
 
+def _engine_option(options: dict) -> bool:
+    """engine=1 (the default): a grid of one rank runs the single-GPU engine; engine=0 runs the
+    grid's level loop there too (bench measures the per-block path on one GPU with it)."""
+    engine = options.get("engine", 1)
+    if engine not in (0, 1):
+        raise BfsError(f"engine must be 1 (one rank runs the single-GPU search) or 0 (the grid's "
+                       f"level loop), got {engine!r}")
+    return bool(engine)
+
+
 class EngineAnswers:
     """A search statistic (levels_run, launches, directions, ...) that the level loop sets on a
     multi-rank search and the engine answers on a single rank (Fu2DGpu.engine)."""
@@ -115,7 +125,7 @@ class Fu2DGpu(Fu2D):
             raise BfsError("2d --backend gpu takes vertex ids below 2^32")
         row_local = self._local_ids(block.src, self.rows, self.i * self.C, 1)
         col_local = self._local_ids(block.dst, self.cols, self.j, self.C)
-        if self.R * self.C == 1 and self.ENGINE is not None:
+        if self.R * self.C == 1 and self.ENGINE is not None and _engine_option(ctx.options):
             # one rank: padded local ids are the graph's ids (one piece, padded at its end)
             offsets, columns = kernel1_gpu.block_csr(row_local, col_local, n_row_bits)
             del row_local, col_local

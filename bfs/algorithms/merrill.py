@@ -89,6 +89,52 @@ def search_state_bytes(n: int, nnz: int = 0) -> int:
     return device.SEARCH_BYTES_PER_VERTEX * n + 8 * (nnz // TILE + 2) + 64
 
 
+def hubs_first_bytes(n_rows: int, n_ids: int, nnz: int) -> int:
+    """Device bytes hubs_first needs: ranks of the n_ids entry ids, the copy of the CSR, one
+    bucket's sort."""
+    return 20 * n_ids + 8 * (n_rows + 1) + 4 * nnz + 16 * min(nnz, kernel1_gpu.SORT_LIMIT)
+
+
+def hubs_first(offsets, columns, degree, rename: bool, what: str):
+    """The entry ids (the columns' id space, degree[id] each one's degree) ranked by falling
+    degree, ties by id: perm (rank -> id) and rank; and a copy of the CSR whose rows list their
+    entries by that rank (hubs first), rows and entries renamed to ranks (rename: a square CSR,
+    rows and entries the same vertices) or kept under their ids. merrill's order=degree and
+    merrill-do's rows=degree take the graph's degrees; 2d-do orders a block CSC's rows by
+    their global degrees. Returns (offsets, columns, perm, rank)."""
+    cp = device.require_gpu()
+    n_ids, n_rows, nnz = int(degree.size), int(offsets.size) - 1, int(columns.size)
+    keys = ((cp.uint64(0xFFFFFFFF) - degree.astype(cp.uint64)) << cp.uint64(32)) \
+        | cp.arange(n_ids, dtype=cp.uint64)
+    keys.sort()
+    perm = (keys & cp.uint64(0xFFFFFFFF)).astype(cp.uint32)
+    del keys
+    rank = cp.empty(n_ids, cp.uint32)
+    rank[perm] = cp.arange(n_ids, dtype=cp.uint32)
+    if rename:
+        rows, new_offsets = perm, cp.zeros(n_rows + 1, cp.int64)
+        cp.cumsum(cp.diff(offsets)[perm], out=new_offsets[1:])
+    else:
+        rows, new_offsets = cp.arange(n_rows, dtype=cp.uint32), offsets
+    new_columns = cp.empty_like(columns)
+    renamed_keys = _module().get_function("renamed_keys")
+
+    def fill_bucket(r0, r1, keys):
+        base = int(offsets_h[r0])
+        renamed_keys((device.grid_for((r1 - r0) * 32, BLOCK),), (BLOCK,),
+                     (offsets, columns, rows, rank, new_offsets, np.int64(r0),
+                      np.int64(r1), np.int64(base), keys))
+        return int(offsets_h[r1]) - base    # a row's entries, all renamed
+
+    offsets_h = new_offsets.get()
+    kernel1_gpu.sort_rows(offsets_h, new_columns, fill_bucket, what=what)
+    if not rename:      # the sorted ranks back to the ids, a slice at a time
+        for lo in range(0, nnz, kernel1_gpu.SORT_LIMIT):
+            part = new_columns[lo:lo + kernel1_gpu.SORT_LIMIT]
+            part[...] = perm[part]
+    return new_offsets, new_columns, perm, rank
+
+
 class MerrillSearcher(kernel1_gpu.DeviceCsrSearcher):
     """Searches over a device CSR (offsets int64[n+1], columns uint32).
 
@@ -156,56 +202,23 @@ class MerrillSearcher(kernel1_gpu.DeviceCsrSearcher):
         return new_offsets, new_columns
 
     def hubs_first_bytes(self) -> int:
-        """Device bytes _hubs_first needs: ranks, the copy of the CSR, one bucket's sort."""
-        n = self.n
-        return 8 * n + 12 * n + 8 * (n + 1) + 4 * self.nnz \
-            + 16 * min(self.nnz, kernel1_gpu.SORT_LIMIT)
+        """Device bytes _hubs_first needs (hubs_first_bytes)."""
+        return hubs_first_bytes(self.n, self.n, self.nnz)
 
     def _hubs_first(self, offsets, columns, rename: bool):
-        """Vertices ranked by falling degree (ties by id): perm (rank -> id) and rank; a copy of
-        the CSR whose rows list their neighbours by that rank (hubs first), with the rows and
-        columns renamed to ranks (rename) or kept under the graph's ids. Kernel-1 work: its
-        time goes into kernel1_extra_s. Returns (offsets, columns, perm, rank)."""
-        cp, n = self.cp, self.n
+        """hubs_first over this CSR with its own degrees, timed into kernel1_extra_s (Kernel-1
+        work). Returns (offsets, columns, perm, rank)."""
+        cp = self.cp
         what = "merrill order=degree" if rename else "merrill-do rows=degree"
         device.check_fits(self.hubs_first_bytes(),
                           f"{what}: a re-sorted copy of the CSR ({self.nnz} columns)")
         start, end = cp.cuda.Event(), cp.cuda.Event()
         start.record()
-        deg = cp.diff(offsets)
-        keys = ((cp.uint64(0xFFFFFFFF) - deg.astype(cp.uint64)) << cp.uint64(32)) \
-            | cp.arange(n, dtype=cp.uint64)
-        keys.sort()
-        perm = (keys & cp.uint64(0xFFFFFFFF)).astype(cp.uint32)
-        del keys
-        rank = cp.empty(n, cp.uint32)
-        rank[perm] = cp.arange(n, dtype=cp.uint32)
-        if rename:
-            rows, new_offsets = perm, cp.zeros(n + 1, cp.int64)
-            cp.cumsum(deg[perm], out=new_offsets[1:])
-        else:
-            rows, new_offsets = cp.arange(n, dtype=cp.uint32), offsets
-        del deg
-        new_columns = cp.empty_like(columns)
-        renamed_keys = _module().get_function("renamed_keys")
-
-        def fill_bucket(r0, r1, keys):
-            base = int(offsets_h[r0])
-            renamed_keys((device.grid_for((r1 - r0) * 32, BLOCK),), (BLOCK,),
-                         (offsets, columns, rows, rank, new_offsets, np.int64(r0),
-                          np.int64(r1), np.int64(base), keys))
-            return int(offsets_h[r1]) - base    # a row's entries, all renamed
-
-        offsets_h = new_offsets.get()
-        kernel1_gpu.sort_rows(offsets_h, new_columns, fill_bucket, what=what)
-        if not rename:      # the sorted ranks back to the graph's ids, a slice at a time
-            for lo in range(0, self.nnz, kernel1_gpu.SORT_LIMIT):
-                part = new_columns[lo:lo + kernel1_gpu.SORT_LIMIT]
-                part[...] = perm[part]
+        out = hubs_first(offsets, columns, cp.diff(offsets), rename, what)
         end.record()
         end.synchronize()
         self.kernel1_extra_s = cp.cuda.get_elapsed_time(start, end) / 1e3
-        return new_offsets, new_columns, perm, rank
+        return out
 
     def _read_ctl(self, block=None):
         """A u64[8] control block (self.ctl unless given) into the pinned host copy."""
