@@ -1,12 +1,14 @@
 """Where a distributed GPU searcher's build (its Kernel 1) spends its time on one rank:
 cProfile of `build()` on a Kronecker graph generated and routed on the GPU, as `bfs bench
---grid 1x1` builds it. Run on a GPU machine:
+--grid 1x1` builds it, then the wall time of REPEATS more builds (the spread between builds).
+Run on a GPU machine:
 
-    mpiexec -n 1 python3 bench/profile_build.py SCALE ALGORITHM
+    mpiexec -n 1 python3 bench/profile_build.py SCALE ALGORITHM [REPEATS]
 """
 import cProfile
 import pstats
 import sys
+import time
 
 from mpi4py import MPI
 
@@ -31,3 +33,10 @@ searcher = module.build(block, ctx)
 cp.cuda.get_current_stream().synchronize()
 prof.disable()
 pstats.Stats(prof).sort_stats("cumulative").print_stats(25)
+for _ in range(int(sys.argv[3]) if len(sys.argv) > 3 else 0):
+    del searcher
+    cp.get_default_memory_pool().free_all_blocks()
+    t = time.perf_counter()
+    searcher = module.build(block, ctx)
+    cp.cuda.get_current_stream().synchronize()
+    print(f"build {time.perf_counter() - t:.3f} s", flush=True)
