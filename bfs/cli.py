@@ -513,5 +513,6 @@ def main(argv: list[str] | None = None) -> int:
         # bad input never ends in a traceback (BFS_DEBUG=1 shows it, for bugs)
         if debugging():
             raise
-        print(f"bfs: error: {one_line(e)}", file=sys.stderr)
+        if getattr(e, "reports", True):   # an error all MPI ranks agreed on prints once
+            print(f"bfs: error: {one_line(e)}", file=sys.stderr)
         return 1

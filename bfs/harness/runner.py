@@ -337,26 +337,38 @@ class Block:
     dst: np.ndarray
 
 
-def run(input_dir: Path, out: Path, opts: RunOptions, extra: dict | None = None) -> int:
+def _request(input_dir: Path, opts: RunOptions, extra: dict | None):
+    """The algorithm, the backend and the options asked for, checked against each other."""
     spec = get_algorithm(opts.algorithm)
     backend = resolve_backend(opts.backend, spec)
     options = dict(extra or {})
-    started = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     if spec.distributed:
         if options.get("comm"):
             check_comm(options["comm"], backend)
     elif "comm" in options:
         raise BfsError(f"--comm is for the distributed algorithms; {spec.name} runs on one "
                        "process")
-    if spec.distributed:
-        from ..comm.mpi import abort_on_error, world
-        with abort_on_error(world()):
-            session = MpiSession(input_dir, spec, backend, options)
-            return _run_ranks(session, out, opts, spec, backend, options, started)
-    if (Path(input_dir) / "manifest.json").is_file():
+    elif (Path(input_dir) / "manifest.json").is_file():
         raise BfsError(f"{input_dir} is a partition directory; --algorithm {spec.name} runs on "
                        f"a graph directory (distributed algorithms: "
                        f"{', '.join(n for n, s in ALGORITHMS.items() if s.distributed)})")
+    return spec, backend, options
+
+
+def run(input_dir: Path, out: Path, opts: RunOptions, extra: dict | None = None) -> int:
+    started = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    known = ALGORITHMS.get(opts.algorithm)
+    if (Path(input_dir) / "manifest.json").is_file() or (known and known.distributed):
+        # one process per rank: every rank checks the same request, so a bad one is agreed
+        # and printed once (by rank 0), not once per rank
+        from ..comm.mpi import abort_on_error, collective_errors, world
+        comm = world()
+        with abort_on_error(comm):
+            with collective_errors(comm):
+                spec, backend, options = _request(input_dir, opts, extra)
+            session = MpiSession(input_dir, spec, backend, options)
+            return _run_ranks(session, out, opts, spec, backend, options, started)
+    spec, backend, options = _request(input_dir, opts, extra)
     # An out-of-core algorithm (spec.host_graph) gets the host session: GpuSession would put
     # the edge list on the device (8 bytes an edge, and bfs.validate.gpu reads it there), the
     # very memory the algorithm is built to do without; so it is validated on the CPU.
@@ -423,10 +435,12 @@ def _run_ranks(session, out, opts, spec, backend, options, started) -> int:
             f"TEPS={teps:.4g} {status}")
         if i < opts.save_parents:
             parents[root] = (result.parent.astype(np.int64), result.level.astype(np.int32))
-    if not session.is_root:
-        return 0
-    return _write_run(session, out, opts, spec, backend, options, started, roots,
-                      construction_time, rows, level_rows, parents)
+    code = 0
+    with session.collective():   # a failed write stops every rank, not rank 0 alone
+        if session.is_root:
+            code = _write_run(session, out, opts, spec, backend, options, started, roots,
+                              construction_time, rows, level_rows, parents)
+    return int(session.max(code))   # rank 0's exit status (1: an invalid search) on every rank
 
 
 def _write_run(session, out, opts, spec, backend, options, started, roots, construction_time,
