@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 from . import __version__
+from .atomic import atomic_write
 from .graphs.graphdir import GRAPH_JSON, read_meta, write_json
 from .errors import BfsError, debugging, input_errors, one_line
 
@@ -53,9 +54,7 @@ def _record_generation_time(out: Path, seconds: float) -> None:
     """graph.json carries the generation time so `bfs run` can print graph_generation."""
     meta = read_meta(out)
     meta.extra["generation_time"] = seconds
-    tmp = out / (GRAPH_JSON + ".tmp")
-    write_json(tmp, meta.to_json())
-    tmp.replace(out / GRAPH_JSON)
+    atomic_write(out / GRAPH_JSON, lambda tmp: write_json(tmp, meta.to_json()))
 
 
 def cmd_generate_kronecker(args) -> int:
@@ -200,8 +199,8 @@ def cmd_validate(args) -> int:
     from .harness.runner import revalidate
     ok, report = revalidate(Path(args.run_dir), Path(args.graph) if args.graph else None)
     if args.report:
-        write_json(Path(args.report), {"run_dir": str(args.run_dir), "valid": ok,
-                                       "searches": report})
+        atomic_write(args.report, lambda tmp: write_json(tmp, {
+            "run_dir": str(args.run_dir), "valid": ok, "searches": report}))
     print(f"{args.run_dir}: {'valid' if ok else 'INVALID'} "
           f"({sum(r['valid'] for r in report)}/{len(report)} saved searches valid)")
     return 0 if ok else 1
