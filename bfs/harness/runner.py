@@ -32,7 +32,7 @@ from ..algorithms import ALGORITHMS, EdgeList, RunContext, get_algorithm
 from ..errors import BfsError
 from ..graphs.graphdir import GraphMeta, atomic_dir, read_edges, read_meta, write_json
 from ..integrity import file_records
-from .rundir import (GRAPH500_FILE, LEVELS_FILE, LEVELS_SCHEMA, PARENTS_DIR, RUN_JSON,
+from .rundir import (GRAPH500_FILE, LEVELS_FILE, LEVELS_SCHEMA, PARENTS_DIR, REMEDY, RUN_JSON,
                      SEARCHES_FILE, SEARCHES_SCHEMA, check_run_file, data_files, read_run_json,
                      read_run_table)
 from ..algorithms.kernel1 import nonloop_degrees
@@ -107,7 +107,7 @@ class RunOptions:
     backend: str = "auto"
     n_roots: int = 64
     root: int | None = None
-    save_parents: int = 0
+    save_parents: int = 1   # one tree for `bfs validate`, as the CLI's default
     force: bool = False
 
 
@@ -509,7 +509,13 @@ def revalidate(run_dir: Path, graph_dir: Path | None = None) -> tuple[bool, list
     found = [f"{PARENTS_DIR}/{p.name}" for p in (run_dir / PARENTS_DIR).glob("*.parquet")]
     rels = sorted(set(listed) | set(found))
     if not rels:
-        raise BfsError(f"{run_dir}: no saved parents to validate (run with --save-parents K)")
+        saved = (info.get("parameters") or {}).get("save_parents")
+        if saved:   # only a run from before `files` was recorded gets here with its trees gone
+            raise BfsError(f"{run_dir / PARENTS_DIR}: missing, though the run saved {saved} "
+                           f"searches' parents; {REMEDY}")
+        raise BfsError(f"{run_dir}: no saved parents to validate: the run had --save-parents "
+                       f"{saved or 0}; run it again with --save-parents K (K >= 1, the default 1) to "
+                       f"keep the first K searches' parents")
     roots = {}
     for rel in rels:
         try:
