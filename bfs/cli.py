@@ -3,20 +3,21 @@
     bfs generate kronecker --scale S [--edgefactor 16] [--seeds 2 3] [--cache DIR] --out GRAPH_DIR
     bfs generate snap INPUT --out GRAPH_DIR
     bfs partition GRAPH_DIR (--grid RxC | --1d P) [--cache DIR] --out PART_DIR
-    bfs run GRAPH_DIR --algorithm NAME [--backend cpu|gpu|auto] [--roots N | --root V] --out RUN_DIR
+    bfs run GRAPH_DIR --algorithm NAME [--backend auto|cpu|gpu] [--roots 64 | --root V] [--save-parents 1] --out RUN_DIR
     bfs run GRAPH_DIR --algorithm gpu-out-of-core [--device-memory-limit BYTES] --out RUN_DIR
     mpiexec -n P bfs run PART_DIR --algorithm 2d|2d-do|1d|semiring [--exchange scan|wave] [--alpha A --beta B] [--comm nccl|mpi] --out RUN_DIR
     bfs run GRAPH_DIR --algorithm hybrid [--tasks T] [--mode workload|fixed] [--lambda L] [--gpu-share S] --out RUN_DIR
-    bfs validate RUN_DIR
+    bfs validate RUN_DIR [--graph GRAPH_DIR] [--report FILE]
     bfs verify GRAPH_DIR|PART_DIR|RUN_DIR
     bfs report table strong_scaling|weak_scaling|graphs|kernel1|... RUN_DIR... --out STEM
     bfs report figure strong_scaling|weak_scaling|frontier|comm_vs_compute|teps_vs_scale \
         RUN_DIR... [--runs-file FILE] --out STEM
     bfs algorithms
 
-Inputs are positional, outputs are --out, every output is written atomically. Errors print one
-line naming what was wrong and exit 1 (BFS_DEBUG=1 shows the traceback instead); progress goes
-to stderr, results to stdout.
+Inputs are positional, outputs are --out, every output is written atomically (with the umask's
+modes). Errors print one line naming what was wrong and exit 1 (BFS_DEBUG=1 shows the traceback
+instead); under mpiexec, one line for all the ranks, and every rank exits 1. Progress goes to
+stderr, results to stdout; every --help states the defaults.
 """
 from __future__ import annotations
 

@@ -514,8 +514,8 @@ def revalidate(run_dir: Path, graph_dir: Path | None = None) -> tuple[bool, list
             raise BfsError(f"{run_dir / PARENTS_DIR}: missing, though the run saved {saved} "
                            f"searches' parents; {REMEDY}")
         raise BfsError(f"{run_dir}: no saved parents to validate: the run had --save-parents "
-                       f"{saved or 0}; run it again with --save-parents K (K >= 1, the default 1) to "
-                       f"keep the first K searches' parents")
+                       f"{saved or 0}; run it again with --save-parents K (K >= 1, the default "
+                       f"1) to keep the first K searches' parents")
     roots = {}
     for rel in rels:
         try:
