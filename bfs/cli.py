@@ -358,6 +358,14 @@ class Parser(argparse.ArgumentParser):
         kwargs.setdefault("formatter_class", DefaultsHelpFormatter)
         super().__init__(**kwargs)
 
+    def error(self, message):
+        # every task of `mpiexec -n P bfs ...` parses the same command line: the first says
+        # what is wrong with it, the others only exit 2 too (one message, not P)
+        from .comm.mpi import launcher_rank
+        if launcher_rank() > 0:
+            self.exit(2)
+        super().error(message)
+
 
 def build_parser() -> argparse.ArgumentParser:
     p = Parser(prog="bfs", description=__doc__.split("\n\n")[0])

@@ -1,6 +1,7 @@
 """Real MPI ranks (oversubscribed): the distributed algorithms agree with seq-csr and validate."""
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -224,7 +225,7 @@ def test_exchange_reduce_ops():
 
 def ranks_exits(*args, ranks: int):
     """`mpiexec -n RANKS bfs ARGS`, each rank's exit status written after it to stderr: (the
-    `bfs: error:` lines, {rank: exit status})."""
+    error lines, `bfs: error: ...` or argparse's `bfs run: error: ...`, {rank: exit status})."""
     report = ('python3 -m bfs "$@"; s=$?; echo "exit-status ${PMI_RANK:-$OMPI_COMM_WORLD_RANK} '
               '$s" >&2; exit $s')
     proc = subprocess.run(["mpiexec", "-n", str(ranks), "sh", "-c", report, "sh",
@@ -236,7 +237,7 @@ def ranks_exits(*args, ranks: int):
     lines = proc.stderr.splitlines()
     exits = dict(tuple(map(int, line.split()[1:])) for line in lines
                  if line.startswith("exit-status "))
-    return [line for line in lines if line.startswith("bfs: error:")], exits
+    return [line for line in lines if re.match(r"bfs( \w+)*: error: ", line)], exits
 
 
 @pytest.fixture(scope="module")
@@ -272,3 +273,9 @@ def test_a_failure_is_one_line_and_every_rank_exits_1(part2x2, tmp_path, case):
     assert ("block-1-0.parquet" in errors[0]) == (case == "rank 2 alone")
     assert (f"{tmp_path / 'file'}: " in errors[0]) == (case == "rank 0 alone, writing")
     assert not out.exists()
+
+
+def test_a_usage_error_is_one_message_and_every_rank_exits_2(part2x2):
+    errors, exits = ranks_exits("run", part2x2, "--algorithm", "2d", ranks=4)   # no --out
+    assert exits == {0: 2, 1: 2, 2: 2, 3: 2}
+    assert errors == ["bfs run: error: the following arguments are required: --out"]

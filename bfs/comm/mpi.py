@@ -21,6 +21,16 @@ from ..errors import BfsError, RankError, debugging, input_errors, one_line
 # the launcher did not hand MPI its process-management interface (e.g. plain srun, no --mpi).
 LAUNCHER_SIZE_VARS = ["SLURM_NTASKS", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_SIZE",
                       "MPI_LOCALNRANKS"]
+# ... and the rank they give each task (MPICH/hydra, Open MPI, PMIx, srun), read before MPI starts
+LAUNCHER_RANK_VARS = ["PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID"]
+
+
+def launcher_rank() -> int:
+    """This process's rank as its launcher says (0 when none does), without starting MPI."""
+    for var in LAUNCHER_RANK_VARS:
+        if os.environ.get(var, "").isdigit():
+            return int(os.environ[var])
+    return 0
 
 
 def world():
