@@ -3,20 +3,21 @@
     bfs generate kronecker --scale S [--edgefactor 16] [--seeds 2 3] [--cache DIR] --out GRAPH_DIR
     bfs generate snap INPUT --out GRAPH_DIR
     bfs partition GRAPH_DIR (--grid RxC | --1d P) [--cache DIR] --out PART_DIR
-    bfs run GRAPH_DIR --algorithm NAME [--backend cpu|gpu|auto] [--roots N | --root V] --out RUN_DIR
+    bfs run GRAPH_DIR --algorithm NAME [--backend auto|cpu|gpu] [--roots 64 | --root V] [--save-parents 1] --out RUN_DIR
     bfs run GRAPH_DIR --algorithm gpu-out-of-core [--device-memory-limit BYTES] --out RUN_DIR
     mpiexec -n P bfs run PART_DIR --algorithm 2d|2d-do|1d|semiring [--exchange scan|wave] [--alpha A --beta B] [--comm nccl|mpi] --out RUN_DIR
     bfs run GRAPH_DIR --algorithm hybrid [--tasks T] [--mode workload|fixed] [--lambda L] [--gpu-share S] --out RUN_DIR
-    bfs validate RUN_DIR
+    bfs validate RUN_DIR [--graph GRAPH_DIR] [--report FILE]
     bfs verify GRAPH_DIR|PART_DIR|RUN_DIR
     bfs report table strong_scaling|weak_scaling|graphs|kernel1|... RUN_DIR... --out STEM
     bfs report figure strong_scaling|weak_scaling|frontier|comm_vs_compute|teps_vs_scale \
         RUN_DIR... [--runs-file FILE] --out STEM
     bfs algorithms
 
-Inputs are positional, outputs are --out, every output is written atomically. Errors print one
-line naming what was wrong and exit 1 (BFS_DEBUG=1 shows the traceback instead); progress goes
-to stderr, results to stdout.
+Inputs are positional, outputs are --out, every output is written atomically (with the umask's
+modes). Errors print one line naming what was wrong and exit 1 (BFS_DEBUG=1 shows the traceback
+instead); under mpiexec, one line for all the ranks, and every rank exits 1. Progress goes to
+stderr, results to stdout; every --help states the defaults.
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ import time
 from pathlib import Path
 
 from . import __version__
+from .atomic import atomic_write
 from .graphs.graphdir import GRAPH_JSON, read_meta, write_json
 from .errors import BfsError, debugging, input_errors, one_line
 
@@ -53,9 +55,7 @@ def _record_generation_time(out: Path, seconds: float) -> None:
     """graph.json carries the generation time so `bfs run` can print graph_generation."""
     meta = read_meta(out)
     meta.extra["generation_time"] = seconds
-    tmp = out / (GRAPH_JSON + ".tmp")
-    write_json(tmp, meta.to_json())
-    tmp.replace(out / GRAPH_JSON)
+    atomic_write(out / GRAPH_JSON, lambda tmp: write_json(tmp, meta.to_json()))
 
 
 def cmd_generate_kronecker(args) -> int:
@@ -200,8 +200,8 @@ def cmd_validate(args) -> int:
     from .harness.runner import revalidate
     ok, report = revalidate(Path(args.run_dir), Path(args.graph) if args.graph else None)
     if args.report:
-        write_json(Path(args.report), {"run_dir": str(args.run_dir), "valid": ok,
-                                       "searches": report})
+        atomic_write(args.report, lambda tmp: write_json(tmp, {
+            "run_dir": str(args.run_dir), "valid": ok, "searches": report}))
     print(f"{args.run_dir}: {'valid' if ok else 'INVALID'} "
           f"({sum(r['valid'] for r in report)}/{len(report)} saved searches valid)")
     return 0 if ok else 1
@@ -331,8 +331,44 @@ def nonnegative_int(text: str) -> int:
     return value
 
 
+def shown(value) -> str:
+    """A default as typed on the command line: `2 3` for a list, `1000` for 1000.0."""
+    if isinstance(value, (list, tuple)):
+        return " ".join(map(shown, value))
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+class DefaultsHelpFormatter(argparse.HelpFormatter):
+    """Every option's help ends with its default, `(default: X)`, unless it has none (None,
+    False) or its help already names it in words (a default worked out at run time)."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        default = action.default
+        if (not action.option_strings or default is None or default is False
+                or default == argparse.SUPPRESS or "default" in text):
+            return text
+        return f"{text} (default: {shown(default)})".replace("%", "%%")   # help is %-formatted
+
+
+class Parser(argparse.ArgumentParser):
+    """bfs's parsers, subcommands included (add_subparsers makes them of the parent's class)."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("formatter_class", DefaultsHelpFormatter)
+        super().__init__(**kwargs)
+
+    def error(self, message):
+        # every task of `mpiexec -n P bfs ...` parses the same command line: the first says
+        # what is wrong with it, the others only exit 2 too (one message, not P)
+        from .comm.mpi import launcher_rank
+        if launcher_rank() > 0:
+            self.exit(2)
+        super().error(message)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="bfs", description=__doc__.split("\n\n")[0])
+    p = Parser(prog="bfs", description=__doc__.split("\n\n")[0])
     p.add_argument("--version", action="version", version=f"bfs {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
 
@@ -344,7 +380,8 @@ def build_parser() -> argparse.ArgumentParser:
     k.add_argument("--seeds", type=nonnegative_int, nargs=2, default=[2, 3], metavar=("U1", "U2"),
                    help="the two uint64 PRNG seeds (default 2 3, the reference MPI driver's; "
                         "hex accepted)")
-    k.add_argument("--graph500-version", choices=["3.0", "2.1.4"], default="3.0")
+    k.add_argument("--graph500-version", choices=["3.0", "2.1.4"], default="3.0",
+                   help="the reference generator's version the edges match")
     k.add_argument("--backend", choices=["cpu", "gpu"], default="cpu",
                    help="generate on the CPU (Numba) or the GPU (CuPy); the edges are identical")
     k.add_argument("--cache", metavar="DIR",
@@ -354,8 +391,8 @@ def build_parser() -> argparse.ArgumentParser:
     k.set_defaults(func=cmd_generate_kronecker)
 
     gg = gen.add_parser("grid", help="R x C grid (road-like, high diameter), optional diagonals")
-    gg.add_argument("--rows", type=positive_int, required=True)
-    gg.add_argument("--cols", type=positive_int, required=True)
+    gg.add_argument("--rows", type=positive_int, required=True, help="lattice rows")
+    gg.add_argument("--cols", type=positive_int, required=True, help="lattice columns")
     gg.add_argument("--diagonal-prob", type=float, default=0.0,
                     help="probability of each cell's down-right diagonal edge")
     gg.add_argument("--seed", type=nonnegative_int, default=1, help="diagonals and labels")
@@ -388,13 +425,18 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("graph", help="graph directory, or partition directory for 2d, 2d-do, "
                                  "1d and semiring (under mpiexec -n R*C)")
     r.add_argument("--algorithm", required=True, help="see `bfs algorithms`")
-    r.add_argument("--backend", choices=["cpu", "gpu", "auto"], default="auto")
+    r.add_argument("--backend", choices=["cpu", "gpu", "auto"], default="auto",
+                   help="where the searches run: cpu, gpu (CUDA through CuPy), or auto: the CPU "
+                        "for the algorithms that have a CPU backend, else the GPU; `bfs "
+                        "algorithms` lists each one's backends")
     roots = r.add_mutually_exclusive_group()
     roots.add_argument("--roots", type=positive_int, default=64,
-                       help="number of Graph500 3.0 roots (default 64)")
+                       help="number of Graph500 3.0 roots")
     roots.add_argument("--root", type=nonnegative_int, help="a single search from this vertex")
-    r.add_argument("--save-parents", type=nonnegative_int, default=0, metavar="K",
-                   help="save parent and level arrays of the first K searches")
+    r.add_argument("--save-parents", type=nonnegative_int, default=1, metavar="K",
+                   help="save the parent and level arrays of the first K searches under "
+                        "parents/, for `bfs validate` to check again: 12 bytes a vertex each, "
+                        "0 saves none")
     r.add_argument("--exchange", choices=["scan", "wave"], default="scan",
                    help="2d, 2d-do: contraction scheme, log p pairwise scan (Fu) or p-step wave "
                         "(Checconi)")
@@ -407,16 +449,16 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--small-frontier", type=nonnegative_int, default=1000, metavar="N",
                    help="1d: levels with fewer frontier vertices run on rank 0 alone")
     r.add_argument("--tasks", type=positive_int, default=16, metavar="T",
-                   help="hybrid: contiguous vertex-range tasks (default 16)")
+                   help="hybrid: contiguous vertex-range tasks")
     r.add_argument("--mode", choices=["workload", "fixed"], default="workload",
                    help="hybrid: per-level task placement by frontier share (workload) or a "
                         "fixed GPU share of the tasks (fixed)")
     r.add_argument("--lambda", dest="lam", type=nonnegative_float, default=1000.0,
                    metavar="L", help="hybrid workload: a task's level runs on the GPU when its "
                                      "frontier holds more than L vertices (0: all GPU, inf: "
-                                     "all CPU; default 1000)")
+                                     "all CPU)")
     r.add_argument("--gpu-share", type=unit_float, default=0.5, metavar="S",
-                   help="hybrid fixed: fraction of the tasks the GPU owns (default 0.5)")
+                   help="hybrid fixed: fraction of the tasks the GPU owns")
     r.add_argument("--device-memory-limit", type=byte_count, metavar="BYTES",
                    help="gpu-out-of-core: GPU memory the search may use (e.g. 65536, 512M, "
                         "16G; K/M/G/T are powers of 1024): the vertex state plus two edge-block "
@@ -429,8 +471,12 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--force", action="store_true", help="replace an existing --out")
     r.set_defaults(func=cmd_run)
 
-    v = sub.add_parser("validate", help="re-validate a run's saved parents in a fresh process")
-    v.add_argument("run_dir")
+    v = sub.add_parser("validate", help="re-validate a run's saved parents in a fresh process",
+                       description="Check the parent and level arrays a run saved (bfs run "
+                                   "--save-parents K, default 1: the first search's) against the "
+                                   "graph's own edge list by the five Graph500 rules, and their "
+                                   "depth, reach and edge count against searches.parquet.")
+    v.add_argument("run_dir", help="run directory (bfs run --out)")
     v.add_argument("--graph", help="graph directory (default: the one run.json names)")
     v.add_argument("--report", help="also write the verdict as JSON here")
     v.set_defaults(func=cmd_validate)
@@ -454,7 +500,7 @@ def build_parser() -> argparse.ArgumentParser:
                                         ("figure", REPORT_FIGURES, cmd_report_figure,
                                          "png, .svg")]:
         t = rep.add_parser(what, help=f"write STEM.{suffixes} (kinds: {', '.join(kinds)})")
-        t.add_argument("kind", choices=kinds)
+        t.add_argument("kind", choices=kinds, help=f"which {what}")
         t.add_argument("run_dirs", nargs="*", metavar="RUN_DIR", help="run directories")
         t.add_argument("--runs-file", metavar="FILE",
                        help="more run directories, one per line ('#' starts a comment)")
@@ -463,8 +509,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     b = sub.add_parser("bench", help="in-memory benchmark: generate, Kernel 1, timed and "
                                      "validated searches, a baseline, a table (no files)")
-    b.add_argument("--backend", choices=["cpu", "gpu"], default="gpu")
-    b.add_argument("--scales", type=positive_int, nargs="+", metavar="S")
+    b.add_argument("--backend", choices=["cpu", "gpu"], default="gpu",
+                   help="where graphs are generated and searched")
+    b.add_argument("--scales", type=positive_int, nargs="+", metavar="S",
+                   help="Kronecker graphs of these scales, generated in memory")
     b.add_argument("--grid", type=grid, metavar="RxC",
                    help="(gpu, under mpiexec -n R*C) the distributed algorithms on an R x C "
                         "grid of GPUs, each --scales graph generated in place and routed to "
@@ -483,9 +531,11 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--validate", choices=["every", "first", "cpu", "none"], default="every",
                    help="(gpu) every search or the first per algorithm, on the GPU; cpu: every "
                         "search on the CPU from copied parents; none (cpu backend: always every)")
-    b.add_argument("--edgefactor", type=positive_int, default=16)
-    b.add_argument("--seeds", type=nonnegative_int, nargs=2, default=[2, 3], metavar=("U1", "U2"))
-    b.add_argument("--graph500-version", choices=["3.0", "2.1.4"], default="3.0")
+    b.add_argument("--edgefactor", type=positive_int, default=16, help="edges per vertex")
+    b.add_argument("--seeds", type=nonnegative_int, nargs=2, default=[2, 3], metavar=("U1", "U2"),
+                   help="the two uint64 PRNG seeds")
+    b.add_argument("--graph500-version", choices=["3.0", "2.1.4"], default="3.0",
+                   help="the reference generator's version the edges match")
     b.add_argument("--out", help="write every number here as JSON")
     b.set_defaults(func=cmd_bench)
 
@@ -513,5 +563,6 @@ def main(argv: list[str] | None = None) -> int:
         # bad input never ends in a traceback (BFS_DEBUG=1 shows it, for bugs)
         if debugging():
             raise
-        print(f"bfs: error: {one_line(e)}", file=sys.stderr)
+        if getattr(e, "reports", True):   # an error all MPI ranks agreed on prints once
+            print(f"bfs: error: {one_line(e)}", file=sys.stderr)
         return 1

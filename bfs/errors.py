@@ -12,6 +12,16 @@ class BfsError(Exception):
     """A user-facing error: the message names the file, line or value that was wrong."""
 
 
+class RankError(BfsError):
+    """A failure every rank of a distributed run agreed on (bfs.comm.mpi.agree): every rank
+    raises it, so every rank exits 1, but only the one with `reports` set prints it, so that a
+    failure is one line on the job's stderr rather than one per rank."""
+
+    def __init__(self, message: str, reports: bool):
+        super().__init__(message)
+        self.reports = reports
+
+
 def debugging() -> bool:
     """BFS_DEBUG=1 (any value but empty or 0): errors end in their traceback, not one line."""
     return os.environ.get("BFS_DEBUG", "") not in ("", "0")

@@ -142,3 +142,52 @@ def test_bench_algorithm_variants_keep_their_options_together():
     assert parse_algorithm(variants[1]) == ("merrill-do", {"rows": "graph", "writes": "reset"})
     with pytest.raises(BfsError, match="'bu=2x8' follows no ALGORITHM@KEY=VALUE"):
         split_algorithms(["merrill,bu=2x8"])
+
+
+def parsers(parser, prog="bfs"):
+    """(prog, parser) for bfs and every subcommand under it."""
+    import argparse
+    yield prog, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from parsers(sub, f"{prog} {name}")
+
+
+def test_every_option_has_help_stating_its_default():
+    """`--help` of every subcommand: each option explained, each default written out."""
+    import argparse
+    from bfs.cli import build_parser, shown
+    checked = set()
+    for prog, parser in parsers(build_parser()):
+        for action in parser._actions:
+            if action.help == argparse.SUPPRESS or isinstance(action, argparse._SubParsersAction):
+                continue
+            assert action.help, f"{prog} {action.option_strings or action.dest}: no help"
+            default = action.default
+            if (action.option_strings and default is not None and default is not False
+                    and default != argparse.SUPPRESS):
+                # the option's own paragraph, as `--help` prints it
+                paragraph = " ".join(parser._get_formatter()._format_action(action).split())
+                assert "default" in paragraph and shown(default) in paragraph, (prog, paragraph)
+                checked.add(f"{prog} {action.option_strings[-1]}")
+    assert {"bfs run --save-parents", "bfs run --backend", "bfs run --roots",
+            "bfs generate kronecker --seeds", "bfs generate grid --diagonal-prob",
+            "bfs bench --graph500-version"} <= checked
+
+
+def test_validate_after_a_default_run_works_and_without_parents_says_how(kron10, tmp_path,
+                                                                          capsys):
+    """`bfs run` with no --save-parents keeps the first search's tree, so `bfs validate` has
+    something to check; a run that saved none says how to get some."""
+    assert main(["run", str(kron10), "--algorithm", "seq-csr", "--roots", "2",
+                 "--out", str(tmp_path / "r")]) == 0
+    assert [p.name for p in (tmp_path / "r" / "parents").iterdir()] == ["root-458.parquet"]
+    assert main(["validate", str(tmp_path / "r")]) == 0
+    assert main(["run", str(kron10), "--algorithm", "seq-csr", "--roots", "2",
+                 "--save-parents", "0", "--out", str(tmp_path / "none")]) == 0
+    capsys.readouterr()
+    assert main(["validate", str(tmp_path / "none")]) == 1
+    err = capsys.readouterr().err
+    assert "no saved parents to validate: the run had --save-parents 0" in err
+    assert "run it again with --save-parents K" in err

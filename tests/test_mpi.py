@@ -1,6 +1,7 @@
 """Real MPI ranks (oversubscribed): the distributed algorithms agree with seq-csr and validate."""
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -220,3 +221,61 @@ def test_exchange_reduce_ops():
         assert (recv == send).all()
     with pytest.raises(BfsError, match="allreduce op 'prod'"):
         x.allreduce(send, recv, "prod")
+
+
+def ranks_exits(*args, ranks: int):
+    """`mpiexec -n RANKS bfs ARGS`, each rank's exit status written after it to stderr: (the
+    error lines, `bfs: error: ...` or argparse's `bfs run: error: ...`, {rank: exit status})."""
+    report = ('python3 -m bfs "$@"; s=$?; echo "exit-status ${PMI_RANK:-$OMPI_COMM_WORLD_RANK} '
+              '$s" >&2; exit $s')
+    proc = subprocess.run(["mpiexec", "-n", str(ranks), "sh", "-c", report, "sh",
+                           *map(str, args)], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(ROOT),
+                               "PATH": f"{os.path.dirname(sys.executable)}:{os.environ['PATH']}"},
+                          cwd=ROOT)
+    assert proc.returncode != 0
+    lines = proc.stderr.splitlines()
+    exits = dict(tuple(map(int, line.split()[1:])) for line in lines
+                 if line.startswith("exit-status "))
+    return [line for line in lines if re.match(r"bfs( \w+)*: error: ", line)], exits
+
+
+@pytest.fixture(scope="module")
+def part2x2(tmp_path_factory):
+    base = tmp_path_factory.mktemp("p2x2")
+    bfs_cli("generate", "kronecker", "--scale", 8, "--out", base / "graph")
+    bfs_cli("partition", base / "graph", "--grid", "2x2", "--out", base / "part")
+    return base / "part"
+
+
+@pytest.mark.parametrize("case", ["every rank", "rank 2 alone", "rank 0 alone, writing"])
+def test_a_failure_is_one_line_and_every_rank_exits_1(part2x2, tmp_path, case):
+    """One line per failure, not one per rank: the first failing rank's message, naming it."""
+    part, out, algorithm = part2x2, tmp_path / "run", "2d"
+    if case == "every rank":
+        algorithm = "1d"   # a 2x2 partition: every rank finds the same bad combination
+    elif case == "rank 2 alone":
+        part = tmp_path / "part"
+        shutil.copytree(part2x2, part)
+        (part / "block-1-0.parquet").unlink()   # rank 2's block (row 1, column 0)
+    else:
+        (tmp_path / "file").touch()
+        out = tmp_path / "file" / "run"   # every search runs; rank 0 cannot write the run
+    errors, exits = ranks_exits("run", part, "--algorithm", algorithm, "--roots", 2, "--out", out,
+                                ranks=4)
+    assert exits == {0: 1, 1: 1, 2: 1, 3: 1}
+    assert len(errors) == 1, errors
+    expected = {"every rank": f"rank 0: {part} is a 2d partition; --algorithm 1d needs a 1d one",
+                "rank 2 alone": "rank 2: ",
+                "rank 0 alone, writing": "rank 0: "}[case]
+    assert errors[0].startswith(f"bfs: error: {expected}")
+    assert errors[0].endswith(" (4 of 4 ranks failed)") == (case == "every rank")
+    assert ("block-1-0.parquet" in errors[0]) == (case == "rank 2 alone")
+    assert (f"{tmp_path / 'file'}: " in errors[0]) == (case == "rank 0 alone, writing")
+    assert not out.exists()
+
+
+def test_a_usage_error_is_one_message_and_every_rank_exits_2(part2x2):
+    errors, exits = ranks_exits("run", part2x2, "--algorithm", "2d", ranks=4)   # no --out
+    assert exits == {0: 2, 1: 2, 2: 2, 3: 2}
+    assert errors == ["bfs run: error: the following arguments are required: --out"]

@@ -2,8 +2,9 @@
 
 Every collective here moves numpy buffers through mpi4py's upper-case methods; the only
 lower-case (pickled) calls carry error strings, never data. A failure on some ranks is turned
-into the same BfsError on every rank (`agree`), so no rank waits forever in a collective the
-others never reach; an unexpected exception aborts the communicator (`abort_on_error`).
+into the same error on every rank (`agree`: the first failing rank's message, printed once, every
+rank exiting 1), so no rank waits forever in a collective the others never reach; an unexpected
+exception aborts the communicator (`abort_on_error`).
 """
 from __future__ import annotations
 
@@ -14,12 +15,22 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from ..errors import BfsError
+from ..errors import BfsError, RankError, debugging, input_errors, one_line
 
 # Variables a launcher sets when it starts several tasks; if one says >1 while MPI says 1,
 # the launcher did not hand MPI its process-management interface (e.g. plain srun, no --mpi).
 LAUNCHER_SIZE_VARS = ["SLURM_NTASKS", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_SIZE",
                       "MPI_LOCALNRANKS"]
+# ... and the rank they give each task (MPICH/hydra, Open MPI, PMIx, srun), read before MPI starts
+LAUNCHER_RANK_VARS = ["PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID"]
+
+
+def launcher_rank() -> int:
+    """This process's rank as its launcher says (0 when none does), without starting MPI."""
+    for var in LAUNCHER_RANK_VARS:
+        if os.environ.get(var, "").isdigit():
+            return int(os.environ[var])
+    return 0
 
 
 def world():
@@ -45,24 +56,37 @@ def check_world_size(comm, needed: int, what: str) -> None:
 
 
 def agree(comm, error: str | None) -> None:
-    """Collective: if any rank has an error, every rank raises it (with the ranks' messages)."""
-    from mpi4py import MPI
-    flag = np.array([1 if error else 0], np.int32)
-    total = np.zeros(1, np.int32)
-    comm.Allreduce(flag, total, op=MPI.SUM)
-    if total[0]:
-        messages = comm.allgather(error)  # error text only: small, pickled on purpose
-        raise BfsError("; ".join(f"rank {r}: {m}" for r, m in enumerate(messages) if m))
+    """Collective: if any rank has an error, every rank raises RankError holding the first
+    failing rank's message, named; rank 0 alone prints it (the CLI), every rank exits 1."""
+    size = comm.Get_size()
+    failed = np.zeros(size, np.int32)
+    comm.Allgather(np.array([1 if error else 0], np.int32), failed)
+    ranks = np.flatnonzero(failed)
+    if not len(ranks):
+        return
+    first = int(ranks[0])
+    message = comm.bcast(error, root=first)  # error text only: small, pickled on purpose
+    if size > 1:
+        also = f" ({len(ranks)} of {size} ranks failed)" if len(ranks) > 1 else ""
+        message = f"rank {first}: {message}{also}"
+    raise RankError(message, reports=comm.Get_rank() == 0)
 
 
 @contextmanager
 def collective_errors(comm):
-    """Run a block on every rank; a BfsError on any rank becomes the same error everywhere."""
+    """Run a block on every rank; a BfsError (or bad input's OSError, ValueError, ...: see
+    bfs.errors.input_errors) on any rank becomes the same RankError everywhere."""
     error = None
     try:
         yield
+    except RankError:
+        raise   # a nested block's failure, already agreed by every rank
     except BfsError as e:
-        error = str(e)
+        error = one_line(e)
+    except input_errors() as e:
+        if debugging():
+            raise
+        error = one_line(e)
     agree(comm, error)
 
 
@@ -74,7 +98,6 @@ def abort_on_error(comm):
     except (BfsError, KeyboardInterrupt, SystemExit):
         raise
     except BaseException as e:
-        from ..errors import debugging, input_errors, one_line
         if isinstance(e, input_errors()) and not debugging():
             # bad input that slipped past the readers' checks: one line, as the CLI prints it
             print(f"bfs: error: rank {comm.Get_rank()}: {one_line(e)}", file=sys.stderr)

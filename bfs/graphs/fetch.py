@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 import urllib.request
 from pathlib import Path
 
+from ..atomic import temp_file
 from ..errors import BfsError
 
 
@@ -19,9 +19,9 @@ def fetch(url: str, out: Path, sha256: str, progress=None, timeout: float = 60) 
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     digest = hashlib.sha256()
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
+    tmp = temp_file(out.parent, f".{out.name}.")
     try:
-        with os.fdopen(fd, "wb") as f:
+        with open(tmp, "wb") as f:
             try:
                 response = urllib.request.urlopen(url, timeout=timeout)
             except (OSError, ValueError) as e:

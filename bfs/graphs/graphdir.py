@@ -15,11 +15,8 @@ footers against those records (cheap), and `bfs verify` checks the sha256s.
 """
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import shutil
-import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -29,6 +26,7 @@ import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 
 from .. import __version__
+from ..atomic import atomic_dir  # noqa: F401  (graph writers import it from here)
 from ..errors import BfsError
 from ..integrity import (check_records, file_problem, file_records, is_count, read_json_object,
                          reading)
@@ -92,27 +90,6 @@ class GraphMeta:
 def id_dtype(n_vertices: int) -> np.dtype:
     """Vertex-id dtype of a graph's edge columns: uint32 while every id fits."""
     return np.dtype(np.uint32) if n_vertices <= 2**32 else np.dtype(np.uint64)
-
-
-@contextlib.contextmanager
-def atomic_dir(out: str | os.PathLike, force: bool = False):
-    """Yield a temporary sibling of `out`; rename it to `out` only if the block succeeds."""
-    out = Path(out)
-    if out.exists() and not force:
-        if out.is_dir() and not any(out.iterdir()):
-            out.rmdir()  # an empty directory (e.g. made by a workflow engine) is replaced
-        else:
-            raise BfsError(f"{out}: already exists (remove it or pass --force)")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
-    try:
-        yield tmp
-        if out.exists():
-            shutil.rmtree(out)
-        os.replace(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
 
 
 def write_json(path: Path, obj) -> None:

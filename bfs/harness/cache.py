@@ -20,9 +20,9 @@ import json
 import os
 import shutil
 import sys
-import tempfile
 from pathlib import Path
 
+from ..atomic import temp_dir
 from ..errors import BfsError
 from ..graphs.graphdir import GRAPH_JSON, atomic_dir, edge_files, read_meta, write_json
 from ..integrity import read_json_object
@@ -98,10 +98,7 @@ def store(out: Path, entry: Path, edit=None) -> bool:
     tmp = None
     try:
         entry.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{entry.name}.tmp-", dir=entry.parent))
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o777 & ~umask)   # mkdtemp makes it private; others share the cache
+        tmp = temp_dir(entry.parent, f".{entry.name}.tmp-")   # others share the cache
         _copy_tree(out, tmp)
         if edit is not None:
             edit(tmp)

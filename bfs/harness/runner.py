@@ -32,7 +32,7 @@ from ..algorithms import ALGORITHMS, EdgeList, RunContext, get_algorithm
 from ..errors import BfsError
 from ..graphs.graphdir import GraphMeta, atomic_dir, read_edges, read_meta, write_json
 from ..integrity import file_records
-from .rundir import (GRAPH500_FILE, LEVELS_FILE, LEVELS_SCHEMA, PARENTS_DIR, RUN_JSON,
+from .rundir import (GRAPH500_FILE, LEVELS_FILE, LEVELS_SCHEMA, PARENTS_DIR, REMEDY, RUN_JSON,
                      SEARCHES_FILE, SEARCHES_SCHEMA, check_run_file, data_files, read_run_json,
                      read_run_table)
 from ..algorithms.kernel1 import nonloop_degrees
@@ -107,7 +107,7 @@ class RunOptions:
     backend: str = "auto"
     n_roots: int = 64
     root: int | None = None
-    save_parents: int = 0
+    save_parents: int = 1   # one tree for `bfs validate`, as the CLI's default
     force: bool = False
 
 
@@ -337,26 +337,38 @@ class Block:
     dst: np.ndarray
 
 
-def run(input_dir: Path, out: Path, opts: RunOptions, extra: dict | None = None) -> int:
+def _request(input_dir: Path, opts: RunOptions, extra: dict | None):
+    """The algorithm, the backend and the options asked for, checked against each other."""
     spec = get_algorithm(opts.algorithm)
     backend = resolve_backend(opts.backend, spec)
     options = dict(extra or {})
-    started = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     if spec.distributed:
         if options.get("comm"):
             check_comm(options["comm"], backend)
     elif "comm" in options:
         raise BfsError(f"--comm is for the distributed algorithms; {spec.name} runs on one "
                        "process")
-    if spec.distributed:
-        from ..comm.mpi import abort_on_error, world
-        with abort_on_error(world()):
-            session = MpiSession(input_dir, spec, backend, options)
-            return _run_ranks(session, out, opts, spec, backend, options, started)
-    if (Path(input_dir) / "manifest.json").is_file():
+    elif (Path(input_dir) / "manifest.json").is_file():
         raise BfsError(f"{input_dir} is a partition directory; --algorithm {spec.name} runs on "
                        f"a graph directory (distributed algorithms: "
                        f"{', '.join(n for n, s in ALGORITHMS.items() if s.distributed)})")
+    return spec, backend, options
+
+
+def run(input_dir: Path, out: Path, opts: RunOptions, extra: dict | None = None) -> int:
+    started = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    known = ALGORITHMS.get(opts.algorithm)
+    if (Path(input_dir) / "manifest.json").is_file() or (known and known.distributed):
+        # one process per rank: every rank checks the same request, so a bad one is agreed
+        # and printed once (by rank 0), not once per rank
+        from ..comm.mpi import abort_on_error, collective_errors, world
+        comm = world()
+        with abort_on_error(comm):
+            with collective_errors(comm):
+                spec, backend, options = _request(input_dir, opts, extra)
+            session = MpiSession(input_dir, spec, backend, options)
+            return _run_ranks(session, out, opts, spec, backend, options, started)
+    spec, backend, options = _request(input_dir, opts, extra)
     # An out-of-core algorithm (spec.host_graph) gets the host session: GpuSession would put
     # the edge list on the device (8 bytes an edge, and bfs.validate.gpu reads it there), the
     # very memory the algorithm is built to do without; so it is validated on the CPU.
@@ -423,10 +435,12 @@ def _run_ranks(session, out, opts, spec, backend, options, started) -> int:
             f"TEPS={teps:.4g} {status}")
         if i < opts.save_parents:
             parents[root] = (result.parent.astype(np.int64), result.level.astype(np.int32))
-    if not session.is_root:
-        return 0
-    return _write_run(session, out, opts, spec, backend, options, started, roots,
-                      construction_time, rows, level_rows, parents)
+    code = 0
+    with session.collective():   # a failed write stops every rank, not rank 0 alone
+        if session.is_root:
+            code = _write_run(session, out, opts, spec, backend, options, started, roots,
+                              construction_time, rows, level_rows, parents)
+    return int(session.max(code))   # rank 0's exit status (1: an invalid search) on every rank
 
 
 def _write_run(session, out, opts, spec, backend, options, started, roots, construction_time,
@@ -495,7 +509,13 @@ def revalidate(run_dir: Path, graph_dir: Path | None = None) -> tuple[bool, list
     found = [f"{PARENTS_DIR}/{p.name}" for p in (run_dir / PARENTS_DIR).glob("*.parquet")]
     rels = sorted(set(listed) | set(found))
     if not rels:
-        raise BfsError(f"{run_dir}: no saved parents to validate (run with --save-parents K)")
+        saved = (info.get("parameters") or {}).get("save_parents")
+        if saved:   # only a run from before `files` was recorded gets here with its trees gone
+            raise BfsError(f"{run_dir / PARENTS_DIR}: missing, though the run saved {saved} "
+                           f"searches' parents; {REMEDY}")
+        raise BfsError(f"{run_dir}: no saved parents to validate: the run had --save-parents "
+                       f"{saved or 0}; run it again with --save-parents K (K >= 1, the default "
+                       f"1) to keep the first K searches' parents")
     roots = {}
     for rel in rels:
         try:

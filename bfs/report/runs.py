@@ -16,13 +16,12 @@ so is a damaged file (footer or row count unlike run.json's record).
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from ..atomic import atomic_write  # noqa: F401  (tables and figures import it from here)
 from ..errors import BfsError
 from ..harness.bench import examined_per_nedge
 from ..harness.rundir import (LEVELS_FILE, RUN_JSON, SEARCHES_FILE, check_run_file,
@@ -225,20 +224,6 @@ def comm_varies(runs: pd.DataFrame) -> bool:
 
 def count_label(runs: pd.DataFrame) -> str:
     return "GPUs" if len(runs) and (runs["backend"] == "gpu").all() else "ranks"
-
-
-def atomic_write(path: Path, write) -> None:
-    """Call write(tmp_path) on a temporary sibling of `path`, then rename it into place."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.tmp-", dir=path.parent)
-    os.close(fd)
-    try:
-        write(Path(tmp))
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
 
 
 def read_runs_file(path) -> list[str]:
