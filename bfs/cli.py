@@ -442,10 +442,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "(Checconi)")
     r.add_argument("--alpha", type=positive_float,
                    help="2d-do: go bottom-up when the frontier's edges exceed the unreached "
-                        "vertices' edges / ALPHA (default 15)")
+                        "vertices' edges / ALPHA (default 15 on the CPU, 40 on the GPU)")
     r.add_argument("--beta", type=positive_float,
                    help="2d-do: back to top-down when the frontier shrinks below "
-                        "vertices / BETA (default 18)")
+                        "vertices / BETA (default 18 on the CPU, inf on the GPU: never back)")
     r.add_argument("--small-frontier", type=nonnegative_int, default=1000, metavar="N",
                    help="1d: levels with fewer frontier vertices run on rank 0 alone")
     r.add_argument("--tasks", type=positive_int, default=16, metavar="T",

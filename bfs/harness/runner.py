@@ -399,6 +399,10 @@ def _run_ranks(session, out, opts, spec, backend, options, started) -> int:
     construction_time = session.max(time.perf_counter() - t0)
     if spec.distributed:   # the exchange the search really uses (run.json, the report)
         options["comm"] = getattr(searcher, "comm_kind", default_comm(backend))
+    for key in ("alpha", "beta"):   # 2d-do's switch as it ran: its defaults differ by backend
+        if hasattr(searcher, key):  # (strict JSON: an infinite beta is recorded as "inf")
+            value = float(getattr(searcher, key))
+            options[key] = "inf" if value == float("inf") else value
     if session.is_root:
         log(f"kernel 1 ({spec.name}, {backend}): {construction_time:.3f} s")
 
