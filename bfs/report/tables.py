@@ -27,26 +27,85 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .runs import (IMPLEMENTATION_KEYS, SERIES_KEYS, atomic_write, count_label, pool,
-                   pooled_by_layout)
+from .runs import (IMPLEMENTATION_KEYS, SERIES_KEYS, atomic_write, count_label,
+                   implementation_label, pool, pooled_by_layout)
 from .sources import algorithm_source_lines
+
+
+SPREAD = ["repeats", "GTEPS q1", "GTEPS q3", "GTEPS repeat min", "GTEPS repeat max"]
+
+
+def _spread(p: pd.Series) -> dict:
+    """Graph500's quartiles of the per-search TEPS and the range of the repeats' means."""
+    return {"repeats": p["repeats"], "GTEPS q1": p["teps_q1"] / 1e9,
+            "GTEPS q3": p["teps_q3"] / 1e9, "GTEPS repeat min": p["teps_min"] / 1e9,
+            "GTEPS repeat max": p["teps_max"] / 1e9}
+
+
+def single_process(runs: pd.DataFrame) -> pd.Series:
+    """Which runs searched in one process (no partition, so no comm): COST's references."""
+    return runs["comm"].isna()
+
+
+def cost_references(runs: pd.DataFrame) -> dict:
+    """Per graph, the best single-process search of the run set (McSherry et al.'s COST
+    reference): {graph: (implementation label, pooled TEPS)}."""
+    best = {}
+    for (graph, algorithm, backend), group in runs[single_process(runs)].groupby(
+            ["graph", "algorithm", "backend"], sort=True):
+        teps = pool(group)["teps"]
+        if graph not in best or teps > best[graph][1]:
+            best[graph] = (implementation_label(algorithm, backend, None), teps)
+    return best
+
+
+def cost(pooled: pd.DataFrame, reference_teps: float | None) -> str:
+    """COST: the smallest count whose pooled TEPS beats the reference, or 'not reached'."""
+    if reference_teps is None:
+        return "no reference"
+    faster = pooled.loc[pooled["teps"] > reference_teps, "ranks"]
+    return str(int(faster.min())) if len(faster) else "not reached"
+
+
+def scaling_base(pooled: pd.DataFrame) -> pd.Series | None:
+    """The point speedup and efficiency are measured against: the smallest count whose
+    ranks had their own cores and GPUs (None when every point shared them)."""
+    alone = pooled[pooled["shared"].isna()]
+    return alone.iloc[0] if len(alone) else None
 
 
 def strong_scaling_table(runs: pd.DataFrame) -> pd.DataFrame:
     count = count_label(runs)
+    references = cost_references(runs)
     out = []
     for keys, series in runs.groupby(SERIES_KEYS, dropna=False, sort=True):
+        named = dict(zip(SERIES_KEYS, keys))
         pooled = pooled_by_layout(series)
-        base = pooled.iloc[0]
-        for p in pooled.itertuples(index=False):
-            # from TEPS, not times, so speedup and the figure's GTEPS curve tell the same story
-            speedup = p.teps / base["teps"]
-            out.append({**dict(zip(SERIES_KEYS, keys)), count: p.ranks, "grid": p.grid,
-                        "GTEPS": p.teps / 1e9, "directed GTEPS": 2 * p.teps / 1e9,
-                        "BFS time (s)": p.mean_time_s, "speedup": speedup,
-                        "efficiency": speedup / (p.ranks / base["ranks"])})
-    return pd.DataFrame(out, columns=[*SERIES_KEYS, count, "grid", "GTEPS", "directed GTEPS",
-                                      "BFS time (s)", "speedup", "efficiency"])
+        base = scaling_base(pooled)
+        reference, reference_teps = references.get(named["graph"], (None, None))
+        if single_process(series).all():
+            series_cost = "reference" if reference == implementation_label(
+                named["algorithm"], named["backend"], None) else "–"
+        else:
+            series_cost = cost(pooled, reference_teps)
+        for _, p in pooled.iterrows():
+            # from TEPS, not times, so speedup and the figure's GTEPS curve tell the same story;
+            # none for a point whose ranks shared cores or a GPU, nor against one
+            speedup = p["teps"] / base["teps"] if base is not None and pd.isna(p["shared"]) \
+                else float("nan")
+            out.append({**named, count: p["ranks"], "grid": p["grid"],
+                        "GTEPS": p["teps"] / 1e9, **_spread(p),
+                        "directed GTEPS": 2 * p["teps"] / 1e9,
+                        "BFS time (s)": p["mean_time_s"], "speedup": speedup,
+                        "efficiency": speedup / (p["ranks"] / base["ranks"])
+                        if base is not None else float("nan"),
+                        "shared hardware": p["shared"], "COST reference": reference,
+                        "reference GTEPS": reference_teps / 1e9 if reference_teps else None,
+                        "COST": series_cost})
+    return pd.DataFrame(out, columns=[*SERIES_KEYS, count, "grid", "GTEPS", *SPREAD,
+                                      "directed GTEPS", "BFS time (s)", "speedup",
+                                      "efficiency", "shared hardware", "COST reference",
+                                      "reference GTEPS", "COST"])
 
 
 def weak_scaling_table(runs: pd.DataFrame) -> pd.DataFrame:
@@ -63,10 +122,12 @@ def weak_scaling_table(runs: pd.DataFrame) -> pd.DataFrame:
                         "directed edges": first["directed_edges"],
                         "directed edges per rank": first["directed_edges"] / ranks,
                         "BFS time (s)": p["mean_time_s"], "GTEPS": p["teps"] / 1e9,
-                        "directed GTEPS": 2 * p["teps"] / 1e9})
+                        **_spread(p), "directed GTEPS": 2 * p["teps"] / 1e9,
+                        "shared hardware": p["shared"]})
     return pd.DataFrame(out, columns=[*keys, count, "grid", "graph", "scale", "vertices",
                                       "directed edges", "directed edges per rank",
-                                      "BFS time (s)", "GTEPS", "directed GTEPS"])
+                                      "BFS time (s)", "GTEPS", *SPREAD, "directed GTEPS",
+                                      "shared hardware"])
 
 
 def graphs_table(runs: pd.DataFrame) -> pd.DataFrame:
@@ -84,11 +145,16 @@ def graphs_table(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def kernel1_table(runs: pd.DataFrame) -> pd.DataFrame:
-    cols = ["graph", "scale", "algorithm", "backend", "ranks", "grid", "construction_time",
-            "run_dir"]
-    table = runs[cols].sort_values(["graph", "algorithm", "backend", "ranks", "run_dir"])
-    return table.rename(columns={"construction_time": "construction time (s)"}) \
-        .reset_index(drop=True)
+    """A row per configuration: the median of its repeats' Kernel 1 times, and their range."""
+    keys = ["graph", "scale", "algorithm", "backend", "exchange", "comm", "ranks", "grid"]
+    out = [{**named, "repeats": p["repeats"],
+            "Kernel 1 median (s)": p["construction_time"], "min (s)": p["construction_min"],
+            "max (s)": p["construction_max"], "shared hardware": p["shared"]}
+           for named, p in _pooled_settings(runs, keys)]
+    table = pd.DataFrame(out, columns=[*keys, "repeats", "Kernel 1 median (s)", "min (s)",
+                                       "max (s)", "shared hardware"])
+    table["scale"] = table["scale"].astype("Int64")
+    return table
 
 
 SOURCE_KEYS = [*IMPLEMENTATION_KEYS, "ranks"]
@@ -184,11 +250,21 @@ TABLES = {"strong_scaling": strong_scaling_table, "weak_scaling": weak_scaling_t
           "task_count": task_count_table, "lambda": lambda_table}
 
 
+def _number(value: float) -> str:
+    """Four significant digits in positional notation, whole numbers in full: 130654, not
+    1.307e+05 beside an integer column's 130654; 0.0005123, not 5.123e-04."""
+    if value.is_integer() or abs(value) >= 1000:
+        return f"{value:.0f}"
+    if value == 0 or not math.isfinite(value):
+        return f"{value:g}"
+    return f"{value:.{max(0, 3 - math.floor(math.log10(abs(value))))}f}"
+
+
 def _markdown_cell(value) -> str:
     if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
         return "–"
     if isinstance(value, (float, np.floating)):
-        return f"{value:.4g}"
+        return _number(float(value))
     return str(value).replace("|", "\\|")
 
 
