@@ -53,7 +53,11 @@ def experiment_graphs(name):
 
 def experiment_algorithms(name):
     exp = EXPERIMENTS[name]
-    if name in ("strong_scaling", "weak_scaling"):
+    if name == "strong_scaling":
+        # COST (McSherry et al.): the best single-process search, a run per graph
+        reference = [exp["reference"]] if "reference" in exp else []
+        return listed(exp, "algorithm", "algorithms") + reference
+    if name == "weak_scaling":
         return listed(exp, "algorithm", "algorithms")
     if name == "small_frontier_sweep":
         # the swept distributed algorithm, then the serial baseline (one run per graph)
@@ -130,10 +134,15 @@ def check_backend_choices():
 
 def run_backend(name, algorithm):
     """The backend an experiment runs an algorithm on: its `backend`, except the serial
-    baseline of small_frontier_sweep, which runs on the CPU whatever the swept backend."""
+    baseline of small_frontier_sweep, which runs on the CPU whatever the swept backend, and
+    a strong-scaling COST reference without that backend, which runs on its own one."""
     exp = EXPERIMENTS[name]
     if name == "small_frontier_sweep" and algorithm == exp.get("serial", "seq-csr"):
         return "cpu"
+    backend = exp.get("backend", "cpu")
+    if name == "strong_scaling" and algorithm == exp.get("reference") \
+            and backend not in ALGORITHMS[algorithm].backends:
+        return ALGORITHMS[algorithm].backends[0]
     return exp.get("backend", "cpu")
 
 
@@ -143,6 +152,12 @@ def check_sweep():
         raise ValueError(
             "config: experiments.small_frontier_sweep sweeps --small-frontier, which only "
             f"{', '.join(SMALL_FRONTIER_ALGORITHMS)} takes"
+        )
+    reference = EXPERIMENTS.get("strong_scaling", {}).get("reference")
+    if reference and ALGORITHMS[reference].distributed:
+        raise ValueError(
+            "config: experiments.strong_scaling: reference names the single-process search "
+            "that COST is measured against (seq-csr on the CPU, merrill-do on a GPU)"
         )
     if exp and ALGORITHMS[exp.get("serial", "seq-csr")].distributed:
         raise ValueError(
@@ -158,6 +173,9 @@ HYBRID_SWEEPS = ("task_count_sweep", "lambda_sweep")
 # a hybrid run whose setting a sweep chose names all of it, so that no default hides in the
 # id: --mode workload `t{T}-l{lambda}`, --mode fixed `fixed-t{T}-s{gpu share}`
 HYBRID_VARIANT = r"t[0-9]+-l[0-9]+|fixed-t[0-9]+-s[0-9.]+"
+# the second and later repeats of a point (`repeats: N`) end their variant in -r2 ... -rN;
+# the first keeps its plain name, so a config that adds repeats keeps the runs it has
+REPEAT = r"(?:-r[0-9]+)?"
 
 check_graph_names()
 check_comm_choices()
@@ -173,7 +191,8 @@ wildcard_constraints:
     layout="serial|[0-9]+x[0-9]+|p[0-9]+",
     # exchange (2d) or sfN (1d's swept small-frontier threshold), then comm where it is not
     # the backend's default; a swept hybrid setting (serial runs); "default" when none of them
-    variant=f"default|(?:scan|wave|sf[0-9]+)(?:-(?:nccl|mpi))?|nccl|mpi|{HYBRID_VARIANT}",
+    variant=f"(?:default|(?:scan|wave|sf[0-9]+)(?:-(?:nccl|mpi))?|nccl|mpi|{HYBRID_VARIANT})"
+    + REPEAT,
 
 
 def backend_comm(backend):
@@ -209,7 +228,7 @@ def hybrid_variant(tasks, mode, lam, gpu_share):
 
 def variant_hybrid(variant):
     """`bfs run` options of a hybrid run id's variant ({} for `default`: the CLI's defaults)."""
-    match = re.fullmatch(r"(fixed-)?t([0-9]+)-(?:l([0-9]+)|s([0-9.]+))", variant)
+    match = re.fullmatch(r"(fixed-)?t([0-9]+)-(?:l([0-9]+)|s([0-9.]+))" + REPEAT, variant)
     if not match:
         return {}
     fixed, tasks, lam, share = match.groups()
@@ -301,6 +320,7 @@ def experiment_layouts(name):
         counts = exp.get("ranks", 1)
         points = [(graph, {"ranks": r}) for graph in exp["graphs"]
                   for r in (counts if isinstance(counts, list) else [counts])]
+    repeats = exp.get("repeats", config.get("repeats", 1))
     runs = []
     for graph, shape in points:
         for algorithm in experiment_algorithms(name):
@@ -310,8 +330,14 @@ def experiment_layouts(name):
                 for comm in comms:
                     for swept in swept_settings(name, exp):
                         variant = variant_for(algorithm, on, ex, comm, **swept)
-                        runs.append((graph, (algorithm, on, layout, variant)))
+                        runs += [(graph, (algorithm, on, layout, variant + repeat_suffix(i)))
+                                 for i in range(1, repeats + 1)]
     return list(dict.fromkeys(runs))
+
+
+def repeat_suffix(i):
+    """A run id's repeat part: none for the first run of a point, -r{i} for the others."""
+    return "" if i == 1 else f"-r{i}"
 
 
 def swept_settings(name, exp):
@@ -366,7 +392,7 @@ TABLES = {
 FIGURES = {
     "strong_scaling": ("strong_scaling", ["strong_scaling"]),
     "weak_scaling": ("weak_scaling", ["weak_scaling"]),
-    "frontier": ("frontier", ["strong_scaling", "real_graphs"]),
+    "frontier": ("frontier", ["strong_scaling", "real_graphs", "implementations"]),
     "comm_vs_compute": ("comm_vs_compute", ["strong_scaling", "weak_scaling"]),
     "teps_vs_scale": ("teps_vs_scale", ["implementations"]),
     "kernel1_vs_scale": ("kernel1_vs_scale", ["implementations"]),
@@ -377,12 +403,44 @@ FIGURES = {
 }
 
 
+# the report's category of each experiment's tables and figures
+EXPERIMENT_TITLES = {
+    "strong_scaling": "Strong scaling", "weak_scaling": "Weak scaling",
+    "real_graphs": "Real graphs", "implementations": "Implementations",
+    "small_frontier_sweep": "Small-frontier sweep", "task_count_sweep": "Hybrid task count",
+    "lambda_sweep": "Hybrid lambda",
+}
+
+
+def report_category(mapping):
+    """A report() category function: the experiment a table or figure shows, or "Across
+    experiments" for those fed by several (frontier, Kernel 1, comm vs compute)."""
+    def category(wc):
+        experiments = [e for e in mapping[wc.name][1] if e in EXPERIMENTS]
+        return EXPERIMENT_TITLES[experiments[0]] if len(experiments) == 1 \
+            else "Across experiments"
+    return category
+
+
 def wanted(mapping):
     return [
         name
         for name, (_, experiments) in mapping.items()
         if any(e in EXPERIMENTS for e in experiments)
     ]
+
+
+LANDING = f"{RESULTS}/report/landing.json"
+
+
+def headline_figure():
+    """The figure the landing page shows: strong scaling (with its COST line) where the
+    config has it, else the first figure it makes."""
+    names = wanted(FIGURES)
+    return "strong_scaling" if "strong_scaling" in names else (names or [None])[0]
+
+
+HEADLINE_FIGURE = headline_figure()
 
 
 def all_tables():

@@ -1,5 +1,10 @@
-# Aggregate: every validated run into tables (CSV + Markdown) and figures (PNG + SVG).
-# `snakemake figures` redoes only the figures; add --forcerun figure to redraw them.
+# Aggregate: every validated run into tables (CSV + Markdown) and figures (PNG + SVG), a
+# report category per experiment, and the landing page's facts (what ran, on what, headline
+# numbers). `snakemake figures` redoes only the figures; add --forcerun figure to redraw them.
+import base64
+from pathlib import Path
+import json
+
 
 
 rule table:
@@ -10,7 +15,8 @@ rule table:
         csv=report(
             f"{RESULTS}/tables/{{name}}.csv",
             caption="../report/table.rst",
-            category="Tables",
+            category=report_category(TABLES),
+            subcategory="Tables",
         ),
         md=f"{RESULTS}/tables/{{name}}.md",
     wildcard_constraints:
@@ -34,7 +40,8 @@ rule figure:
         png=report(
             f"{RESULTS}/figures/{{name}}.png",
             caption="../report/figure.rst",
-            category="Figures",
+            category=report_category(FIGURES),
+            subcategory="Figures",
         ),
         svg=f"{RESULTS}/figures/{{name}}.svg",
     wildcard_constraints:
@@ -58,3 +65,36 @@ rule figures:
 rule tables:
     input:
         all_tables(),
+
+
+rule landing:
+    input:
+        runs=experiment_run_dirs(*EXPERIMENTS),
+        validated=all_validations(),
+    output:
+        LANDING,
+    run:
+        from bfs.report.landing import write_landing
+
+        write_landing(output[0], config, {
+            name: [(g, r, run_dir(g, r)) for g, r in experiment_runs(name)]
+            for name in EXPERIMENTS
+        })
+
+
+def attach_landing():
+    """The landing page's facts and headline figure for workflow/report/workflow.rst, whose
+    template sees only the config: config["_landing"], once `landing` and the figure exist
+    (a report made before the runs says how to make them)."""
+    try:
+        facts = json.loads(Path(LANDING).read_text())
+    except (OSError, ValueError):
+        return
+    figure = Path(f"{RESULTS}/figures/{HEADLINE_FIGURE}.png")
+    if figure.is_file():
+        facts["figure"] = {"name": HEADLINE_FIGURE,
+                           "png": base64.b64encode(figure.read_bytes()).decode()}
+    config["_landing"] = facts
+
+
+attach_landing()
