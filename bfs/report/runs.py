@@ -115,7 +115,8 @@ def shared_note(env: dict) -> str | None:
     place = env.get("placement") or placement(env.get("ranks") or [{}], env.get("cpu_cores"))
     notes = []
     if place["oversubscribed"]:
-        notes.append(f"{place['ranks_per_host']} ranks on {place['cores_per_host']} cores")
+        cores = place["cores_per_host"]
+        notes.append(f"{place['ranks_per_host']} ranks on {cores} core{'s' * (cores != 1)}")
     if place["gpu_shared"]:
         notes.append(f"{place['ranks_per_gpu']} ranks on 1 GPU")
     return ", ".join(notes) or None
