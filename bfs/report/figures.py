@@ -53,8 +53,11 @@ def _plain_log_ticks(axis) -> None:
     from matplotlib.ticker import FuncFormatter
 
     def plain(value, _):
-        mantissa = round(value / 10 ** math.floor(math.log10(value)), 6) if value > 0 else 0
-        return f"{value:g}" if mantissa in (1, 2, 3, 5) else ""
+        if value <= 0:
+            return ""
+        exponent = math.floor(math.log10(value))
+        mantissa = round(value / 10 ** exponent, 6)
+        return f"{value:.{max(0, -exponent)}f}" if mantissa in (1, 2, 3, 5) else ""
     axis.set_major_formatter(FuncFormatter(plain))
     axis.set_minor_formatter(FuncFormatter(plain))
 
@@ -150,9 +153,21 @@ def _mark_shared(ax, x, y, shared) -> None:
         return
     xs, ys = pd.Series(list(x))[hit], pd.Series(list(y))[hit]
     ax.plot(xs, ys, "o", ms=15, mfc="none", mec="red", mew=1.5, label=SHARED_LABEL)
+    noted = {(t.xy[0], t.get_text()) for t in ax.texts if hasattr(t, "xy")}
     for xi, yi, note in zip(xs, ys, shared[hit]):
-        ax.annotate(note, (xi, yi), textcoords="offset points", xytext=(0, -20), fontsize=7,
-                    color="red", ha="center")
+        if (xi, note) not in noted:   # once per count: series sharing it say the same
+            noted.add((xi, note))
+            ax.annotate(note, (xi, yi), textcoords="offset points", xytext=(0, -20),
+                        fontsize=7, color="red", ha="center")
+
+
+def _suptitle(fig, text: str, fontsize: int = 11) -> None:
+    """The figure's title, each line wrapped to the figure's width (about 11 characters an
+    inch at this size) so that none runs off the canvas."""
+    import textwrap
+    width = int(fig.get_figwidth() * 11)
+    fig.suptitle("\n".join(textwrap.fill(line, width) for line in text.split("\n")),
+                 fontsize=fontsize)
 
 
 def _empty_figure(title: str, note: str):
@@ -250,8 +265,9 @@ def _scaling_figure(runs: pd.DataFrame, title: str, weak: bool):
         ax.margins(x=0.12)
         _log_y_axes(ax, f"{'GPUs' if count == 'GPUs' else 'MPI ranks'} (log2 scale)", GTEPS_LOG,
                     graph)
-    fig.suptitle(f"{title}\nGraph500 harmonic-mean TEPS, undirected input edges (Fu's "
-                 "directed TEPS = 2×); error bars: range over repeats", fontsize=11)
+    _suptitle(fig, f"{title}\nGraph500 harmonic-mean TEPS, undirected input edges (Fu's "
+                 "directed TEPS = 2×)\nerror bars: range over the repeats of a point",
+                 fontsize=11)
     return _legend(fig)
 
 
@@ -313,13 +329,14 @@ def frontier_figure(runs: pd.DataFrame):
         ax.xaxis.get_major_locator().set_params(integer=True)
         _log_y_axes(ax, "BFS level", "frontier size (vertices, log scale)",
                     FAMILIES.get(family, family))
-    fig.suptitle("Frontier size per BFS level: vertices discovered at the level, mean over "
+    _suptitle(fig, "Frontier size per BFS level: vertices discovered at the level, mean over "
                  "the roots of the named run", fontsize=11)
     return _legend(fig)
 
 
 def comm_vs_compute_figure(runs: pd.DataFrame):
-    """One panel per run (a strong-scaling set gives one per rank count), stacked bars."""
+    """One panel per configuration (a strong-scaling set gives one per rank count), its
+    repeats pooled, stacked bars."""
     plt, _ = _plt()
     levels = load_levels(runs)
     levels = levels[levels["expand_s"].notna()]
@@ -328,11 +345,17 @@ def comm_vs_compute_figure(runs: pd.DataFrame):
         return None, title, ("no runs with per-level timing: single-process (non-MPI)\n"
                              "runs record no expansion or communication time")
     per_level = _per_level(levels, ["expand_s", "comm_s"])
-    per_run = per_level.groupby([*LEVEL_RUN_KEYS, "level"], dropna=False)[["expand_s", "comm_s"]] \
+    # comm last among the keys, so the nccl and mpi runs of one configuration sit side by side;
+    # a configuration's repeats are one panel, the mean over all their roots
+    panel_keys = ["ranks", "graph", "algorithm", "backend", "grid", "exchange", "comm"]
+    per_config = per_level.groupby([*panel_keys, "level"], dropna=False)[["expand_s", "comm_s"]] \
         .mean().reset_index()
-    # comm last among the keys, so the nccl and mpi runs of one configuration sit side by side
-    panel_keys = ["ranks", "graph", "algorithm", "backend", "grid", "exchange", "comm", "run_dir"]
-    panels = per_run.groupby(panel_keys, dropna=False, sort=True)
+    shared = dict(zip(runs["run_dir"], runs["shared"]))
+    # the panels' shared-hardware notes, in the panels' order (the same sorted groups)
+    notes = [group["shared"].dropna().iloc[0] if group["shared"].notna().any() else None
+             for _, group in per_level.assign(shared=per_level["run_dir"].map(shared))
+             .groupby(panel_keys, dropna=False, sort=True)]
+    panels = per_config.groupby(panel_keys, dropna=False, sort=True)
     # wrap panels into rows of at most four so a long experiment stays readable
     n_cols = min(4, panels.ngroups)
     n_rows = -(-panels.ngroups // n_cols)
@@ -340,7 +363,7 @@ def comm_vs_compute_figure(runs: pd.DataFrame):
                              squeeze=False, sharey=True, layout="constrained")
     for ax in axes.flat[panels.ngroups:]:
         ax.set_visible(False)
-    for ax, (values, panel) in zip(axes.flat, panels):
+    for ax, (values, panel), note in zip(axes.flat, panels, notes):
         run = dict(zip(panel_keys, values))
         panel = panel.sort_values("level")
         ms_expand, ms_comm = 1e3 * panel["expand_s"], 1e3 * panel["comm_s"]
@@ -350,12 +373,14 @@ def comm_vs_compute_figure(runs: pd.DataFrame):
         comm = f", {run['comm']}" if isinstance(run["comm"], str) else ""
         grid = f" ({run['grid']})" if isinstance(run["grid"], str) else ""
         ax.set_title(f"{run['graph']} · {run['algorithm']}{scheme} ({run['backend']}{comm})\n"
-                     f"{_ranks(run['ranks'])}{grid}", fontsize=10)
+                     f"{_ranks(run['ranks'])}{grid}"
+                     + (f" · shared: {note}" if isinstance(note, str) else ""), fontsize=10,
+                     color="red" if isinstance(note, str) else "black")
         ax.set_xlabel("BFS level")
         ax.set_xticks(panel["level"])
     for row in axes:
         row[0].set_ylabel("time per level (ms)")
-    fig.suptitle(f"{title}: slowest rank's time, mean over roots", fontsize=11)
+    _suptitle(fig, f"{title}: slowest rank's time, mean over roots", fontsize=11)
     return _legend(fig), title, None
 
 
@@ -421,7 +446,7 @@ def _per_scale_lines(kron: pd.DataFrame, measure, y_label: str, title: str):
         _mark_shared(ax, points["scale"], value, points["shared"])
     ax.xaxis.get_major_locator().set_params(integer=True)
     _log_y_axes(ax, "Kronecker scale (log2 vertices)", y_label)
-    fig.suptitle(title, fontsize=11)
+    _suptitle(fig, title, fontsize=11)
     return _legend(fig)
 
 
@@ -478,7 +503,7 @@ def _sweep_figure(data: pd.DataFrame, x: str, xscale: dict, xlabel: str, title: 
     colors = _graph_colors(data["series"])
     _sweep_lines(ax, data, x, xscale, xlabel,
                  {label: {"color": color, "marker": "o"} for label, color in colors.items()})
-    fig.suptitle(title, fontsize=11)
+    _suptitle(fig, title, fontsize=11)
     return _legend(fig)
 
 
@@ -509,7 +534,7 @@ def small_frontier_figure(runs: pd.DataFrame):
             ax.axhline(s.GTEPS, color=style(s.algorithm)["color"],
                        label=f"{s.algorithm}/{s.backend} (serial baseline)", **REFERENCE_STYLE)
         ax.set_title(graph, fontsize=11)
-    fig.suptitle(f"{title} (Racherla)\nGraph500 harmonic-mean TEPS, the serial baseline "
+    _suptitle(fig, f"{title} (Racherla)\nGraph500 harmonic-mean TEPS, the serial baseline "
                  "dash-dotted", fontsize=11)
     return _legend(fig), title, None
 

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from ..harness.rundir import read_run_json
-from .runs import atomic_write, implementation_label, load_runs
+from .runs import SERIES_KEYS, atomic_write, comm_varies, implementation_label, load_runs
 from .tables import strong_scaling_table
 
 # the run.json package versions worth a reader's eye (others stay in run.json)
@@ -49,19 +49,20 @@ def strong_headline(runs) -> list[str]:
     """Per graph and series: its best count and the COST against the graph's reference."""
     table = strong_scaling_table(runs)
     count = table.columns[5]
+    with_comm = comm_varies(runs)
     lines = []
-    for (graph, *impl), series in table.groupby(["graph", "algorithm", "backend", "exchange",
-                                                 "comm"], dropna=False, sort=True):
+    for (graph, *impl, comm), series in table.groupby(SERIES_KEYS, dropna=False, sort=True):
         best = series.loc[series["GTEPS"].idxmax()]
-        label = implementation_label(*impl)
+        label = implementation_label(*impl, comm if with_comm else None)
+        n = int(best[count])
         if best["COST"] == "reference":
             lines.append(f"{graph}: {label} (single process, the COST reference) "
                          f"{best['GTEPS']:.3g} GTEPS")
             continue
         shared = f" ({best['shared hardware']})" if isinstance(best["shared hardware"], str) \
             else ""
-        lines.append(f"{graph}: {label} peaks at {best['GTEPS']:.3g} GTEPS on "
-                     f"{int(best[count])} {count}{shared}; COST: {best['COST']}")
+        lines.append(f"{graph}: {label} peaks at {best['GTEPS']:.3g} GTEPS on {n} "
+                     f"{count[:-1] if n == 1 else count}{shared}; COST: {best['COST']}")
     return lines
 
 
@@ -88,7 +89,7 @@ def experiment_facts(name: str, planned: list[tuple[str, str, str]]) -> dict:
             "shared": f"{len(shared)} of {len(runs)} runs had more ranks than cores or "
                       f"shared a GPU ({', '.join(sorted(set(shared)))}): marked in the tables "
                       "and figures, no efficiency computed" if len(shared) else None,
-            "rerun": planned[-1][2]}
+            "rerun": planned[0][2]}
 
 
 def write_landing(out, config: dict, plan: dict[str, list[tuple[str, str, str]]]) -> None:

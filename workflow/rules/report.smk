@@ -92,8 +92,11 @@ def attach_landing():
         return
     figure = Path(f"{RESULTS}/figures/{HEADLINE_FIGURE}.png")
     if figure.is_file():
+        png = base64.b64encode(figure.read_bytes()).decode()
+        # docutils refuses input lines over 10000 characters; the image directive drops the
+        # whitespace between the lines of its URI
         facts["figure"] = {"name": HEADLINE_FIGURE,
-                           "png": base64.b64encode(figure.read_bytes()).decode()}
+                           "png": [png[i:i + 1000] for i in range(0, len(png), 1000)]}
     config["_landing"] = facts
 
 
