@@ -250,7 +250,7 @@ def _scaling_figure(runs: pd.DataFrame, title: str, weak: bool):
                                    for r in pooled["ranks"]]
             else:
                 label = f"{graph} · {label}" if len(graphs) > 1 else label
-                label += f" · COST: {cost(pooled, reference[1] if reference else None)}"
+                label += f" · COST: {cost(pooled, reference[1])}" if reference else ""
             _scaling_series(ax, pooled, _run_style(named), label, weak)
         if reference:
             ref_label, ref_teps = reference
