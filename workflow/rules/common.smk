@@ -1,8 +1,11 @@
 # Shared helpers: config validation, the run-path convention, and what each experiment needs.
+import base64
+import json
 import math
 import os
 import re
 import shlex
+from pathlib import Path
 
 from snakemake.utils import validate
 
@@ -191,8 +194,7 @@ wildcard_constraints:
     layout="serial|[0-9]+x[0-9]+|p[0-9]+",
     # exchange (2d) or sfN (1d's swept small-frontier threshold), then comm where it is not
     # the backend's default; a swept hybrid setting (serial runs); "default" when none of them
-    variant=f"(?:default|(?:scan|wave|sf[0-9]+)(?:-(?:nccl|mpi))?|nccl|mpi|{HYBRID_VARIANT})"
-    + REPEAT,
+    variant=f"(?:default|(?:scan|wave|sf[0-9]+)(?:-(?:nccl|mpi))?|nccl|mpi|{HYBRID_VARIANT}){REPEAT}",
 
 
 def backend_comm(backend):
@@ -228,7 +230,7 @@ def hybrid_variant(tasks, mode, lam, gpu_share):
 
 def variant_hybrid(variant):
     """`bfs run` options of a hybrid run id's variant ({} for `default`: the CLI's defaults)."""
-    match = re.fullmatch(r"(fixed-)?t([0-9]+)-(?:l([0-9]+)|s([0-9.]+))" + REPEAT, variant)
+    match = re.fullmatch(rf"(fixed-)?t([0-9]+)-(?:l([0-9]+)|s([0-9.]+)){REPEAT}", variant)
     if not match:
         return {}
     fixed, tasks, lam, share = match.groups()
@@ -330,7 +332,7 @@ def experiment_layouts(name):
                 for comm in comms:
                     for swept in swept_settings(name, exp):
                         variant = variant_for(algorithm, on, ex, comm, **swept)
-                        runs += [(graph, (algorithm, on, layout, variant + repeat_suffix(i)))
+                        runs += [(graph, (algorithm, on, layout, f"{variant}{repeat_suffix(i)}"))
                                  for i in range(1, repeats + 1)]
     return list(dict.fromkeys(runs))
 
@@ -586,3 +588,24 @@ def table_runs(wc):
 
 def figure_runs(wc):
     return experiment_run_dirs(*FIGURES[wc.name][1])
+
+
+def attach_landing():
+    """The landing page's facts and headline figure for workflow/report/workflow.rst, whose
+    template sees only the config: config["_landing"], once `landing` and the figure exist
+    (a report made before the runs says how to make them)."""
+    try:
+        facts = json.loads(Path(LANDING).read_text())
+    except (OSError, ValueError):
+        return
+    figure = Path(f"{RESULTS}/figures/{HEADLINE_FIGURE}.png")
+    if figure.is_file():
+        png = base64.b64encode(figure.read_bytes()).decode()
+        # docutils refuses input lines over 10000 characters; the image directive drops the
+        # whitespace between the lines of its URI
+        facts["figure"] = {"name": HEADLINE_FIGURE,
+                           "png": [png[i:i + 1000] for i in range(0, len(png), 1000)]}
+    config["_landing"] = facts
+
+
+attach_landing()

@@ -1,11 +1,6 @@
 # Aggregate: every validated run into tables (CSV + Markdown) and figures (PNG + SVG), a
 # report category per experiment, and the landing page's facts (what ran, on what, headline
 # numbers). `snakemake figures` redoes only the figures; add --forcerun figure to redraw them.
-import base64
-from pathlib import Path
-import json
-
-
 
 rule table:
     input:
@@ -73,6 +68,8 @@ rule landing:
         validated=all_validations(),
     output:
         LANDING,
+    log:
+        f"{RESULTS}/logs/landing.log",
     run:
         from bfs.report.landing import write_landing
 
@@ -81,23 +78,3 @@ rule landing:
             for name in EXPERIMENTS
         })
 
-
-def attach_landing():
-    """The landing page's facts and headline figure for workflow/report/workflow.rst, whose
-    template sees only the config: config["_landing"], once `landing` and the figure exist
-    (a report made before the runs says how to make them)."""
-    try:
-        facts = json.loads(Path(LANDING).read_text())
-    except (OSError, ValueError):
-        return
-    figure = Path(f"{RESULTS}/figures/{HEADLINE_FIGURE}.png")
-    if figure.is_file():
-        png = base64.b64encode(figure.read_bytes()).decode()
-        # docutils refuses input lines over 10000 characters; the image directive drops the
-        # whitespace between the lines of its URI
-        facts["figure"] = {"name": HEADLINE_FIGURE,
-                           "png": [png[i:i + 1000] for i in range(0, len(png), 1000)]}
-    config["_landing"] = facts
-
-
-attach_landing()
