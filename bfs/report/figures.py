@@ -1,8 +1,10 @@
 """Figures (`bfs report figure KIND`, written as KIND.png and KIND.svg):
-    strong_scaling  Fu et al. 2014 Table I as a plot: GTEPS vs ranks, with ideal linear scaling;
-                    a line per (graph, algorithm, backend, exchange, comm) series.
+    strong_scaling  Fu et al. 2014 Table I as a plot: a panel per graph, GTEPS vs ranks with
+                    ideal linear scaling, a line per (algorithm, backend, exchange, comm)
+                    series, the graph's best single-process search as the COST reference line.
     weak_scaling    Fu et al. 2014 Table II as a plot: GTEPS vs ranks, with ideal linear scaling.
-    frontier        Fu et al. 2014 Fig. 1: frontier size (vertices discovered) per BFS level.
+    frontier        Fu et al. 2014 Fig. 1: frontier size (vertices discovered) per BFS level, a
+                    panel per graph family, one named run per graph.
     comm_vs_compute Fu et al. 2014 Fig. 8: per level, local expansion vs communication time, a
                     panel per run; runs that differ only in comm (nccl, mpi) sit side by side.
     teps_vs_scale   SEI report Fig. 16: GTEPS vs Kronecker scale, one line per implementation.
@@ -12,8 +14,12 @@
     teps_vs_source_lines
                     SEI report Fig. 19: GTEPS at the largest scale vs the source lines of each
                     algorithm's own files, a labelled point per implementation.
-    small_frontier  Racherla: 1d GTEPS vs its small-frontier threshold, a line per graph, the
-                    serial baseline as a dashed level line.
+    small_frontier  Racherla: 1d GTEPS vs its small-frontier threshold, a panel per graph, the
+                    serial baseline as a dash-dotted level line.
+
+Every figure: one colour and marker per implementation (style()), legends below the panels,
+log GTEPS axes, the repeats' range as error bars, a red ring on points whose ranks outnumbered
+their host's cores or shared a GPU.
     task_count      Munguia et al. Fig. 9: hybrid GTEPS vs the task count T, a line per graph
                     and mode (with its lambda or GPU share).
     lambda          Munguia et al. Fig. 10: hybrid --mode workload GTEPS vs lambda, a line per

@@ -1,15 +1,19 @@
 """Tables (`bfs report table KIND`, written as KIND.csv and KIND.md):
     strong_scaling  Fu et al. 2014, Table I: one graph, growing rank (GPU) counts, a row per
-                    count and grid shape (RxC, 2d); GTEPS in both conventions, mean BFS time,
-                    speedup and parallel efficiency against the smallest count of each
-                    (graph, algorithm, backend, exchange, comm) series.
+                    count and grid shape (RxC, 2d); GTEPS in both conventions with Graph500's
+                    quartiles and the repeats' range, mean BFS time, speedup and parallel
+                    efficiency against the smallest count of each (graph, algorithm, backend,
+                    exchange, comm) series whose ranks had cores and GPUs of their own (none
+                    for a point that shared them), and the COST (McSherry et al.): the
+                    graph's best single-process search and the smallest count beating it.
     weak_scaling    Fu et al. 2014, Table II: the graph grows with the ranks; scale, vertices,
                     directed edges, directed edges per rank, BFS time and GTEPS, per
                     (algorithm, backend, exchange, comm) series.
     graphs          Merrill et al. 2012 / Racherla per-graph tables: vertices, edges, search
                     depth, time (ms) and GTEPS per graph and implementation (with comm and
                     grid).
-    kernel1         SEI report: Kernel-1 (graph construction) time per graph, algorithm and ranks.
+    kernel1         SEI report: Kernel-1 (graph construction) time per configuration, the
+                    median of its repeats and their range.
     source_lines    SEI report Table 1 / Fig. 19: source lines of each algorithm's own files
                     (sources.py) beside its GTEPS at the largest Kronecker scale run.
     small_frontier  Racherla: 1d's small-frontier threshold swept, GTEPS per threshold beside the
