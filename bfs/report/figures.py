@@ -533,9 +533,12 @@ def small_frontier_figure(runs: pd.DataFrame):
     graphs = list(dict.fromkeys(swept["graph"]))
     fig, axes = _panels(len(graphs), width=5.5)
     for ax, graph in zip(axes, graphs):
-        _sweep_lines(ax, swept[swept["graph"] == graph], "small frontier", SYMLOG,
+        on_graph = swept[swept["graph"] == graph]
+        _sweep_lines(ax, on_graph, "small frontier", SYMLOG,
                      "small-frontier threshold (vertices;\nfrontiers below it expand on rank 0)",
                      styles)
+        _mark_shared(ax, on_graph["small frontier"], on_graph["GTEPS"],
+                     on_graph["shared hardware"])
         for s in serial[serial["graph"] == graph].itertuples():
             ax.axhline(s.GTEPS, color=style(s.algorithm)["color"],
                        label=f"{s.algorithm}/{s.backend} (serial baseline)", **REFERENCE_STYLE)

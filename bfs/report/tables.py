@@ -143,9 +143,11 @@ def graphs_table(runs: pd.DataFrame) -> pd.DataFrame:
         out.append({**dict(zip(keys, values)), "vertices": first["n_vertices"],
                     "edges": first["n_edges"], "search depth": p["mean_depth"],
                     "time (ms)": 1e3 * p["mean_time_s"], "GTEPS": p["teps"] / 1e9,
-                    "edges read / nedge": p["examined_per_nedge"]})
+                    "repeats": p["repeats"], "edges read / nedge": p["examined_per_nedge"],
+                    "shared hardware": p["shared"]})
     return pd.DataFrame(out, columns=[*keys, "vertices", "edges", "search depth", "time (ms)",
-                                      "GTEPS", "edges read / nedge"])
+                                      "GTEPS", "repeats", "edges read / nedge",
+                                      "shared hardware"])
 
 
 def kernel1_table(runs: pd.DataFrame) -> pd.DataFrame:
@@ -206,7 +208,8 @@ SWEEP_KEYS = ["graph", "algorithm", "backend", "comm", "ranks", "small_frontier"
 def small_frontier_table(runs: pd.DataFrame) -> pd.DataFrame:
     """A row per (graph, algorithm, backend, comm, ranks, threshold): GTEPS, time, and the
     speedup over the graph's single-process run(s) (the serial baseline; '–' without one)."""
-    cols = [*SWEEP_KEYS[:-1], "small frontier", "GTEPS", "time (ms)", "speedup over serial"]
+    cols = [*SWEEP_KEYS[:-1], "small frontier", "GTEPS", "time (ms)", "speedup over serial",
+            "shared hardware"]
     out = []
     for named, p in _pooled_settings(runs, SWEEP_KEYS):
         serial = runs[(runs["graph"] == named["graph"]) & (runs["ranks"] == 1)
@@ -214,7 +217,7 @@ def small_frontier_table(runs: pd.DataFrame) -> pd.DataFrame:
         base = pool(serial)["teps"] if len(serial) else float("nan")
         threshold = named.pop("small_frontier")
         out.append({**named, "small frontier": threshold, **_speed(p),
-                    "speedup over serial": p["teps"] / base})
+                    "speedup over serial": p["teps"] / base, "shared hardware": p["shared"]})
     table = pd.DataFrame(out, columns=cols)
     table["small frontier"] = table["small frontier"].astype("Int64")
     return table
