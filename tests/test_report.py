@@ -607,3 +607,20 @@ def test_markdown_numbers_stay_positional():
     from bfs.report.tables import to_markdown
     md = to_markdown(pd.DataFrame({"edges": [130654.0, 65327.5], "time": [0.0005123, 12.5]}))
     assert "| 130654 | 0.0005123 |" in md and "| 65328 | 12.50 |" in md
+
+
+def test_frontier_has_a_panel_per_graph_family_naming_its_run(runs, tmp_path):
+    """Kronecker and lattice graphs in panels of their own (a lattice's hundred levels no
+    longer squeeze the scale-free ones), each curve naming the run it comes from."""
+    lattice = relabelled(runs["seq"], tmp_path / "grid-8x64" / "seq-csr" / "cpu-serial-default")
+    info = json.loads((lattice / "run.json").read_text())
+    info["graph"].update(name="grid-8x64", source="grid")
+    (lattice / "run.json").write_text(json.dumps(info))
+    fig = figures.frontier_figure(report.load_runs([runs[2], runs["seq"], lattice]))
+    titles = [ax.get_title() for ax in fig.axes]
+    assert titles == [figures.FAMILIES["kronecker"], figures.FAMILIES["grid"]]
+    (kron,), (grid,) = (ax.lines for ax in fig.axes)
+    # the single-process run of the graph is the one drawn, and named
+    assert kron.get_label() == f"kron-s9-e8: run {figures._run_id(runs['seq'])}, {ROOTS} roots"
+    assert grid.get_label() == f"grid-8x64: run grid-8x64/seq-csr/cpu-serial-default, " \
+        f"{ROOTS} roots"

@@ -153,6 +153,15 @@ def test_repeats_and_the_cost_reference_are_planned_and_reported(finished):
     assert set(scaling["COST"]) == {str(faster.min()) if len(faster) else "not reached"}
 
 
+def test_a_distributed_cost_reference_is_refused(tmp_path, loopback_server):
+    config = tiny_config(f"{loopback_server}/x")
+    config["experiments"]["strong_scaling"]["reference"] = "2d"
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    proc = snakemake(tmp_path, "-n", check=False)
+    assert proc.returncode != 0
+    assert "reference names the single-process search" in proc.stdout + proc.stderr
+
+
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
                   "--no-first-run", "--disable-background-networking",
                   "--disable-component-update", "--disable-sync"]

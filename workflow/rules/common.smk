@@ -156,16 +156,21 @@ def check_sweep():
             "config: experiments.small_frontier_sweep sweeps --small-frontier, which only "
             f"{', '.join(SMALL_FRONTIER_ALGORITHMS)} takes"
         )
+    if exp and ALGORITHMS[exp.get("serial", "seq-csr")].distributed:
+        raise ValueError(
+            "config: experiments.small_frontier_sweep: serial names the single-process "
+            "baseline (seq-csr, seq-list)"
+        )
+
+
+def check_reference():
+    """COST compares the distributed runs with one process: a distributed reference would
+    measure nothing."""
     reference = EXPERIMENTS.get("strong_scaling", {}).get("reference")
     if reference and ALGORITHMS[reference].distributed:
         raise ValueError(
             "config: experiments.strong_scaling: reference names the single-process search "
             "that COST is measured against (seq-csr on the CPU, merrill-do on a GPU)"
-        )
-    if exp and ALGORITHMS[exp.get("serial", "seq-csr")].distributed:
-        raise ValueError(
-            "config: experiments.small_frontier_sweep: serial names the single-process "
-            "baseline (seq-csr, seq-list)"
         )
 
 
@@ -184,6 +189,7 @@ check_graph_names()
 check_comm_choices()
 check_backend_choices()
 check_sweep()
+check_reference()
 
 EXCHANGES = ("scan", "wave")
 
