@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ..harness.rundir import read_run_json
 from .runs import SERIES_KEYS, atomic_write, comm_varies, implementation_label, load_runs
-from .tables import strong_scaling_table
+from .tables import single_process, strong_scaling_table
 
 # the run.json package versions worth a reader's eye (others stay in run.json)
 VERSIONS = ("python", "numpy", "numba", "pyarrow", "mpi4py", "mpich", "cupy-cuda12x",
@@ -67,13 +67,17 @@ def strong_headline(runs) -> list[str]:
 
 
 def best_runs_headline(runs) -> list[str]:
-    """Per graph: the fastest run and its run id."""
+    """Per graph: the fastest run, and the fastest distributed one where that is another."""
+    def fastest(rows) -> str:
+        best = rows.loc[rows["teps"].idxmax()]
+        return f"{'/'.join(Path(best['run_dir']).parts[-2:])} at {_gteps(best['teps'])}"
     lines = []
     for graph, on_graph in runs.groupby("graph", sort=True):
-        best = on_graph.loc[on_graph["teps"].idxmax()]
-        run_id = "/".join(Path(best["run_dir"]).parts[-2:])
-        lines.append(f"{graph}: fastest {run_id} at {_gteps(best['teps'])}"
-                     f" of {len(on_graph)} runs")
+        line = f"{graph}: fastest {fastest(on_graph)}"
+        distributed = on_graph[~single_process(on_graph)]
+        if 0 < len(distributed) < len(on_graph):
+            line += f"; fastest distributed {fastest(distributed)}"
+        lines.append(f"{line} ({len(on_graph)} runs)")
     return lines
 
 
