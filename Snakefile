@@ -14,6 +14,10 @@ if not workflow.overwrite_configfiles:
     configfile: "config.yaml"
 
 
+# the report's landing page: what was run, on what, the headline numbers (rule landing)
+report: "workflow/report/workflow.rst"
+
+
 include: "workflow/rules/common.smk"
 include: "workflow/rules/graphs.smk"
 include: "workflow/rules/partition.smk"
@@ -27,4 +31,5 @@ rule all:
         validations=all_validations(),
         tables=all_tables(),
         figures=all_figures(),
+        landing=LANDING,
     default_target: True

@@ -160,11 +160,13 @@ def test_comm_makes_its_own_scaling_series(gpu_comm_runs, tmp_path):
 
 def test_figures_name_the_comm_where_it_varies(gpu_comm_runs, runs):
     both = report.load_runs(list(gpu_comm_runs.values()))
-    _, labels = figures.strong_scaling_figure(both).axes[0].get_legend_handles_labels()
-    assert {"kron-s9-e8 · 2d/gpu/scan/nccl", "kron-s9-e8 · 2d/gpu/scan/mpi"} <= set(labels)
+    ax = figures.strong_scaling_figure(both).axes[0]
+    _, labels = ax.get_legend_handles_labels()
+    assert {"2d/gpu/scan/nccl", "2d/gpu/scan/mpi"} <= set(labels)
+    assert ax.get_title() == "kron-s9-e8"   # a panel per graph
     one = report.load_runs([runs[1], runs[2]])
     _, labels = figures.strong_scaling_figure(one).axes[0].get_legend_handles_labels()
-    assert "kron-s9-e8 · 2d/cpu/scan" in labels  # one comm: not named
+    assert "2d/cpu/scan" in labels  # one comm: not named
     fig, _, _ = figures.comm_vs_compute_figure(both)
     titles = [ax.get_title() for ax in fig.axes if ax.get_visible() and ax.get_title()]
     # Fu's Fig. 8 per run, the MPI and NCCL runs of each count side by side
@@ -176,7 +178,7 @@ def test_figures_name_the_comm_where_it_varies(gpu_comm_runs, runs):
 def test_strong_scaling_figure_marks_the_other_grid_shape(runs):
     fig = figures.strong_scaling_figure(report.load_runs([runs[1], runs[2], runs["2x1"]]))
     ax = fig.axes[0]
-    line = next(l for l in ax.get_lines() if l.get_label() == "kron-s9-e8 · 2d/cpu/scan")
+    line = next(l for l in ax.get_lines() if l.get_label() == "2d/cpu/scan")
     assert list(line.get_xdata()) == [1, 2]  # the line joins 1x1 and the squarest 1x2
     assert {t.get_text() for t in ax.texts} == {"1x2", "2x1"}
     _, labels = ax.get_legend_handles_labels()
@@ -283,7 +285,9 @@ def test_small_frontier_table_per_threshold_beside_the_serial_run(runs, tmp_path
     ax = fig.axes[0]
     line = next(l for l in ax.get_lines() if "1d/cpu" in l.get_label())
     assert list(line.get_xdata()) == [0, 1000]
-    assert any("seq-csr (serial)" in l.get_label() for l in ax.get_lines())
+    level = next(l for l in ax.get_lines() if l.get_label() == "seq-csr/cpu (serial baseline)")
+    assert list(level.get_ydata()) == pytest.approx([serial, serial])
+    assert ax.get_ylim()[0] < serial < ax.get_ylim()[1]   # drawn inside the axes
 
 
 def test_task_count_table_and_figure_per_mode_and_tasks(runs, tmp_path):
@@ -389,3 +393,234 @@ def test_graphs_table_edges_read_per_nedge(runs, tmp_path):
     assert graphs.loc[("2d-do", 2), "edges read / nedge"] == 1.5    # median of 3, 1, 1, 2
     assert pd.isna(graphs.loc[("2d", 2), "edges read / nedge"])
     assert pd.isna(graphs.loc[("2d", 1), "edges read / nedge"])
+
+
+# ------------------------------------------------- figures that hold what they claim (#29)
+
+def with_environment(run_dir, out, time_factor=1.0, construction_time=None, **environment):
+    """A copy of a run with run.json's environment entries (and Kernel 1 time) replaced."""
+    out = relabelled(run_dir, out, time_factor=time_factor)
+    info = json.loads((out / "run.json").read_text())
+    info["environment"].update(environment)
+    if construction_time is not None:
+        info["construction_time"] = construction_time
+    (out / "run.json").write_text(json.dumps(info))
+    return out
+
+
+@pytest.fixture
+def run_set(runs, tmp_path):
+    """A small run set that every figure draws something from: the seq-csr COST reference,
+    2d on 1 and 2 ranks (the 2-rank point repeated), the 2x1 shape, a 4-rank point that ran
+    on 2 cores, a 1d threshold sweep and hybrid runs."""
+    four = with_environment(runs[2], tmp_path / "four", time_factor=0.7, mpi_size=4,
+                            placement={"ranks_per_host": 4, "cores_per_host": 2,
+                                       "ranks_per_gpu": 0, "oversubscribed": True,
+                                       "gpu_shared": False})
+    info = json.loads((four / "run.json").read_text())
+    info["parameters"]["mpi_size"] = 4
+    info["partition"]["grid"] = [2, 2]
+    (four / "run.json").write_text(json.dumps(info))
+    return [runs["seq"], runs[1], runs[2], runs["2x1"], four,
+            relabelled(runs[2], tmp_path / "again", time_factor=1.5),
+            *(relabelled(runs[2], tmp_path / f"sf{sf}", algorithm="1d", small_frontier=sf,
+                         time_factor=f) for sf, f in [(0, 1.0), (100, 3.0)]),
+            hybrid_run(runs, tmp_path / "h4", tasks=4),
+            hybrid_run(runs, tmp_path / "h16", tasks=16, time_factor=0.5)]
+
+
+def _display_points(artist):
+    """An artist's plotted points in display coordinates (axhline: its two ends)."""
+    import numpy as np
+    from matplotlib.collections import Collection, LineCollection
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Rectangle
+    if isinstance(artist, Line2D):
+        return artist.get_transform().transform(artist.get_xydata())
+    if isinstance(artist, LineCollection):
+        segments = [s for s in artist.get_segments() if len(s)]
+        return artist.get_transform().transform(np.concatenate(segments)) if segments \
+            else np.empty((0, 2))
+    if isinstance(artist, Collection):
+        return artist.get_offset_transform().transform(artist.get_offsets())
+    if isinstance(artist, Rectangle):
+        box = artist.get_window_extent()
+        return np.array([[box.x0, box.y0], [box.x1, box.y1]])
+    return np.empty((0, 2))
+
+
+def _plotted(ax):
+    """Every drawn data artist of an axes: lines, collections, bars."""
+    return [a for a in [*ax.lines, *ax.collections, *ax.patches] if a.get_visible()]
+
+
+def _inside(points, box, slack=1.0):
+    return [(box.x0 - slack <= x <= box.x1 + slack) and (box.y0 - slack <= y <= box.y1 + slack)
+            for x, y in points]
+
+
+@pytest.mark.parametrize("kind", list(figures.FIGURES))
+def test_every_legend_entry_is_drawn_inside_the_axes_and_clear_of_the_data(run_set, kind):
+    """Each legend entry names an artist that is visible and has a point inside its axes'
+    limits (the baselines small_frontier once drew above a frozen y axis broke this), and no
+    legend covers a plotted point."""
+    fig, _, note = figures.FIGURES[kind](report.load_runs(run_set))
+    assert fig is not None, note
+    fig.canvas.draw()
+    legends = [*fig.legends, *(ax.get_legend() for ax in fig.axes if ax.get_legend())]
+    data_axes = [ax for ax in fig.axes if ax.get_visible() and _plotted(ax)]
+    assert data_axes
+    for legend in legends:
+        labels = [t.get_text() for t in legend.get_texts()]
+        assert labels
+        for label in labels:
+            drawn = [a for ax in data_axes for a in _plotted(ax)
+                     if a.get_label() == label and any(_inside(_display_points(a), ax.bbox))]
+            containers = [c for ax in data_axes for c in ax.containers
+                          if c.get_label() == label and any(
+                              any(_inside(_display_points(p), ax.bbox)) for p in c)]
+            assert drawn or containers, f"{kind}: legend entry {label!r} has nothing drawn"
+        box = legend.get_window_extent()
+        for ax in data_axes:
+            for artist in _plotted(ax):
+                assert not any(_inside(_display_points(artist), box, slack=-1.0)), \
+                    f"{kind}: the legend covers {artist.get_label()!r}"
+    import matplotlib.pyplot as plt
+    plt.close(fig)
+
+
+def test_an_implementation_keeps_its_colour_and_marker_in_every_figure(run_set):
+    """One style map: 2d/cpu/scan is drawn alike wherever it appears, wave in another colour."""
+    loaded = report.load_runs(run_set)
+    looks = {}
+    for kind in ("strong_scaling", "weak_scaling", "teps_vs_scale", "kernel1_vs_scale"):
+        fig, _, _ = figures.FIGURES[kind](loaded)
+        for ax in fig.axes:
+            for line in ax.lines:
+                label = line.get_label()
+                if label.startswith(("2d/cpu/scan", "seq-csr/cpu")) and line.get_marker() \
+                        not in ("None", "", None) and line.get_linestyle() != "None":
+                    looks.setdefault(label.split(" ")[0].split(",")[0], set()).add(
+                        (line.get_color() if isinstance(line.get_color(), str)
+                         else tuple(line.get_color()), line.get_marker()))
+    import matplotlib.pyplot as plt
+    plt.close("all")
+    assert set(looks) == {"2d/cpu/scan", "seq-csr/cpu"}
+    assert all(len(v) == 1 for v in looks.values()), looks
+    assert figures.style("2d", "wave")["color"] != figures.style("2d", "scan")["color"]
+
+
+def test_strong_scaling_names_the_cost_against_the_best_single_process_search(runs, tmp_path):
+    """Issue 28's COST: the table names the reference (the graph's best single-process run)
+    and the smallest count faster than it; the figure draws it as a level line."""
+    fast = relabelled(runs[2], tmp_path / "fast", exchange="wave",
+                      time_factor=harmonic_teps(runs[2]) / harmonic_teps(runs["seq"]) / 2)
+    slow = relabelled(runs[1], tmp_path / "slow", exchange="wave",
+                      time_factor=harmonic_teps(runs[1]) / harmonic_teps(runs["seq"]) * 2)
+    loaded = report.load_runs([runs["seq"], runs[1], runs[2], slow, fast])
+    bfs_cli("report", "table", "strong_scaling", runs["seq"], runs[1], runs[2], slow, fast,
+            "--out", tmp_path / "strong")
+    table = pd.read_csv(tmp_path / "strong.csv")
+    reference = harmonic_teps(runs["seq"]) / 1e9
+    assert set(table["COST reference"]) == {"seq-csr/cpu"}
+    assert table["reference GTEPS"].tolist() == pytest.approx([reference] * len(table))
+    cost = dict(zip(zip(table["algorithm"], table["exchange"].fillna("–")), table["COST"]))
+    assert cost[("2d", "wave")] == "2"                 # 2 ranks at twice the reference
+    assert cost[("seq-csr", "–")] == "reference"
+    scan = table[(table["algorithm"] == "2d") & (table["exchange"] == "scan")]
+    faster = scan["GTEPS"] > reference
+    assert set(scan["COST"]) == {str(scan.loc[faster, "ranks"].min()) if faster.any()
+                                 else "not reached"}
+    md = (tmp_path / "strong.md").read_text()
+    assert "| COST |" in md.splitlines()[0] and "e+" not in md and "e-0" not in md
+    ax = figures.strong_scaling_figure(loaded).axes[0]
+    level = next(l for l in ax.lines if "COST reference" in l.get_label())
+    assert level.get_label() == "best single process: seq-csr/cpu (COST reference)"
+    assert list(level.get_ydata()) == pytest.approx([reference, reference])
+    assert ax.get_ylim()[0] < reference < ax.get_ylim()[1]
+    labels = [l.get_label() for l in ax.lines]
+    assert "2d/cpu/wave · COST: 2" in labels
+    assert not any(l.startswith("seq-csr") for l in labels)   # the reference is no series
+
+
+def test_points_on_shared_cores_are_marked_and_never_an_efficiency(runs, tmp_path):
+    """A 2-rank run on a 1-core host (derived from an old run.json's cpu_cores: no placement
+    entry) is marked; it gets no speedup or efficiency and is no base for them."""
+    crowded = with_environment(runs[2], tmp_path / "crowded", cpu_cores=1)
+    info = json.loads((crowded / "run.json").read_text())
+    info["environment"].pop("placement", None)
+    for rank in info["environment"]["ranks"]:
+        rank.pop("cpu_cores", None)
+    (crowded / "run.json").write_text(json.dumps(info))
+    loaded = report.load_runs([runs[1], crowded])
+    assert loaded["shared"].isna().tolist() == [True, False]
+    assert loaded["shared"].iloc[1] == "2 ranks on 1 core"
+    table = report.TABLES["strong_scaling"](loaded)
+    assert table["shared hardware"].tolist()[1] == "2 ranks on 1 core"
+    assert table["efficiency"].iloc[0] == 1 and pd.isna(table["efficiency"].iloc[1])
+    assert pd.isna(table["speedup"].iloc[1])
+    ax = figures.strong_scaling_figure(loaded).axes[0]
+    ring = next(l for l in ax.lines if l.get_label() == figures.SHARED_LABEL)
+    assert list(ring.get_xdata()) == [2]
+    assert "2 ranks on 1 core" in {t.get_text() for t in ax.texts}
+    # a run whose ranks had their own cores carries no mark
+    assert report.load_runs([runs[2]])["shared"].isna().all()
+
+
+def test_repeats_pool_with_their_spread_and_kernel1_takes_the_median(runs, tmp_path):
+    """Three runs of one point: GTEPS pooled over every search, the repeats' range and the
+    searches' quartiles beside it; Kernel 1 the median of the three constructions."""
+    copies = [with_environment(runs[2], tmp_path / f"r{i}", time_factor=f, construction_time=k)
+              for i, (f, k) in enumerate([(1.0, 0.2), (2.0, 0.1), (0.5, 5.0)])]
+    loaded = report.load_runs(copies)
+    table = report.TABLES["strong_scaling"](loaded)
+    assert len(table) == 1 and table["repeats"].iloc[0] == 3
+    teps = [harmonic_teps(c) / 1e9 for c in copies]
+    assert table["GTEPS repeat min"].iloc[0] == pytest.approx(min(teps))
+    assert table["GTEPS repeat max"].iloc[0] == pytest.approx(max(teps))
+    per_search = [r["nedge"] / r["time_s"] / 1e9 for c in copies for r in searches(c)]
+    import numpy as np
+    assert table["GTEPS q1"].iloc[0] == pytest.approx(np.percentile(per_search, 25))
+    assert table["GTEPS q3"].iloc[0] == pytest.approx(np.percentile(per_search, 75))
+    kernel1 = report.TABLES["kernel1"](loaded)
+    assert kernel1["Kernel 1 median (s)"].tolist() == [0.2]
+    assert (kernel1["min (s)"].iloc[0], kernel1["max (s)"].iloc[0]) == (0.1, 5.0)
+    # the figure's error bar spans the repeats' range
+    fig, _, _ = figures.teps_vs_scale_figure(loaded)
+    bars = [c for c in fig.axes[0].collections if len(c.get_segments())]
+    (segment,) = bars[0].get_segments()
+    assert sorted(segment[:, 1]) == pytest.approx([min(teps), max(teps)])
+
+
+def test_placement_flags_more_ranks_than_cores_and_a_shared_gpu():
+    from bfs.harness.envinfo import placement
+    rank = {"hostname": "a", "cpu_cores": 2, "cuda_visible_devices": None}
+    assert placement([rank] * 2, 2)["oversubscribed"] is False
+    four = placement([rank] * 4, 2)
+    assert four["oversubscribed"] is True and four["ranks_per_host"] == 4
+    gpus = [{**rank, "gpu_index": 0, "cuda_visible_devices": d} for d in ("0", "1")]
+    assert placement(gpus, 2)["gpu_shared"] is False    # SLURM bound each rank its own GPU
+    assert placement([{**rank, "gpu_index": 0}] * 2, 2)["gpu_shared"] is True
+
+
+def test_markdown_numbers_stay_positional():
+    from bfs.report.tables import to_markdown
+    md = to_markdown(pd.DataFrame({"edges": [130654.0, 65327.5], "time": [0.0005123, 12.5]}))
+    assert "| 130654 | 0.0005123 |" in md and "| 65328 | 12.50 |" in md
+
+
+def test_frontier_has_a_panel_per_graph_family_naming_its_run(runs, tmp_path):
+    """Kronecker and lattice graphs in panels of their own (a lattice's hundred levels no
+    longer squeeze the scale-free ones), each curve naming the run it comes from."""
+    lattice = relabelled(runs["seq"], tmp_path / "grid-8x64" / "seq-csr" / "cpu-serial-default")
+    info = json.loads((lattice / "run.json").read_text())
+    info["graph"].update(name="grid-8x64", source="grid")
+    (lattice / "run.json").write_text(json.dumps(info))
+    fig = figures.frontier_figure(report.load_runs([runs[2], runs["seq"], lattice]))
+    titles = [ax.get_title() for ax in fig.axes]
+    assert titles == [figures.FAMILIES["kronecker"], figures.FAMILIES["grid"]]
+    (kron,), (grid,) = (ax.lines for ax in fig.axes)
+    # the single-process run of the graph is the one drawn, and named
+    assert kron.get_label() == f"kron-s9-e8: run {figures._run_id(runs['seq'])}, {ROOTS} roots"
+    assert grid.get_label() == f"grid-8x64: run grid-8x64/seq-csr/cpu-serial-default, " \
+        f"{ROOTS} roots"

@@ -36,8 +36,9 @@ def tiny_config(url: str) -> dict:
                                   "sha256": hashlib.sha256(GNUTELLA.read_bytes()).hexdigest()}},
         },
         "experiments": {
-            "strong_scaling": {"graph": "kron-s9", "algorithm": "2d", "ranks": [1, 2]},
-            "weak_scaling": {"algorithm": "2d",
+            "strong_scaling": {"graph": "kron-s9", "algorithm": "2d", "ranks": [1, 2],
+                               "reference": "seq-csr"},
+            "weak_scaling": {"algorithm": "2d", "repeats": 2,
                              "points": [{"ranks": 1, "graph": "kron-s8"},
                                         {"ranks": 2, "graph": "kron-s9"}]},
             "real_graphs": {"graphs": ["gnutella"], "algorithms": ["seq-csr", "2d"], "ranks": 2},
@@ -103,7 +104,8 @@ def test_tables_equal_the_runs(finished):
     runs = work / "results" / "runs" / "kron-s9" / "2d"
     expected = {1: harmonic_gteps(runs / "cpu-1x1-scan"), 2: harmonic_gteps(runs / "cpu-1x2-scan")}
     rank_col = "ranks" if "ranks" in strong.columns else "GPUs"
-    got = dict(zip(strong[rank_col], strong["GTEPS"]))
+    distributed = strong[strong["algorithm"] == "2d"]
+    got = dict(zip(distributed[rank_col], distributed["GTEPS"]))
     for ranks, gteps in expected.items():
         assert np.isclose(got[ranks], gteps, rtol=1e-6), (ranks, got, expected)
     for name in ["weak_scaling", "real_graphs", "implementations", "kernel1", "source_lines",
@@ -131,6 +133,81 @@ def test_figures_and_report(finished):
     snakemake(work, "--report", str(work / "results" / "report.html"))
     html = (work / "results" / "report.html").read_text(errors="replace")
     assert "strong_scaling" in html and "Fu et al" in html
+
+
+def test_repeats_and_the_cost_reference_are_planned_and_reported(finished):
+    """weak_scaling's repeats: 2 makes a -r2 run of each point, pooled in the table; the
+    strong-scaling reference runs once per graph and names the COST."""
+    work, _ = finished
+    runs = work / "results" / "runs"
+    assert (runs / "kron-s8" / "2d" / "cpu-1x1-scan-r2" / "run.json").is_file()
+    assert (runs / "kron-s9" / "seq-csr" / "cpu-serial-default" / "run.json").is_file()
+    weak = pd.read_csv(work / "results" / "tables" / "weak_scaling.csv")
+    assert set(weak["repeats"]) == {2}
+    strong = pd.read_csv(work / "results" / "tables" / "strong_scaling.csv")
+    assert set(strong["COST reference"]) == {"seq-csr/cpu"}
+    reference = harmonic_gteps(runs / "kron-s9" / "seq-csr" / "cpu-serial-default")
+    assert strong["reference GTEPS"].tolist() == pytest.approx([reference] * len(strong))
+    scaling = strong[strong["algorithm"] == "2d"]
+    faster = scaling.loc[scaling["GTEPS"] > reference, "ranks"]
+    assert set(scaling["COST"]) == {str(faster.min()) if len(faster) else "not reached"}
+
+
+def test_a_distributed_cost_reference_is_refused(tmp_path, loopback_server):
+    config = tiny_config(f"{loopback_server}/x")
+    config["experiments"]["strong_scaling"]["reference"] = "2d"
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    proc = snakemake(tmp_path, "-n", check=False)
+    assert proc.returncode != 0
+    assert "reference names the single-process search" in proc.stdout + proc.stderr
+
+
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                  "--no-first-run", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync"]
+
+
+def chromium() -> str:
+    """Debian's chromium, installed with apt-get where missing (CI is a fresh Debian machine
+    run as root): the report is a JavaScript app, so only a browser shows what a reader sees."""
+    found = shutil.which("chromium")
+    if found:
+        return found
+    assert os.geteuid() == 0, "the report test needs Debian's chromium: apt-get install chromium"
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    subprocess.run(["apt-get", "update", "-q"], check=True, env=env, capture_output=True,
+                   timeout=900)
+    subprocess.run(["apt-get", "install", "-y", "-q", "--no-install-recommends", "chromium"],
+                   check=True, env=env, capture_output=True, timeout=1800)
+    return shutil.which("chromium")
+
+
+def test_report_landing_page_in_a_browser(finished, tmp_path):
+    """The built report opened in headless Chromium: the rendered landing page says what
+    was run, on what and the headline numbers (with the COST), and shows the strong-scaling
+    figure, the very PNG the workflow wrote."""
+    import base64
+    work, _ = finished
+    html = work / "results" / "report.html"
+    snakemake(work, "--report", str(html))
+    proc = subprocess.run(
+        [chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}",
+         "--virtual-time-budget=20000", "--dump-dom", html.as_uri()],
+        capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    dom = proc.stdout
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", dom))
+    for words in ["What was run", "On what", "Headline numbers", "How to rerun one point",
+                  "kron-s9: 2d/cpu/scan peaks at", "COST:", "seq-csr/cpu",
+                  "snakemake -c 2 --force results/runs/"]:
+        assert words in text, words
+    import platform
+    assert f"python {platform.python_version()}" in text
+    shown = re.search(r'<img alt="strong_scaling figure" src="data:image/png;base64,([^"]+)"',
+                      dom)
+    assert shown, "the landing page shows no figure"
+    figure = work / "results" / "figures" / "strong_scaling.png"
+    assert base64.b64decode(shown.group(1)) == figure.read_bytes()
 
 
 def test_second_run_has_nothing_to_do(finished):

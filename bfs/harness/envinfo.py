@@ -10,6 +10,7 @@ import os
 import platform
 import socket
 import subprocess
+from collections import Counter
 from pathlib import Path
 
 PACKAGES = ["numpy", "numba", "pyarrow", "mpi4py", "mpich", "cupy-cuda12x", "cupy-cuda13x",
@@ -100,6 +101,7 @@ def rank_info(node_rank: int | None = None) -> dict:
             "slurm_procid": os.environ.get("SLURM_PROCID"),
             "slurm_localid": os.environ.get("SLURM_LOCALID"),
             "local_rank": local_rank(node_rank),
+            "cpu_cores": os.cpu_count(),
             "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES")}
 
 
@@ -116,9 +118,29 @@ def environment(hostnames: list[str] | None = None, mpi_size: int = 1,
         # per rank: host, SLURM_PROCID/LOCALID, node-local rank, CUDA_VISIBLE_DEVICES and the
         # device index it used (gpu runs)
         "ranks": ranks or [rank_info()],
+        "placement": placement(ranks or [rank_info()], os.cpu_count()),
         "packages": package_versions(),
         "git": git_commit(),
     }
+
+
+def placement(ranks: list[dict], cores: int | None) -> dict:
+    """Whether the ranks had the machine to themselves: the most ranks on one host against that
+    host's cores (os.cpu_count(); a rank list from before cpu_cores was recorded uses `cores`),
+    and the most ranks driving one GPU (same host, CUDA_VISIBLE_DEVICES and device index).
+    More ranks than cores time-share them, and ranks sharing a GPU share its memory and SMs:
+    either way the point measures contention, not scaling, and the report marks it."""
+    hosts = Counter(r.get("hostname") for r in ranks)
+    host, on_host = hosts.most_common(1)[0]
+    host_cores = next((r.get("cpu_cores") for r in ranks if r.get("hostname") == host), None)
+    host_cores = host_cores or cores
+    devices = Counter((r.get("hostname"), r.get("cuda_visible_devices"), r.get("gpu_index"))
+                      for r in ranks if r.get("gpu_index") is not None)
+    per_gpu = max(devices.values(), default=0)
+    return {"ranks_per_host": on_host, "cores_per_host": host_cores,
+            "ranks_per_gpu": per_gpu,
+            "oversubscribed": bool(host_cores) and on_host > host_cores,
+            "gpu_shared": per_gpu > 1}
 
 
 def rank_infos(comm, extra: dict | None = None) -> list[dict]:

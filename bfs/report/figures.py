@@ -1,8 +1,10 @@
 """Figures (`bfs report figure KIND`, written as KIND.png and KIND.svg):
-    strong_scaling  Fu et al. 2014 Table I as a plot: GTEPS vs ranks, with ideal linear scaling;
-                    a line per (graph, algorithm, backend, exchange, comm) series.
+    strong_scaling  Fu et al. 2014 Table I as a plot: a panel per graph, GTEPS vs ranks with
+                    ideal linear scaling, a line per (algorithm, backend, exchange, comm)
+                    series, the graph's best single-process search as the COST reference line.
     weak_scaling    Fu et al. 2014 Table II as a plot: GTEPS vs ranks, with ideal linear scaling.
-    frontier        Fu et al. 2014 Fig. 1: frontier size (vertices discovered) per BFS level.
+    frontier        Fu et al. 2014 Fig. 1: frontier size (vertices discovered) per BFS level, a
+                    panel per graph family, one named run per graph.
     comm_vs_compute Fu et al. 2014 Fig. 8: per level, local expansion vs communication time, a
                     panel per run; runs that differ only in comm (nccl, mpi) sit side by side.
     teps_vs_scale   SEI report Fig. 16: GTEPS vs Kronecker scale, one line per implementation.
@@ -12,8 +14,12 @@
     teps_vs_source_lines
                     SEI report Fig. 19: GTEPS at the largest scale vs the source lines of each
                     algorithm's own files, a labelled point per implementation.
-    small_frontier  Racherla: 1d GTEPS vs its small-frontier threshold, a line per graph, the
-                    serial baseline as a dashed level line.
+    small_frontier  Racherla: 1d GTEPS vs its small-frontier threshold, a panel per graph, the
+                    serial baseline as a dash-dotted level line.
+
+Every figure: one colour and marker per implementation (style()), legends below the panels,
+log GTEPS axes, the repeats' range as error bars, a red ring on points whose ranks outnumbered
+their host's cores or shared a GPU.
     task_count      Munguia et al. Fig. 9: hybrid GTEPS vs the task count T, a line per graph
                     and mode (with its lambda or GPU share).
     lambda          Munguia et al. Fig. 10: hybrid --mode workload GTEPS vs lambda, a line per
@@ -30,6 +36,7 @@ import pandas as pd
 from ..partition import squarest_grid
 from .runs import (IMPLEMENTATION_KEYS, LEVEL_RUN_KEYS, SERIES_KEYS, atomic_write, comm_varies,
                    count_label, implementation_label, load_levels, pool, pooled_by_layout)
+from .tables import cost, cost_references, scaling_base, single_process
 
 # ---------------------------------------------------------------------------------- figures
 
@@ -52,8 +59,11 @@ def _plain_log_ticks(axis) -> None:
     from matplotlib.ticker import FuncFormatter
 
     def plain(value, _):
-        mantissa = round(value / 10 ** math.floor(math.log10(value)), 6) if value > 0 else 0
-        return f"{value:g}" if mantissa in (1, 2, 3, 5) else ""
+        if value <= 0:
+            return ""
+        exponent = math.floor(math.log10(value))
+        mantissa = round(value / 10 ** exponent, 6)
+        return f"{value:.{max(0, -exponent)}f}" if mantissa in (1, 2, 3, 5) else ""
     axis.set_major_formatter(FuncFormatter(plain))
     axis.set_minor_formatter(FuncFormatter(plain))
 
@@ -61,13 +71,109 @@ def _plain_log_ticks(axis) -> None:
 GTEPS_LOG = "GTEPS (10⁹ traversed edges/s, log scale)"
 
 
-def _log_y_axes(ax, xlabel: str, ylabel: str, title: str) -> None:
-    """A log y axis with plain tick labels, the axis labels and the two-line title."""
+def _log_y_axes(ax, xlabel: str, ylabel: str, title: str | None = None) -> None:
+    """A log y axis with plain tick labels, the axis labels and the panel's title."""
     ax.set_yscale("log")
     _plain_log_ticks(ax.yaxis)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    ax.set_title(title, fontsize=11)
+    if title:
+        ax.set_title(title, fontsize=11)
+
+
+# ------------------------------------------------------------------------- one style map
+# Every figure draws an implementation in the same colour and marker: the colour is the
+# algorithm's (its wave exchange the light shade of the same hue), the marker the algorithm's,
+# and a GPU run exchanging through MPI dashed beside NCCL's solid line. Fixed by the
+# registry's order, so 2d is the same green in every figure of every report.
+MARKERS = "osD^vPX*hp<>"
+IDEAL_STYLE = {"linestyle": ":", "linewidth": 1.2}       # linear scaling from a base point
+REFERENCE_STYLE = {"linestyle": "-.", "linewidth": 1.8}  # a single-process level (COST, serial)
+
+
+def style(algorithm, exchange=None, comm=None, backend=None) -> dict:
+    import matplotlib
+    from ..algorithms import ALGORITHMS
+    order = list(ALGORITHMS)
+    i = order.index(algorithm) if algorithm in order else len(order)
+    pairs = matplotlib.colormaps["tab20"].colors   # (dark, light) pairs of ten hues
+    color = pairs[2 * i + (exchange == "wave")] if i < 10 else \
+        ("black", "dimgray")[exchange == "wave"]
+    return {"color": color, "marker": MARKERS[i % len(MARKERS)],
+            "linestyle": "--" if comm == "mpi" and backend == "gpu" else "-"}
+
+
+def _run_style(run) -> dict:
+    """style() of a run row (or a named tuple / dict with the run's keys)."""
+    get = run.get if isinstance(run, (dict, pd.Series)) else lambda k: getattr(run, k, None)
+    value = {k: get(k) for k in ("algorithm", "exchange", "comm", "backend")}
+    return style(**{k: v if isinstance(v, str) else None for k, v in value.items()})
+
+
+def _graph_colors(labels) -> dict:
+    """Colours for series that are graphs or settings of one algorithm (the sweeps), apart
+    from the algorithms' hues: a sequential palette in the series' order."""
+    import seaborn as sns
+    labels = list(dict.fromkeys(labels))
+    return dict(zip(labels, sns.color_palette("viridis", n_colors=max(len(labels), 2))))
+
+
+def _panels(n: int, width: float = 6.0, height: float = 5.6):
+    """A row of n panels in a constrained layout, which makes room for a legend outside."""
+    plt, _ = _plt()
+    fig, axes = plt.subplots(1, n, figsize=(max(width * n, 8.0), height), squeeze=False,
+                             layout="constrained")
+    return fig, list(axes[0])
+
+
+def _legend(fig):
+    """One legend for the figure, below the panels (the constrained layout makes room), so
+    that it never covers data; an entry per label (the first artist drawn with it)."""
+    handles = {}
+    for ax in fig.axes:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(label, handle)
+    if handles:
+        fig.legend(list(handles.values()), list(handles), loc="outside lower center",
+                   ncols=2 if len(handles) > 3 else 1, fontsize=8)
+    return fig
+
+
+def _errorbars(ax, x, y, low, high, color) -> None:
+    """Error bars from low to high (the repeats' range); none where it is empty."""
+    spread = (high - low) > 0
+    if spread.any():
+        ax.errorbar(x[spread], y[spread], yerr=[(y - low)[spread], (high - y)[spread]],
+                    fmt="none", ecolor=color, capsize=3, elinewidth=1)
+
+
+SHARED_LABEL = "ranks outnumber cores or share a GPU (no efficiency computed)"
+
+
+def _mark_shared(ax, x, y, shared) -> None:
+    """A red ring, and the note ('4 ranks on 2 cores'), on points whose ranks shared cores
+    or a GPU: they measure contention, not scaling."""
+    shared = pd.Series(list(shared), dtype=object)
+    hit = shared.notna().to_numpy()
+    if not hit.any():
+        return
+    xs, ys = pd.Series(list(x))[hit], pd.Series(list(y))[hit]
+    ax.plot(xs, ys, "o", ms=15, mfc="none", mec="red", mew=1.5, label=SHARED_LABEL)
+    noted = {(t.xy[0], t.get_text()) for t in ax.texts if hasattr(t, "xy")}
+    for xi, yi, note in zip(xs, ys, shared[hit]):
+        if (xi, note) not in noted:   # once per count: series sharing it say the same
+            noted.add((xi, note))
+            ax.annotate(note, (xi, yi), textcoords="offset points", xytext=(0, -20),
+                        fontsize=7, color="red", ha="center")
+
+
+def _suptitle(fig, text: str, fontsize: int = 11) -> None:
+    """The figure's title, each line wrapped to the figure's width (about 11 characters an
+    inch at this size) so that none runs off the canvas."""
+    import textwrap
+    width = int(fig.get_figwidth() * 11)
+    fig.suptitle("\n".join(textwrap.fill(line, width) for line in text.split("\n")),
+                 fontsize=fontsize)
 
 
 def _empty_figure(title: str, note: str):
@@ -91,70 +197,84 @@ def _on_line(pooled: pd.DataFrame) -> list[bool]:
     return [i in chosen for i in pooled.index]
 
 
-def _scaling_figure(runs: pd.DataFrame, title: str, annotate_scale: bool):
-    plt, sns = _plt()
+IDEAL_LABEL = "ideal (dotted): linear from the smallest count with cores of its own"
+OTHER_SHAPE_LABEL = "another grid shape of the count (line: the squarest)"
+
+
+def _scaling_series(ax, pooled: pd.DataFrame, st: dict, label: str, weak: bool) -> None:
+    """A series' line over its counts with the repeats' range as error bars, its ideal line,
+    the other grid shapes as open markers and its shared-hardware points ringed."""
+    pooled = pooled.sort_values("ranks").reset_index(drop=True)
+    pooled["on_line"] = _on_line(pooled)
+    several_shapes = pooled["ranks"].map(pooled["ranks"].value_counts()) > 1
+    gteps = pooled["teps"] / 1e9
+    line = pooled[pooled["on_line"]]
+    ax.plot(line["ranks"], gteps[line.index], label=label, **st)
+    _errorbars(ax, pooled["ranks"], gteps, pooled["teps_min"] / 1e9, pooled["teps_max"] / 1e9,
+               st["color"])
+    base = scaling_base(line)
+    if base is not None and (line["ranks"] > base["ranks"]).any():
+        ax.plot(line["ranks"], base["teps"] / 1e9 * line["ranks"] / base["ranks"],
+                color=st["color"], label=IDEAL_LABEL, **IDEAL_STYLE)
+    other = pooled[~pooled["on_line"]]
+    if len(other):
+        ax.plot(other["ranks"], gteps[other.index], ls="none", marker=st["marker"], mfc="none",
+                color=st["color"], label=OTHER_SHAPE_LABEL)
+    _mark_shared(ax, pooled["ranks"], gteps, pooled["shared"])
+    for i, r in pooled.iterrows():
+        notes = [f"scale {r['scale']}"] if weak else []
+        if several_shapes[i]:
+            notes.append(r["grid"])
+        if notes:
+            ax.annotate(", ".join(notes), (r["ranks"], gteps[i]), textcoords="offset points",
+                        xytext=(6, 6 if r["on_line"] else -10), fontsize=8, color=st["color"])
+
+
+def _scaling_figure(runs: pd.DataFrame, title: str, weak: bool):
+    """Strong scaling: a panel per graph, a line per implementation, the graph's best
+    single-process search as the COST reference line and the COST in each label. Weak
+    scaling: one panel, a line per implementation (the graph grows along it)."""
     count = count_label(runs)
-    # weak scaling: the graph changes along a series, so a series is an implementation
-    keys = IMPLEMENTATION_KEYS if annotate_scale else SERIES_KEYS
+    keys = IMPLEMENTATION_KEYS if weak else SERIES_KEYS
     with_comm = comm_varies(runs)
-    points = []
-    for values, series in runs.groupby(keys, dropna=False, sort=True):
-        pooled = pooled_by_layout(series)
-        named = dict(zip(keys, values))
-        implementation = implementation_label(named["algorithm"], named["backend"],
-                                              named["exchange"],
-                                              named["comm"] if with_comm else None)
-        pooled["series"] = implementation if annotate_scale else \
-            f"{named['graph']} · {implementation}"
-        pooled["scale"] = [series.loc[series["ranks"] == r, "scale"].iloc[0]
-                           for r in pooled["ranks"]]
-        pooled["on_line"] = _on_line(pooled)
-        pooled["shapes"] = pooled["ranks"].map(pooled["ranks"].value_counts()) > 1
-        points.append(pooled)
-    data = pd.concat(points, ignore_index=True)
-    data["GTEPS"] = data["teps"] / 1e9
-    fig, ax = plt.subplots(figsize=(8, 5))
-    labels = data["series"].unique()
-    palette = dict(zip(labels, sns.color_palette(n_colors=len(labels))))
-    off_line = False
-    for label, series in data.groupby("series", sort=False):
-        series = series.sort_values("ranks")
-        line = series[series["on_line"]]
-        color = palette[label]
-        ax.plot(line["ranks"], line["GTEPS"], "o-", color=color, label=label)
-        base = line.iloc[0]
-        if len(line) > 1:
-            ax.plot(line["ranks"], base["GTEPS"] * line["ranks"] / base["ranks"], "--",
-                    color=color, alpha=0.6)
-        # the other grid shapes of a count: open markers beside the line
-        other = series[~series["on_line"]]
-        if len(other):
-            off_line = True
-            ax.plot(other["ranks"], other["GTEPS"], "o", mfc="none", color=color)
-        for r in series.itertuples():
-            notes = [f"scale {r.scale}"] if annotate_scale else []
-            if r.shapes:
-                notes.append(r.grid)
-            if notes:
-                ax.annotate(", ".join(notes), (r.ranks, r.GTEPS), textcoords="offset points",
-                            xytext=(6, 6 if r.on_line else -10), fontsize=8, color=color)
-    ax.plot([], [], "--", color="gray", label="ideal: linear from the smallest count")
-    if off_line:
-        ax.plot([], [], "o", mfc="none", color="gray",
-                label="another grid shape of the count (line: the squarest)")
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    _plain_log_ticks(ax.yaxis)
-    ranks = sorted(data["ranks"].unique())
-    ax.set_xticks(ranks, [str(r) for r in ranks])
-    ax.margins(x=0.12)
-    ax.set_xlabel(f"{'GPUs' if count == 'GPUs' else 'MPI ranks'} (log2 scale)")
-    ax.set_ylabel(GTEPS_LOG)
-    ax.set_title(f"{title}\nGraph500 harmonic-mean TEPS, undirected input edges "
-                 f"(Fu's directed TEPS = 2×)", fontsize=11)
-    ax.legend(fontsize=8, loc="best")
-    fig.tight_layout()
-    return fig
+    references = {} if weak else cost_references(runs)
+    scaled = runs if weak else runs[~single_process(runs)]
+    if scaled.empty:
+        scaled = runs
+    graphs = [None] if weak else sorted(scaled["graph"].unique())
+    fig, axes = _panels(len(graphs))
+    for ax, graph in zip(axes, graphs):
+        on_graph = scaled if graph is None else scaled[scaled["graph"] == graph]
+        reference = references.get(graph)
+        for values, series in on_graph.groupby(keys, dropna=False, sort=True):
+            named = dict(zip(keys, values))
+            pooled = pooled_by_layout(series)
+            label = implementation_label(named["algorithm"], named["backend"], named["exchange"],
+                                         named["comm"] if with_comm else None)
+            if weak:
+                pooled["scale"] = [series.loc[series["ranks"] == r, "scale"].iloc[0]
+                                   for r in pooled["ranks"]]
+            else:
+                label = f"{graph} · {label}" if len(graphs) > 1 else label
+                label += f" · COST: {cost(pooled, reference[1])}" if reference else ""
+            _scaling_series(ax, pooled, _run_style(named), label, weak)
+        if reference:
+            ref_label, ref_teps = reference
+            ax.axhline(ref_teps / 1e9, color=style(ref_label.split("/")[0])["color"],
+                       label=f"{graph} · best single process: {ref_label} (COST reference)"
+                       if len(graphs) > 1 else
+                       f"best single process: {ref_label} (COST reference)",
+                       **REFERENCE_STYLE)
+        ax.set_xscale("log", base=2)
+        ranks = sorted(on_graph["ranks"].unique())
+        ax.set_xticks(ranks, [str(r) for r in ranks])
+        ax.margins(x=0.12)
+        _log_y_axes(ax, f"{'GPUs' if count == 'GPUs' else 'MPI ranks'} (log2 scale)", GTEPS_LOG,
+                    graph)
+    _suptitle(fig, f"{title}\nGraph500 harmonic-mean TEPS, undirected input edges (Fu's "
+                 "directed TEPS = 2×)\nerror bars: range over the repeats of a point",
+                 fontsize=11)
+    return _legend(fig)
 
 
 def strong_scaling_figure(runs: pd.DataFrame):
@@ -180,24 +300,49 @@ def frontier_levels(runs: pd.DataFrame) -> pd.DataFrame:
     return levels[levels["frontier_size"] > 0]
 
 
+FAMILIES = {"kronecker": "Kronecker graphs (scale-free)", "snap": "SNAP graphs",
+            "grid": "lattices (road-like, high diameter)"}
+
+
+def frontier_runs(runs: pd.DataFrame) -> pd.DataFrame:
+    """One run per graph: the frontier per level depends on the graph and its roots, which
+    every run of the graph shares; a single-process run where there is one, else the first."""
+    order = runs.assign(distributed=~single_process(runs)) \
+        .sort_values(["graph", "distributed", "run_dir"])
+    return order.drop_duplicates("graph")
+
+
+def _run_id(run_dir: str) -> str:
+    """A run directory named as the workflow names it: graph/algorithm/backend-layout-variant
+    (the last three path parts)."""
+    return "/".join(Path(run_dir).parts[-3:])
+
+
 def frontier_figure(runs: pd.DataFrame):
-    plt, sns = _plt()
-    levels = frontier_levels(runs)
-    per_graph = levels.groupby(["graph", "level"])["frontier_size"].mean().reset_index()
-    fig, ax = plt.subplots(figsize=(8, 5))
-    sns.lineplot(per_graph, x="level", y="frontier_size", hue="graph", marker="o", ax=ax)
-    ax.set_yscale("log")
-    ax.xaxis.get_major_locator().set_params(integer=True)
-    ax.set_xlabel("BFS level")
-    ax.set_ylabel("frontier size (vertices, log scale)")
-    ax.set_title("Frontier size per BFS level: vertices discovered at the level, "
-                 "mean over roots", fontsize=11)
-    fig.tight_layout()
-    return fig
+    chosen = frontier_runs(runs)
+    levels = frontier_levels(chosen)
+    families = [f for f in [*FAMILIES, *sorted(set(chosen["source"]) - set(FAMILIES))]
+                if f in set(chosen["source"])]
+    fig, axes = _panels(len(families), width=5.0)
+    colors = _graph_colors(chosen["graph"])
+    for ax, family in zip(axes, families):
+        for run in chosen[chosen["source"] == family].itertuples():
+            mine = levels[levels["run_dir"] == run.run_dir]
+            per_level = mine.groupby("level")["frontier_size"].mean()
+            ax.plot(per_level.index, per_level.to_numpy(), "o-", ms=4, color=colors[run.graph],
+                    label=f"{run.graph}: run {_run_id(run.run_dir)}, "
+                          f"{mine['root'].nunique()} roots")
+        ax.xaxis.get_major_locator().set_params(integer=True)
+        _log_y_axes(ax, "BFS level", "frontier size (vertices, log scale)",
+                    FAMILIES.get(family, family))
+    _suptitle(fig, "Frontier size per BFS level: vertices discovered at the level, mean over "
+                 "the roots of the named run", fontsize=11)
+    return _legend(fig)
 
 
 def comm_vs_compute_figure(runs: pd.DataFrame):
-    """One panel per run (a strong-scaling set gives one per rank count), stacked bars."""
+    """One panel per configuration (a strong-scaling set gives one per rank count), its
+    repeats pooled, stacked bars."""
     plt, _ = _plt()
     levels = load_levels(runs)
     levels = levels[levels["expand_s"].notna()]
@@ -206,19 +351,25 @@ def comm_vs_compute_figure(runs: pd.DataFrame):
         return None, title, ("no runs with per-level timing: single-process (non-MPI)\n"
                              "runs record no expansion or communication time")
     per_level = _per_level(levels, ["expand_s", "comm_s"])
-    per_run = per_level.groupby([*LEVEL_RUN_KEYS, "level"], dropna=False)[["expand_s", "comm_s"]] \
+    # comm last among the keys, so the nccl and mpi runs of one configuration sit side by side;
+    # a configuration's repeats are one panel, the mean over all their roots
+    panel_keys = ["ranks", "graph", "algorithm", "backend", "grid", "exchange", "comm"]
+    per_config = per_level.groupby([*panel_keys, "level"], dropna=False)[["expand_s", "comm_s"]] \
         .mean().reset_index()
-    # comm last among the keys, so the nccl and mpi runs of one configuration sit side by side
-    panel_keys = ["ranks", "graph", "algorithm", "backend", "grid", "exchange", "comm", "run_dir"]
-    panels = per_run.groupby(panel_keys, dropna=False, sort=True)
+    shared = dict(zip(runs["run_dir"], runs["shared"]))
+    # the panels' shared-hardware notes, in the panels' order (the same sorted groups)
+    notes = [group["shared"].dropna().iloc[0] if group["shared"].notna().any() else None
+             for _, group in per_level.assign(shared=per_level["run_dir"].map(shared))
+             .groupby(panel_keys, dropna=False, sort=True)]
+    panels = per_config.groupby(panel_keys, dropna=False, sort=True)
     # wrap panels into rows of at most four so a long experiment stays readable
     n_cols = min(4, panels.ngroups)
     n_rows = -(-panels.ngroups // n_cols)
-    fig, axes = plt.subplots(n_rows, n_cols, figsize=(4.5 * n_cols + 1, 4.2 * n_rows),
-                             squeeze=False, sharey=True)
+    fig, axes = plt.subplots(n_rows, n_cols, figsize=(4.5 * n_cols + 1, 4.2 * n_rows + 1),
+                             squeeze=False, sharey=True, layout="constrained")
     for ax in axes.flat[panels.ngroups:]:
         ax.set_visible(False)
-    for ax, (values, panel) in zip(axes.flat, panels):
+    for ax, (values, panel), note in zip(axes.flat, panels, notes):
         run = dict(zip(panel_keys, values))
         panel = panel.sort_values("level")
         ms_expand, ms_comm = 1e3 * panel["expand_s"], 1e3 * panel["comm_s"]
@@ -228,15 +379,15 @@ def comm_vs_compute_figure(runs: pd.DataFrame):
         comm = f", {run['comm']}" if isinstance(run["comm"], str) else ""
         grid = f" ({run['grid']})" if isinstance(run["grid"], str) else ""
         ax.set_title(f"{run['graph']} · {run['algorithm']}{scheme} ({run['backend']}{comm})\n"
-                     f"{_ranks(run['ranks'])}{grid}", fontsize=10)
+                     f"{_ranks(run['ranks'])}{grid}"
+                     + (f" · shared: {note}" if isinstance(note, str) else ""), fontsize=10,
+                     color="red" if isinstance(note, str) else "black")
         ax.set_xlabel("BFS level")
         ax.set_xticks(panel["level"])
     for row in axes:
         row[0].set_ylabel("time per level (ms)")
-    axes[0][n_cols - 1].legend(fontsize=8)
-    fig.suptitle(f"{title}: slowest rank's time, mean over roots", fontsize=11)
-    fig.tight_layout()
-    return fig, title, None
+    _suptitle(fig, f"{title}: slowest rank's time, mean over roots", fontsize=11)
+    return _legend(fig), title, None
 
 
 def _implementations(kron: pd.DataFrame) -> list[str]:
@@ -256,12 +407,10 @@ def teps_vs_scale_figure(runs: pd.DataFrame):
     kron = _kronecker_runs(runs)
     if kron is None:
         return None, title, NO_KRONECKER
-    points = kron.groupby(["implementation", "scale"]).apply(pool, include_groups=False) \
-        .reset_index()
-    points["GTEPS"] = points["teps"] / 1e9
-    return _per_scale_lines(points, "GTEPS", GTEPS_LOG,
-                            f"{title}\nGraph500 harmonic-mean TEPS, undirected input edges"), \
-        title, None
+    return _per_scale_lines(
+        kron, lambda p: (p["teps"] / 1e9, p["teps_min"] / 1e9, p["teps_max"] / 1e9),
+        GTEPS_LOG, f"{title}\nGraph500 harmonic-mean TEPS, undirected input edges; "
+        "error bars: range over repeats"), title, None
 
 
 def kernel1_vs_scale_figure(runs: pd.DataFrame):
@@ -269,12 +418,11 @@ def kernel1_vs_scale_figure(runs: pd.DataFrame):
     kron = _kronecker_runs(runs)
     if kron is None:
         return None, title, NO_KRONECKER
-    # repeated runs of one configuration: their mean construction time
-    points = kron.groupby(["implementation", "scale"])["construction_time"].mean() \
-        .reset_index()
     return _per_scale_lines(
-        points, "construction_time", "construction time (s, log scale)",
-        f"{title}\nedge list to the algorithm's searchable structure, slowest rank"), title, None
+        kron, lambda p: (p["construction_time"], p["construction_min"], p["construction_max"]),
+        "construction time (s, log scale)",
+        f"{title}\nedge list to the algorithm's searchable structure, slowest rank; "
+        "median of the repeats, error bars: their range"), title, None
 
 
 NO_KRONECKER = "no Kronecker runs: only Kronecker graphs have a scale"
@@ -290,21 +438,26 @@ def _kronecker_runs(runs: pd.DataFrame) -> pd.DataFrame | None:
     return kron
 
 
-def _per_scale_lines(points: pd.DataFrame, y: str, y_label: str, title: str):
-    """One line per implementation of `y` over the Kronecker scale, y on a log axis."""
-    plt, sns = _plt()
-    points = points.assign(scale=points["scale"].astype(int))
-    fig, ax = plt.subplots(figsize=(8, 5))
-    sns.lineplot(points, x="scale", y=y, hue="implementation", marker="o", ax=ax)
+def _per_scale_lines(kron: pd.DataFrame, measure, y_label: str, title: str):
+    """One line per implementation over the Kronecker scale of measure(pooled points) =
+    (value, low, high), the low-high range as error bars, y on a log axis."""
+    fig, (ax,) = _panels(1, width=7.0)
+    for label, runs in kron.groupby("implementation", sort=True):
+        st = _run_style(runs.iloc[0])
+        points = runs.groupby("scale").apply(pool, include_groups=False).reset_index()
+        points["scale"] = points["scale"].astype(int)
+        value, low, high = measure(points)
+        ax.plot(points["scale"], value, label=label, **st)
+        _errorbars(ax, points["scale"], value, low, high, st["color"])
+        _mark_shared(ax, points["scale"], value, points["shared"])
     ax.xaxis.get_major_locator().set_params(integer=True)
-    _log_y_axes(ax, "Kronecker scale (log2 vertices)", y_label, title)
-    fig.tight_layout()
-    return fig
+    _log_y_axes(ax, "Kronecker scale (log2 vertices)", y_label)
+    _suptitle(fig, title, fontsize=11)
+    return _legend(fig)
 
 
 def teps_vs_source_lines_figure(runs: pd.DataFrame):
     from .tables import source_lines_table
-    plt, sns = _plt()
     title = "GTEPS vs source lines per implementation"
     table = source_lines_table(runs)
     table = table[table["source lines"].notna() & table["GTEPS"].notna()].copy()
@@ -312,20 +465,19 @@ def teps_vs_source_lines_figure(runs: pd.DataFrame):
         return None, title, "no run of a registered algorithm at the largest scale"
     table["implementation"] = _implementations(table.assign(grid=None))
     table["source lines"] = table["source lines"].astype(int)
-    fig, ax = plt.subplots(figsize=(8, 5))
-    sns.scatterplot(table, x="source lines", y="GTEPS", hue="implementation", s=80, ax=ax,
-                    legend=False)
-    for label, lines, gteps in zip(table["implementation"], table["source lines"],
-                                   table["GTEPS"]):
-        ax.annotate(label, (lines, gteps), textcoords="offset points", xytext=(6, 4),
-                    fontsize=8)
+    fig, (ax,) = _panels(1, width=7.0)
+    for _, r in table.iterrows():
+        st = _run_style(r)
+        ax.plot([r["source lines"]], [r["GTEPS"]], ls="none", ms=9, color=st["color"],
+                marker=st["marker"])
+        ax.annotate(r["implementation"], (r["source lines"], r["GTEPS"]),
+                    textcoords="offset points", xytext=(7, 4), fontsize=8)
     ax.margins(x=0.25, y=0.15)
     where = table["graph"].iloc[0]
     scale = table["scale"].iloc[0]
     at = f"scale {scale}" if pd.notna(scale) else where
     _log_y_axes(ax, "source lines of the algorithm's own files (no blanks, comments, "
                 "docstrings)", GTEPS_LOG, f"{title}\nGraph500 harmonic-mean TEPS at {at}")
-    fig.tight_layout()
     return fig, title, None
 
 
@@ -337,34 +489,33 @@ def _tick(value) -> str:
 SYMLOG = {"value": "symlog", "linthresh": 10}
 
 
-def _sweep_lines(data: pd.DataFrame, x: str, xscale: dict, xlabel: str, title: str):
-    """GTEPS vs the swept setting `x`, a line per data["series"] (in order of appearance),
-    every swept value a tick. Returns the figure, its axes and the series' colours."""
-    plt, sns = _plt()
-    fig, ax = plt.subplots(figsize=(8, 5))
-    labels = list(dict.fromkeys(data["series"]))
-    palette = dict(zip(labels, sns.color_palette(n_colors=len(labels))))
+def _sweep_lines(ax, data: pd.DataFrame, x: str, xscale: dict, xlabel: str, styles: dict):
+    """GTEPS vs the swept setting `x` on a log y axis (sweeps span decades), a line per
+    data["series"] in order of appearance, styles[series] its look; every swept value a tick."""
     for label, series in data.groupby("series", sort=False):
         series = series.sort_values(x)
-        ax.plot(series[x], series["GTEPS"], "o-", color=palette[label], label=label)
+        ax.plot(series[x], series["GTEPS"], label=label, **styles[label])
     ax.set_xscale(**xscale)
     ticks = sorted(data[x].unique())
     ax.set_xticks(ticks, [_tick(t) for t in ticks])
     ax.margins(x=0.08)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel("GTEPS (10⁹ traversed edges/s)")
-    ax.set_ylim(bottom=0)
-    ax.set_title(title, fontsize=11)
-    return fig, ax, palette
+    _log_y_axes(ax, xlabel, GTEPS_LOG)
 
 
-def _finish(fig, ax):
-    ax.legend(fontsize=8, loc="best")
-    fig.tight_layout()
-    return fig
+def _sweep_figure(data: pd.DataFrame, x: str, xscale: dict, xlabel: str, title: str):
+    """A one-panel sweep: a line per data["series"], coloured by series (graphs or settings
+    of the one swept algorithm), the legend outside."""
+    fig, (ax,) = _panels(1, width=7.0)
+    colors = _graph_colors(data["series"])
+    _sweep_lines(ax, data, x, xscale, xlabel,
+                 {label: {"color": color, "marker": "o"} for label, color in colors.items()})
+    _suptitle(fig, title, fontsize=11)
+    return _legend(fig)
 
 
 def small_frontier_figure(runs: pd.DataFrame):
+    """A panel per graph: 1d's line per backend and rank count over the threshold, and the
+    graph's serial baseline as a level line inside the axes."""
     from .tables import small_frontier_table
     title = "1d GTEPS vs small-frontier threshold"
     table = small_frontier_table(runs)
@@ -373,17 +524,28 @@ def small_frontier_figure(runs: pd.DataFrame):
         return None, title, "no runs with a small-frontier threshold (1d)"
     serial = table[(table["ranks"] == 1) & table["comm"].isna()]
     swept["small frontier"] = swept["small frontier"].astype(int)
-    swept["series"] = [f"{r.graph} · {r.algorithm}/{r.backend}, {_ranks(r.ranks)}"
+    swept["series"] = [f"{r.algorithm}/{r.backend}, {_ranks(r.ranks)}"
                        for r in swept.itertuples()]
-    fig, ax, palette = _sweep_lines(
-        swept, "small frontier", SYMLOG,
-        "small-frontier threshold (vertices; frontiers below it expand on rank 0)",
-        f"{title} (Racherla)\nGraph500 harmonic-mean TEPS, serial baseline dashed")
-    for label, series in swept.groupby("series", sort=False):
-        for s in serial[serial["graph"] == series["graph"].iloc[0]].itertuples():
-            ax.axhline(s.GTEPS, ls="--", color=palette[label], alpha=0.7,
-                       label=f"{s.graph} · {s.algorithm} (serial)")
-    return _finish(fig, ax), title, None
+    # the algorithm's colour and marker; rank counts told apart by the line's dashes
+    counts = sorted(swept["ranks"].unique())
+    styles = {label: {**_run_style(r), "linestyle": ("-", "--", "-.", ":")[counts.index(r.ranks) % 4]}
+              for label, r in zip(swept["series"], swept.itertuples())}
+    graphs = list(dict.fromkeys(swept["graph"]))
+    fig, axes = _panels(len(graphs), width=5.5)
+    for ax, graph in zip(axes, graphs):
+        on_graph = swept[swept["graph"] == graph]
+        _sweep_lines(ax, on_graph, "small frontier", SYMLOG,
+                     "small-frontier threshold (vertices;\nfrontiers below it expand on rank 0)",
+                     styles)
+        _mark_shared(ax, on_graph["small frontier"], on_graph["GTEPS"],
+                     on_graph["shared hardware"])
+        for s in serial[serial["graph"] == graph].itertuples():
+            ax.axhline(s.GTEPS, color=style(s.algorithm)["color"],
+                       label=f"{s.algorithm}/{s.backend} (serial baseline)", **REFERENCE_STYLE)
+        ax.set_title(graph, fontsize=11)
+    _suptitle(fig, f"{title} (Racherla)\nGraph500 harmonic-mean TEPS, the serial baseline "
+                 "dash-dotted", fontsize=11)
+    return _legend(fig), title, None
 
 
 def _held_setting(mode, lam, share) -> str:
@@ -401,11 +563,10 @@ def task_count_figure(runs: pd.DataFrame):
     table["tasks"] = table["tasks"].astype(int)
     table["series"] = [f"{graph} · {_held_setting(mode, lam, share)}" for graph, mode, lam, share
                        in zip(table["graph"], table["mode"], table["lambda"], table["GPU share"])]
-    fig, ax, _ = _sweep_lines(
+    return _sweep_figure(
         table, "tasks", {"value": "log", "base": 2},
         "tasks T (contiguous vertex ranges, each on the CPU or the GPU per level; log2 scale)",
-        f"{title} (Munguia et al. Fig. 9)\nGraph500 harmonic-mean TEPS")
-    return _finish(fig, ax), title, None
+        f"{title} (Munguia et al. Fig. 9)\nGraph500 harmonic-mean TEPS"), title, None
 
 
 def lambda_figure(runs: pd.DataFrame):
@@ -421,12 +582,11 @@ def lambda_figure(runs: pd.DataFrame):
                        + (f", T = {tasks}" if several else "")
                        for graph, ef, tasks in zip(table["graph"], table["edge factor"],
                                                    table["tasks"])]
-    fig, ax, _ = _sweep_lines(
+    return _sweep_figure(
         table, "lambda", SYMLOG,
         "lambda (vertices; a task whose frontier share exceeds it runs on the GPU)",
         f"{title} (Munguia et al. Fig. 10), --mode workload\nGraph500 harmonic-mean TEPS, "
-        "a line per Kronecker edge factor")
-    return _finish(fig, ax), title, None
+        "a line per Kronecker edge factor"), title, None
 
 
 def _always(figure, title):

@@ -6,8 +6,9 @@ n / sum(time_i / nedge_i), where nedge counts the traversed component's undirect
 (self-loops excluded, duplicates kept). Fu et al. count every undirected edge in both directions,
 so their "directed GTEPS" is twice that; both are shown where Fu's tables are reproduced.
 
-Runs repeated with the same configuration are pooled as one: the harmonic mean over all their
-searches. Runs differ in `comm` (how a distributed run exchanged per level: nccl or mpi; runs
+Runs repeated with the same configuration (the config's `repeats`) are pooled as one: the
+harmonic mean over all their searches, Graph500's quartiles of the per-search TEPS, the repeats'
+own minimum and maximum (the error bars) and the median of their Kernel 1 times. Runs differ in `comm` (how a distributed run exchanged per level: nccl or mpi; runs
 from before the choice existed exchanged through MPI) and in `grid` (the 2d partition's RxC
 shape, so that 1x2 and 2x1 are told apart). Only valid runs are aggregated: a run directory
 marked invalid, holding an invalid search or missing a file is refused with an error naming it;
@@ -105,9 +106,25 @@ def _hybrid_setting(params: dict) -> dict:
             "gpu_share": params.get("gpu_share") if mode == "fixed" else None}
 
 
+def shared_note(env: dict) -> str | None:
+    """'4 ranks on 2 cores' / '2 ranks on 1 GPU' where the run's ranks outnumbered its host's
+    cores or shared a GPU (run.json's environment.placement; derived from the per-rank record
+    for runs made before it was written), else None."""
+    from ..harness.envinfo import placement
+    place = env.get("placement") or placement(env.get("ranks") or [{}], env.get("cpu_cores"))
+    notes = []
+    if place["oversubscribed"]:
+        cores = place["cores_per_host"]
+        notes.append(f"{place['ranks_per_host']} ranks on {cores} core{'s' * (cores != 1)}")
+    if place["gpu_shared"]:
+        notes.append(f"{place['ranks_per_gpu']} ranks on 1 GPU")
+    return ", ".join(notes) or None
+
+
 def _run_row(run_dir: Path, info: dict, searches: pd.DataFrame) -> dict:
     graph, params, env = info["graph"], info["parameters"], info.get("environment", {})
     backend = params["backend"]
+    search_teps = searches["nedge"].to_numpy(np.float64) / searches["time_s"].to_numpy(np.float64)
     return {
         "run_dir": str(run_dir),
         "graph": graph["name"],
@@ -130,7 +147,10 @@ def _run_row(run_dir: Path, info: dict, searches: pd.DataFrame) -> dict:
         **_hybrid_setting(params),
         "edgefactor": graph.get("edgefactor"),   # Kronecker graphs only
         "construction_time": float(info["construction_time"]),
+        "shared": shared_note(env),
         "n_searches": len(searches),
+        # each search's TEPS, for Graph500's quartiles over the roots of pooled repeats
+        "search_teps": tuple(search_teps),
         "teps": harmonic_mean_teps(searches["time_s"], searches["nedge"]),
         "mean_time_s": float(searches["time_s"].mean()),
         "max_depth": int(searches["depth"].max()),
@@ -145,8 +165,8 @@ def _run_row(run_dir: Path, info: dict, searches: pd.DataFrame) -> dict:
 RUN_COLUMNS = [
     "run_dir", "graph", "source", "scale", "n_vertices", "n_edges", "directed_edges",
     "algorithm", "backend", "ranks", "gpus", "exchange", "comm", "grid", "small_frontier",
-    "tasks", "mode", "lambda", "gpu_share", "edgefactor", "construction_time",
-    "n_searches", "teps", "mean_time_s", "max_depth", "mean_depth", "mean_reached", "mean_nedge",
+    "tasks", "mode", "lambda", "gpu_share", "edgefactor", "construction_time", "shared",
+    "n_searches", "search_teps", "teps", "mean_time_s", "max_depth", "mean_depth", "mean_reached", "mean_nedge",
     "examined_per_nedge"]
 
 
@@ -188,8 +208,20 @@ def pool(runs: pd.DataFrame) -> pd.Series:
     """Repeated runs of one configuration pooled as if one run: Graph500 harmonic mean over
     all their searches (n / teps recovers each run's sum of time_i / nedge_i exactly)."""
     n = runs["n_searches"].sum()
+    q1, median, q3 = np.percentile(np.concatenate([np.asarray(t) for t in runs["search_teps"]]),
+                                   [25, 50, 75])
+    shared = runs["shared"].dropna()
     return pd.Series({
         "teps": n / (runs["n_searches"] / runs["teps"]).sum(),
+        # Graph500's spread over the roots, and the spread of the repeats' own means
+        "teps_q1": q1, "teps_median": median, "teps_q3": q3,
+        "repeats": len(runs), "teps_min": runs["teps"].min(), "teps_max": runs["teps"].max(),
+        # Kernel 1 of a repeated point: the median of its repetitions, which one slow
+        # construction (a cold page cache, a busy core) does not move
+        "construction_time": runs["construction_time"].median(),
+        "construction_min": runs["construction_time"].min(),
+        "construction_max": runs["construction_time"].max(),
+        "shared": shared.iloc[0] if len(shared) else None,
         "mean_time_s": (runs["mean_time_s"] * runs["n_searches"]).sum() / n,
         "mean_depth": (runs["mean_depth"] * runs["n_searches"]).sum() / n,
         # over the runs that count the edges they read (NaN when none does)

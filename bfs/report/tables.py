@@ -1,15 +1,19 @@
 """Tables (`bfs report table KIND`, written as KIND.csv and KIND.md):
     strong_scaling  Fu et al. 2014, Table I: one graph, growing rank (GPU) counts, a row per
-                    count and grid shape (RxC, 2d); GTEPS in both conventions, mean BFS time,
-                    speedup and parallel efficiency against the smallest count of each
-                    (graph, algorithm, backend, exchange, comm) series.
+                    count and grid shape (RxC, 2d); GTEPS in both conventions with Graph500's
+                    quartiles and the repeats' range, mean BFS time, speedup and parallel
+                    efficiency against the smallest count of each (graph, algorithm, backend,
+                    exchange, comm) series whose ranks had cores and GPUs of their own (none
+                    for a point that shared them), and the COST (McSherry et al.): the
+                    graph's best single-process search and the smallest count beating it.
     weak_scaling    Fu et al. 2014, Table II: the graph grows with the ranks; scale, vertices,
                     directed edges, directed edges per rank, BFS time and GTEPS, per
                     (algorithm, backend, exchange, comm) series.
     graphs          Merrill et al. 2012 / Racherla per-graph tables: vertices, edges, search
                     depth, time (ms) and GTEPS per graph and implementation (with comm and
                     grid).
-    kernel1         SEI report: Kernel-1 (graph construction) time per graph, algorithm and ranks.
+    kernel1         SEI report: Kernel-1 (graph construction) time per configuration, the
+                    median of its repeats and their range.
     source_lines    SEI report Table 1 / Fig. 19: source lines of each algorithm's own files
                     (sources.py) beside its GTEPS at the largest Kronecker scale run.
     small_frontier  Racherla: 1d's small-frontier threshold swept, GTEPS per threshold beside the
@@ -27,26 +31,85 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .runs import (IMPLEMENTATION_KEYS, SERIES_KEYS, atomic_write, count_label, pool,
-                   pooled_by_layout)
+from .runs import (IMPLEMENTATION_KEYS, SERIES_KEYS, atomic_write, count_label,
+                   implementation_label, pool, pooled_by_layout)
 from .sources import algorithm_source_lines
+
+
+SPREAD = ["repeats", "GTEPS q1", "GTEPS q3", "GTEPS repeat min", "GTEPS repeat max"]
+
+
+def _spread(p: pd.Series) -> dict:
+    """Graph500's quartiles of the per-search TEPS and the range of the repeats' means."""
+    return {"repeats": p["repeats"], "GTEPS q1": p["teps_q1"] / 1e9,
+            "GTEPS q3": p["teps_q3"] / 1e9, "GTEPS repeat min": p["teps_min"] / 1e9,
+            "GTEPS repeat max": p["teps_max"] / 1e9}
+
+
+def single_process(runs: pd.DataFrame) -> pd.Series:
+    """Which runs searched in one process (no partition, so no comm): COST's references."""
+    return runs["comm"].isna()
+
+
+def cost_references(runs: pd.DataFrame) -> dict:
+    """Per graph, the best single-process search of the run set (McSherry et al.'s COST
+    reference): {graph: (implementation label, pooled TEPS)}."""
+    best = {}
+    for (graph, algorithm, backend), group in runs[single_process(runs)].groupby(
+            ["graph", "algorithm", "backend"], sort=True):
+        teps = pool(group)["teps"]
+        if graph not in best or teps > best[graph][1]:
+            best[graph] = (implementation_label(algorithm, backend, None), teps)
+    return best
+
+
+def cost(pooled: pd.DataFrame, reference_teps: float | None) -> str:
+    """COST: the smallest count whose pooled TEPS beats the reference, or 'not reached'."""
+    if reference_teps is None:
+        return "no reference"
+    faster = pooled.loc[pooled["teps"] > reference_teps, "ranks"]
+    return str(int(faster.min())) if len(faster) else "not reached"
+
+
+def scaling_base(pooled: pd.DataFrame) -> pd.Series | None:
+    """The point speedup and efficiency are measured against: the smallest count whose
+    ranks had their own cores and GPUs (None when every point shared them)."""
+    alone = pooled[pooled["shared"].isna()]
+    return alone.iloc[0] if len(alone) else None
 
 
 def strong_scaling_table(runs: pd.DataFrame) -> pd.DataFrame:
     count = count_label(runs)
+    references = cost_references(runs)
     out = []
     for keys, series in runs.groupby(SERIES_KEYS, dropna=False, sort=True):
+        named = dict(zip(SERIES_KEYS, keys))
         pooled = pooled_by_layout(series)
-        base = pooled.iloc[0]
-        for p in pooled.itertuples(index=False):
-            # from TEPS, not times, so speedup and the figure's GTEPS curve tell the same story
-            speedup = p.teps / base["teps"]
-            out.append({**dict(zip(SERIES_KEYS, keys)), count: p.ranks, "grid": p.grid,
-                        "GTEPS": p.teps / 1e9, "directed GTEPS": 2 * p.teps / 1e9,
-                        "BFS time (s)": p.mean_time_s, "speedup": speedup,
-                        "efficiency": speedup / (p.ranks / base["ranks"])})
-    return pd.DataFrame(out, columns=[*SERIES_KEYS, count, "grid", "GTEPS", "directed GTEPS",
-                                      "BFS time (s)", "speedup", "efficiency"])
+        base = scaling_base(pooled)
+        reference, reference_teps = references.get(named["graph"], (None, None))
+        if single_process(series).all():
+            series_cost = "reference" if reference == implementation_label(
+                named["algorithm"], named["backend"], None) else "–"
+        else:
+            series_cost = cost(pooled, reference_teps)
+        for _, p in pooled.iterrows():
+            # from TEPS, not times, so speedup and the figure's GTEPS curve tell the same story;
+            # none for a point whose ranks shared cores or a GPU, nor against one
+            speedup = p["teps"] / base["teps"] if base is not None and pd.isna(p["shared"]) \
+                else float("nan")
+            out.append({**named, count: p["ranks"], "grid": p["grid"],
+                        "GTEPS": p["teps"] / 1e9, **_spread(p),
+                        "directed GTEPS": 2 * p["teps"] / 1e9,
+                        "BFS time (s)": p["mean_time_s"], "speedup": speedup,
+                        "efficiency": speedup / (p["ranks"] / base["ranks"])
+                        if base is not None else float("nan"),
+                        "shared hardware": p["shared"], "COST reference": reference,
+                        "reference GTEPS": reference_teps / 1e9 if reference_teps else None,
+                        "COST": series_cost})
+    return pd.DataFrame(out, columns=[*SERIES_KEYS, count, "grid", "GTEPS", *SPREAD,
+                                      "directed GTEPS", "BFS time (s)", "speedup",
+                                      "efficiency", "shared hardware", "COST reference",
+                                      "reference GTEPS", "COST"])
 
 
 def weak_scaling_table(runs: pd.DataFrame) -> pd.DataFrame:
@@ -63,10 +126,12 @@ def weak_scaling_table(runs: pd.DataFrame) -> pd.DataFrame:
                         "directed edges": first["directed_edges"],
                         "directed edges per rank": first["directed_edges"] / ranks,
                         "BFS time (s)": p["mean_time_s"], "GTEPS": p["teps"] / 1e9,
-                        "directed GTEPS": 2 * p["teps"] / 1e9})
+                        **_spread(p), "directed GTEPS": 2 * p["teps"] / 1e9,
+                        "shared hardware": p["shared"]})
     return pd.DataFrame(out, columns=[*keys, count, "grid", "graph", "scale", "vertices",
                                       "directed edges", "directed edges per rank",
-                                      "BFS time (s)", "GTEPS", "directed GTEPS"])
+                                      "BFS time (s)", "GTEPS", *SPREAD, "directed GTEPS",
+                                      "shared hardware"])
 
 
 def graphs_table(runs: pd.DataFrame) -> pd.DataFrame:
@@ -78,17 +143,24 @@ def graphs_table(runs: pd.DataFrame) -> pd.DataFrame:
         out.append({**dict(zip(keys, values)), "vertices": first["n_vertices"],
                     "edges": first["n_edges"], "search depth": p["mean_depth"],
                     "time (ms)": 1e3 * p["mean_time_s"], "GTEPS": p["teps"] / 1e9,
-                    "edges read / nedge": p["examined_per_nedge"]})
+                    "repeats": p["repeats"], "edges read / nedge": p["examined_per_nedge"],
+                    "shared hardware": p["shared"]})
     return pd.DataFrame(out, columns=[*keys, "vertices", "edges", "search depth", "time (ms)",
-                                      "GTEPS", "edges read / nedge"])
+                                      "GTEPS", "repeats", "edges read / nedge",
+                                      "shared hardware"])
 
 
 def kernel1_table(runs: pd.DataFrame) -> pd.DataFrame:
-    cols = ["graph", "scale", "algorithm", "backend", "ranks", "grid", "construction_time",
-            "run_dir"]
-    table = runs[cols].sort_values(["graph", "algorithm", "backend", "ranks", "run_dir"])
-    return table.rename(columns={"construction_time": "construction time (s)"}) \
-        .reset_index(drop=True)
+    """A row per configuration: the median of its repeats' Kernel 1 times, and their range."""
+    keys = ["graph", "scale", "algorithm", "backend", "exchange", "comm", "ranks", "grid"]
+    out = [{**named, "repeats": p["repeats"],
+            "Kernel 1 median (s)": p["construction_time"], "min (s)": p["construction_min"],
+            "max (s)": p["construction_max"], "shared hardware": p["shared"]}
+           for named, p in _pooled_settings(runs, keys)]
+    table = pd.DataFrame(out, columns=[*keys, "repeats", "Kernel 1 median (s)", "min (s)",
+                                       "max (s)", "shared hardware"])
+    table["scale"] = table["scale"].astype("Int64")
+    return table
 
 
 SOURCE_KEYS = [*IMPLEMENTATION_KEYS, "ranks"]
@@ -136,7 +208,8 @@ SWEEP_KEYS = ["graph", "algorithm", "backend", "comm", "ranks", "small_frontier"
 def small_frontier_table(runs: pd.DataFrame) -> pd.DataFrame:
     """A row per (graph, algorithm, backend, comm, ranks, threshold): GTEPS, time, and the
     speedup over the graph's single-process run(s) (the serial baseline; '–' without one)."""
-    cols = [*SWEEP_KEYS[:-1], "small frontier", "GTEPS", "time (ms)", "speedup over serial"]
+    cols = [*SWEEP_KEYS[:-1], "small frontier", "GTEPS", "time (ms)", "speedup over serial",
+            "shared hardware"]
     out = []
     for named, p in _pooled_settings(runs, SWEEP_KEYS):
         serial = runs[(runs["graph"] == named["graph"]) & (runs["ranks"] == 1)
@@ -144,7 +217,7 @@ def small_frontier_table(runs: pd.DataFrame) -> pd.DataFrame:
         base = pool(serial)["teps"] if len(serial) else float("nan")
         threshold = named.pop("small_frontier")
         out.append({**named, "small frontier": threshold, **_speed(p),
-                    "speedup over serial": p["teps"] / base})
+                    "speedup over serial": p["teps"] / base, "shared hardware": p["shared"]})
     table = pd.DataFrame(out, columns=cols)
     table["small frontier"] = table["small frontier"].astype("Int64")
     return table
@@ -184,11 +257,21 @@ TABLES = {"strong_scaling": strong_scaling_table, "weak_scaling": weak_scaling_t
           "task_count": task_count_table, "lambda": lambda_table}
 
 
+def _number(value: float) -> str:
+    """Four significant digits in positional notation, whole numbers in full: 130654, not
+    1.307e+05 beside an integer column's 130654; 0.0005123, not 5.123e-04."""
+    if value.is_integer() or abs(value) >= 1000:
+        return f"{value:.0f}"
+    if value == 0 or not math.isfinite(value):
+        return f"{value:g}"
+    return f"{value:.{max(0, 3 - math.floor(math.log10(abs(value))))}f}"
+
+
 def _markdown_cell(value) -> str:
     if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
         return "–"
     if isinstance(value, (float, np.floating)):
-        return f"{value:.4g}"
+        return _number(float(value))
     return str(value).replace("|", "\\|")
 
 

@@ -23,7 +23,7 @@ rule bfs_serial:
         directory(f"{RESULTS}/runs/{{graph}}/{{algorithm}}/{{backend}}-serial-{{variant}}"),
     # `default`, or the hybrid setting a sweep chose (serial_options turns it into flags)
     wildcard_constraints:
-        variant=f"default|{HYBRID_VARIANT}",
+        variant=f"(?:default|{HYBRID_VARIANT}){REPEAT}",
     params:
         roots=config["roots"],
         save=config["save_parents"],

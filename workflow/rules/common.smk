@@ -1,8 +1,11 @@
 # Shared helpers: config validation, the run-path convention, and what each experiment needs.
+import base64
+import json
 import math
 import os
 import re
 import shlex
+from pathlib import Path
 
 from snakemake.utils import validate
 
@@ -53,7 +56,11 @@ def experiment_graphs(name):
 
 def experiment_algorithms(name):
     exp = EXPERIMENTS[name]
-    if name in ("strong_scaling", "weak_scaling"):
+    if name == "strong_scaling":
+        # COST (McSherry et al.): the best single-process search, a run per graph
+        reference = [exp["reference"]] if "reference" in exp else []
+        return listed(exp, "algorithm", "algorithms") + reference
+    if name == "weak_scaling":
         return listed(exp, "algorithm", "algorithms")
     if name == "small_frontier_sweep":
         # the swept distributed algorithm, then the serial baseline (one run per graph)
@@ -130,10 +137,15 @@ def check_backend_choices():
 
 def run_backend(name, algorithm):
     """The backend an experiment runs an algorithm on: its `backend`, except the serial
-    baseline of small_frontier_sweep, which runs on the CPU whatever the swept backend."""
+    baseline of small_frontier_sweep, which runs on the CPU whatever the swept backend, and
+    a strong-scaling COST reference without that backend, which runs on its own one."""
     exp = EXPERIMENTS[name]
     if name == "small_frontier_sweep" and algorithm == exp.get("serial", "seq-csr"):
         return "cpu"
+    backend = exp.get("backend", "cpu")
+    if name == "strong_scaling" and algorithm == exp.get("reference") \
+            and backend not in ALGORITHMS[algorithm].backends:
+        return ALGORITHMS[algorithm].backends[0]
     return exp.get("backend", "cpu")
 
 
@@ -151,6 +163,17 @@ def check_sweep():
         )
 
 
+def check_reference():
+    """COST compares the distributed runs with one process: a distributed reference would
+    measure nothing."""
+    reference = EXPERIMENTS.get("strong_scaling", {}).get("reference")
+    if reference and ALGORITHMS[reference].distributed:
+        raise ValueError(
+            "config: experiments.strong_scaling: reference names the single-process search "
+            "that COST is measured against (seq-csr on the CPU, merrill-do on a GPU)"
+        )
+
+
 # the algorithms that take --small-frontier (Racherla's rank-0 threshold)
 SMALL_FRONTIER_ALGORITHMS = ("1d",)
 # Munguia et al.'s sweeps of hybrid's settings: task count T (Fig. 9), lambda (Fig. 10)
@@ -158,11 +181,15 @@ HYBRID_SWEEPS = ("task_count_sweep", "lambda_sweep")
 # a hybrid run whose setting a sweep chose names all of it, so that no default hides in the
 # id: --mode workload `t{T}-l{lambda}`, --mode fixed `fixed-t{T}-s{gpu share}`
 HYBRID_VARIANT = r"t[0-9]+-l[0-9]+|fixed-t[0-9]+-s[0-9.]+"
+# the second and later repeats of a point (`repeats: N`) end their variant in -r2 ... -rN;
+# the first keeps its plain name, so a config that adds repeats keeps the runs it has
+REPEAT = r"(?:-r[0-9]+)?"
 
 check_graph_names()
 check_comm_choices()
 check_backend_choices()
 check_sweep()
+check_reference()
 
 EXCHANGES = ("scan", "wave")
 
@@ -173,7 +200,7 @@ wildcard_constraints:
     layout="serial|[0-9]+x[0-9]+|p[0-9]+",
     # exchange (2d) or sfN (1d's swept small-frontier threshold), then comm where it is not
     # the backend's default; a swept hybrid setting (serial runs); "default" when none of them
-    variant=f"default|(?:scan|wave|sf[0-9]+)(?:-(?:nccl|mpi))?|nccl|mpi|{HYBRID_VARIANT}",
+    variant=f"(?:default|(?:scan|wave|sf[0-9]+)(?:-(?:nccl|mpi))?|nccl|mpi|{HYBRID_VARIANT}){REPEAT}",
 
 
 def backend_comm(backend):
@@ -209,7 +236,7 @@ def hybrid_variant(tasks, mode, lam, gpu_share):
 
 def variant_hybrid(variant):
     """`bfs run` options of a hybrid run id's variant ({} for `default`: the CLI's defaults)."""
-    match = re.fullmatch(r"(fixed-)?t([0-9]+)-(?:l([0-9]+)|s([0-9.]+))", variant)
+    match = re.fullmatch(rf"(fixed-)?t([0-9]+)-(?:l([0-9]+)|s([0-9.]+)){REPEAT}", variant)
     if not match:
         return {}
     fixed, tasks, lam, share = match.groups()
@@ -301,6 +328,7 @@ def experiment_layouts(name):
         counts = exp.get("ranks", 1)
         points = [(graph, {"ranks": r}) for graph in exp["graphs"]
                   for r in (counts if isinstance(counts, list) else [counts])]
+    repeats = exp.get("repeats", config.get("repeats", 1))
     runs = []
     for graph, shape in points:
         for algorithm in experiment_algorithms(name):
@@ -310,8 +338,14 @@ def experiment_layouts(name):
                 for comm in comms:
                     for swept in swept_settings(name, exp):
                         variant = variant_for(algorithm, on, ex, comm, **swept)
-                        runs.append((graph, (algorithm, on, layout, variant)))
+                        runs += [(graph, (algorithm, on, layout, f"{variant}{repeat_suffix(i)}"))
+                                 for i in range(1, repeats + 1)]
     return list(dict.fromkeys(runs))
+
+
+def repeat_suffix(i):
+    """A run id's repeat part: none for the first run of a point, -r{i} for the others."""
+    return "" if i == 1 else f"-r{i}"
 
 
 def swept_settings(name, exp):
@@ -366,7 +400,7 @@ TABLES = {
 FIGURES = {
     "strong_scaling": ("strong_scaling", ["strong_scaling"]),
     "weak_scaling": ("weak_scaling", ["weak_scaling"]),
-    "frontier": ("frontier", ["strong_scaling", "real_graphs"]),
+    "frontier": ("frontier", ["strong_scaling", "real_graphs", "implementations"]),
     "comm_vs_compute": ("comm_vs_compute", ["strong_scaling", "weak_scaling"]),
     "teps_vs_scale": ("teps_vs_scale", ["implementations"]),
     "kernel1_vs_scale": ("kernel1_vs_scale", ["implementations"]),
@@ -377,12 +411,44 @@ FIGURES = {
 }
 
 
+# the report's category of each experiment's tables and figures
+EXPERIMENT_TITLES = {
+    "strong_scaling": "Strong scaling", "weak_scaling": "Weak scaling",
+    "real_graphs": "Real graphs", "implementations": "Implementations",
+    "small_frontier_sweep": "Small-frontier sweep", "task_count_sweep": "Hybrid task count",
+    "lambda_sweep": "Hybrid lambda",
+}
+
+
+def report_category(mapping):
+    """A report() category function: the experiment a table or figure shows, or "Across
+    experiments" for those fed by several (frontier, Kernel 1, comm vs compute)."""
+    def category(wc):
+        experiments = [e for e in mapping[wc.name][1] if e in EXPERIMENTS]
+        return EXPERIMENT_TITLES[experiments[0]] if len(experiments) == 1 \
+            else "Across experiments"
+    return category
+
+
 def wanted(mapping):
     return [
         name
         for name, (_, experiments) in mapping.items()
         if any(e in EXPERIMENTS for e in experiments)
     ]
+
+
+LANDING = f"{RESULTS}/report/landing.json"
+
+
+def headline_figure():
+    """The figure the landing page shows: strong scaling (with its COST line) where the
+    config has it, else the first figure it makes."""
+    names = wanted(FIGURES)
+    return "strong_scaling" if "strong_scaling" in names else (names or [None])[0]
+
+
+HEADLINE_FIGURE = headline_figure()
 
 
 def all_tables():
@@ -528,3 +594,24 @@ def table_runs(wc):
 
 def figure_runs(wc):
     return experiment_run_dirs(*FIGURES[wc.name][1])
+
+
+def attach_landing():
+    """The landing page's facts and headline figure for workflow/report/workflow.rst, whose
+    template sees only the config: config["_landing"], once `landing` and the figure exist
+    (a report made before the runs says how to make them)."""
+    try:
+        facts = json.loads(Path(LANDING).read_text())
+    except (OSError, ValueError):
+        return
+    figure = Path(f"{RESULTS}/figures/{HEADLINE_FIGURE}.png")
+    if figure.is_file():
+        png = base64.b64encode(figure.read_bytes()).decode()
+        # docutils refuses input lines over 10000 characters; the image directive drops the
+        # whitespace between the lines of its URI
+        facts["figure"] = {"name": HEADLINE_FIGURE,
+                           "png": [png[i:i + 1000] for i in range(0, len(png), 1000)]}
+    config["_landing"] = facts
+
+
+attach_landing()

@@ -1,6 +1,6 @@
-# Aggregate: every validated run into tables (CSV + Markdown) and figures (PNG + SVG).
-# `snakemake figures` redoes only the figures; add --forcerun figure to redraw them.
-
+# Aggregate: every validated run into tables (CSV + Markdown) and figures (PNG + SVG), a
+# report category per experiment, and the landing page's facts (what ran, on what, headline
+# numbers). `snakemake figures` redoes only the figures; add --forcerun figure to redraw them.
 
 rule table:
     input:
@@ -10,7 +10,8 @@ rule table:
         csv=report(
             f"{RESULTS}/tables/{{name}}.csv",
             caption="../report/table.rst",
-            category="Tables",
+            category=report_category(TABLES),
+            subcategory="Tables",
         ),
         md=f"{RESULTS}/tables/{{name}}.md",
     wildcard_constraints:
@@ -34,7 +35,8 @@ rule figure:
         png=report(
             f"{RESULTS}/figures/{{name}}.png",
             caption="../report/figure.rst",
-            category="Figures",
+            category=report_category(FIGURES),
+            subcategory="Figures",
         ),
         svg=f"{RESULTS}/figures/{{name}}.svg",
     wildcard_constraints:
@@ -58,3 +60,21 @@ rule figures:
 rule tables:
     input:
         all_tables(),
+
+
+rule landing:
+    input:
+        runs=experiment_run_dirs(*EXPERIMENTS),
+        validated=all_validations(),
+    output:
+        LANDING,
+    log:
+        f"{RESULTS}/logs/landing.log",
+    run:
+        from bfs.report.landing import write_landing
+
+        write_landing(output[0], config, {
+            name: [(g, r, run_dir(g, r)) for g, r in experiment_runs(name)]
+            for name in EXPERIMENTS
+        })
+
