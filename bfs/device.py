@@ -82,14 +82,6 @@ def require_gpu():
     return cp
 
 
-def gpu_usable() -> bool:
-    try:
-        require_gpu()
-        return True
-    except BfsError:
-        return False
-
-
 def kronecker_bytes(scale: int, edgefactor: int = 16, stage: str = "bench") -> int:
     """Peak device bytes of a stage for a Kronecker graph (the module docstring's model).
 

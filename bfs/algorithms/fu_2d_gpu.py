@@ -50,7 +50,6 @@ from . import kernel1_gpu
 from ..device import load_module
 from .. import device
 from ..errors import BfsError
-from ..comm.mpi import Timer
 from . import RunContext, SearchResult, merrill, tiles
 from .fu_2d import WORD, Fu2D, PaddedRange
 

@@ -22,7 +22,6 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 
 from .. import __version__
@@ -200,17 +199,6 @@ def edge_files(graph_dir: str | os.PathLike,
         raise BfsError(f"{graph_dir}: graph.json says {meta.n_edges} edges, the edge files "
                        f"hold {total}; {REMEDY}")
     return files
-
-
-def edges_dataset(graph_dir: str | os.PathLike) -> pads.Dataset:
-    """The checked edge parts as one pyarrow dataset (see edge_files)."""
-    graph_dir = Path(graph_dir)
-    meta = read_meta(graph_dir)
-    paths = [str(p) for p, _ in edge_files(graph_dir, meta)]
-    if not paths:
-        dtype = pa.from_numpy_dtype(id_dtype(meta.n_vertices))
-        return pads.dataset(pa.table({c: pa.array([], dtype) for c in EDGE_COLUMNS}))
-    return pads.dataset(paths, format="parquet")
 
 
 def read_edges(graph_dir: str | os.PathLike) -> tuple[np.ndarray, np.ndarray]:

@@ -79,11 +79,6 @@ def skip_matrix_exact(n: int):
     return result
 
 
-def skip_matrix(n: int) -> np.ndarray:
-    """A^n as a (5, 5) uint64 array."""
-    return np.array(skip_matrix_exact(n), dtype=np.uint64)
-
-
 def seed_state(u1: int, u2: int) -> np.ndarray:
     """The reference's state from two uint64 seeds; every value lands in [1, 2^30 + 16]."""
     for u in (u1, u2):
