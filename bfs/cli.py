@@ -31,6 +31,7 @@ from . import __version__
 from .atomic import atomic_write
 from .graphs.graphdir import GRAPH_JSON, read_meta, write_json
 from .errors import BfsError, debugging, input_errors, one_line
+from .log import log
 
 
 class Progress:
@@ -47,8 +48,7 @@ class Progress:
         self.last = now
         rate = done / max(now - self.start, 1e-9)
         pct = 100.0 * done / total if total else 100.0
-        print(f"[bfs] {self.what}: {done}/{total} {self.unit} ({pct:.0f}%, "
-              f"{rate:.3g} {self.unit}/s)", file=sys.stderr, flush=True)
+        log(f"{self.what}: {done}/{total} {self.unit} ({pct:.0f}%, {rate:.3g} {self.unit}/s)")
 
 
 def _record_generation_time(out: Path, seconds: float) -> None:
@@ -268,8 +268,7 @@ def cmd_report_table(args) -> int:
     from .report import TABLES, write_table
     runs = _report_runs(args)
     if runs.empty:
-        print(f"[bfs] report table {args.kind}: no runs; writing an empty table",
-              file=sys.stderr)
+        log(f"report table {args.kind}: no runs; writing an empty table")
     for path in write_table(TABLES[args.kind](runs), args.out):
         print(path)
     return 0

@@ -32,13 +32,13 @@ here are point-to-point and broadcasts, which do not use it.
 from __future__ import annotations
 
 import os
-import sys
 import time
 
 import numpy as np
 
 from ..errors import BfsError
 from .mpi import displacements
+from ..log import log
 
 COMM_KINDS = ("nccl", "mpi")
 # element-wise reductions of allreduce; both kinds name them alike (MPI.MIN, nccl.NCCL_MIN)
@@ -86,9 +86,8 @@ def choose_comm(requested: str | None, backend: str, comm) -> str:
         raise BfsError(f"--comm nccl needs one GPU per rank, but ranks share GPU {bus} on "
                        f"{host} ({len(devices)} ranks on {len(set(devices))} GPUs): use --comm "
                        "mpi or start no more ranks than GPUs")
-    if comm.Get_rank() == 0:
-        print(f"[bfs] {len(devices)} ranks share {len(set(devices))} GPU(s): the exchanges go "
-              "through MPI (--comm mpi); NCCL needs one GPU per rank", file=sys.stderr)
+    log(f"{len(devices)} ranks share {len(set(devices))} GPU(s): the exchanges go through MPI "
+        "(--comm mpi); NCCL needs one GPU per rank", comm=comm)
     return "mpi"
 
 

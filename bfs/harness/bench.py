@@ -36,12 +36,12 @@ import numpy as np
 
 from ..errors import BfsError
 from ..validate import validate
+from ..log import logger
 
 GEN_CHUNK = 1 << 26  # edges per generator launch
 
 
-def log(msg: str) -> None:
-    print(f"[bench] {msg}", file=sys.stderr, flush=True)
+log = logger("bench")
 
 
 def hmean(values) -> float:

@@ -41,11 +41,10 @@ from ..partition import GridLayout
 from . import envinfo
 from .bench import GEN_CHUNK, examined_per_nedge, hmean, parse_algorithm
 from .runner import Block, select_gpu
+from ..log import logger
 
 
-def log(comm, msg: str) -> None:
-    if comm.Get_rank() == 0:
-        print(f"[bfs bench] {msg}", file=sys.stderr, flush=True)
+log = logger("bfs bench")
 
 
 def _max(comm, x: float) -> float:
@@ -106,9 +105,9 @@ def _place(comm, world_x, R, C, scale, edgefactor, seeds, version) -> tuple:
     del src, dst
     placed["route_s"] = _max(comm, time.perf_counter() - t)
     placed["block_entries_max"] = int(_max(comm, float(block_src.size)))
-    log(comm, f"scale {scale} on {R}x{C}: generated in {placed['generation_s']:.3f} s, routed "
-              f"in {placed['route_s']:.3f} s (largest block {placed['block_entries_max']} "
-              "entries)")
+    log(f"scale {scale} on {R}x{C}: generated in {placed['generation_s']:.3f} s, routed "
+        f"in {placed['route_s']:.3f} s (largest block {placed['block_entries_max']} entries)",
+        comm=comm)
     return block_src, block_dst, placed
 
 
@@ -205,12 +204,11 @@ def _bench_algorithm(comm, block, name, roots, validate_mode, label) -> dict:
                        validate_s=_max(comm, time.perf_counter() - t))
             row["teps"] = verdict.nedge / elapsed if verdict.valid else 0.0
             if not verdict.valid:
-                log(comm, f"{name} root {root}: INVALID: {verdict.message}")
+                log(f"{name} root {root}: INVALID: {verdict.message}", comm=comm)
         rows.append(row)
-        log(comm, f"{label} {name} {i + 1}/{len(roots)} root={root} "
-                  f"time={elapsed * 1e3:.3f} ms"
-                  + (f" GTEPS={row['teps'] / 1e9:.2f} "
-                     f"{'valid' if row['valid'] else 'INVALID'}" if "teps" in row else ""))
+        log(f"{label} {name} {i + 1}/{len(roots)} root={root} time={elapsed * 1e3:.3f} ms"
+            + (f" GTEPS={row['teps'] / 1e9:.2f} {'valid' if row['valid'] else 'INVALID'}"
+               if "teps" in row else ""), comm=comm)
     timed = [r for r in rows if "teps" in r]
     R, C = block.manifest["grid"]
     result = {
@@ -274,7 +272,7 @@ def _log_steps(comm, label: str, profile: list | None, directions: list | None) 
             steps = " ".join(f"{n}={ms:.3f}" for n, ms in row["steps_ms"].items())
             lv = row["level"]
             way = f" {directions[lv]}" if directions and lv < len(directions) else ""
-            log(comm, f"{label} level {lv}{way} frontier={row['frontier']} ms: {steps}")
+            log(f"{label} level {lv}{way} frontier={row['frontier']} ms: {steps}", comm=comm)
 
 
 def table(records) -> str:

@@ -19,7 +19,6 @@ import hashlib
 import json
 import os
 import shutil
-import sys
 from pathlib import Path
 
 from ..atomic import temp_dir
@@ -28,10 +27,10 @@ from ..graphs.graphdir import GRAPH_JSON, atomic_dir, edge_files, read_meta, wri
 from ..integrity import read_json_object
 from ..partition.blocks import MANIFEST_JSON, load_manifest
 from .verify import verify_dir
+from ..log import logger
 
 
-def log(msg: str) -> None:
-    print(f"[bfs] cache: {msg}", file=sys.stderr, flush=True)
+log = logger("bfs cache")
 
 
 def kronecker_entry(cache: Path, scale: int, edgefactor: int, seeds, version: str) -> Path:

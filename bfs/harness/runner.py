@@ -40,12 +40,12 @@ from ..comm.exchange import check_comm, default_comm
 from .roots import check_root, graph500_roots
 from .stats import graph500_statistics, output_block
 from ..validate import validate
+from ..log import logger
 
 DEFAULT_SEEDS = (2, 3)
 
 
-def log(msg: str) -> None:
-    print(f"[bfs] {msg}", file=sys.stderr, flush=True)
+log = logger("bfs")
 
 
 def gpu_available() -> bool:

@@ -28,7 +28,6 @@ their host's cores or shared a GPU.
 from __future__ import annotations
 
 import math
-import sys
 from pathlib import Path
 
 import pandas as pd
@@ -37,6 +36,7 @@ from ..partition import squarest_grid
 from .runs import (IMPLEMENTATION_KEYS, LEVEL_RUN_KEYS, SERIES_KEYS, atomic_write, comm_varies,
                    count_label, implementation_label, load_levels, pool, pooled_by_layout)
 from .tables import cost, cost_references, scaling_base, single_process
+from ..log import log
 
 # ---------------------------------------------------------------------------------- figures
 
@@ -620,8 +620,7 @@ def write_figure(kind: str, runs: pd.DataFrame, out_stem) -> tuple[Path, Path]:
     else:
         fig, title, note = make(runs)
     if fig is None:
-        print(f"[bfs] report figure {kind}: {note.replace(chr(10), ' ')}; "
-              f"writing a placeholder", file=sys.stderr)
+        log(f"report figure {kind}: {note.replace(chr(10), ' ')}; writing a placeholder")
         fig = _empty_figure(title, note)
     out_stem = Path(out_stem)
     paths = tuple(out_stem.with_name(f"{out_stem.name}.{fmt}") for fmt in ("png", "svg"))
