@@ -15,7 +15,7 @@ from mpi4py import MPI
 from bfs.algorithms import RunContext, get_algorithm
 from bfs.comm.exchange import make_exchange
 from bfs.harness.bench_grid import _place
-from bfs.harness.runner import Block
+from bfs.algorithms import Block
 from bfs.partition import GridLayout
 
 scale, name = int(sys.argv[1]), sys.argv[2]

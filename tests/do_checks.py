@@ -18,7 +18,7 @@ from bfs.algorithms import RunContext, get_algorithm
 from bfs.algorithms.kernel1 import build_csr
 from bfs.algorithms.seq_csr import bfs_csr
 from bfs.graphs.graphdir import read_edges
-from bfs.harness.runner import Block
+from bfs.algorithms import Block
 from bfs.partition import load_manifest, read_block
 from bfs.validate import validate
 

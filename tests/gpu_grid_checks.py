@@ -27,7 +27,8 @@ from bfs.algorithms.seq_csr import bfs_csr
 from bfs.comm.exchange import MpiExchange, NcclExchange
 from bfs.graphs.kronecker import generate_edges
 from bfs.harness.bench_grid import _generate_share
-from bfs.harness.runner import Block, select_gpu
+from bfs.algorithms import Block
+from bfs.harness.runner import select_gpu
 from bfs.partition import GridLayout
 from bfs.partition.route_gpu import route_to_blocks
 from bfs.validate import validate

@@ -90,7 +90,7 @@ def test_semiring_one_rank_levels_and_smallest_parents(graph):
     the smallest-id neighbour one level up."""
     from mpi4py import MPI
 
-    from bfs.harness.runner import Block
+    from bfs.algorithms import Block
     src, dst, n, root = graph
     keep = src != dst   # a partition block: both directions of every non-loop edge
     block = Block(MPI.COMM_SELF, {"grid": [1, 1], "bounds": [0, n]},

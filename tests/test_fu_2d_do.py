@@ -49,7 +49,7 @@ def searcher_1x1(src, dst, n, **options):
     from mpi4py import MPI
 
     from bfs.algorithms.fu_2d_do import build
-    from bfs.harness.runner import Block
+    from bfs.algorithms import Block
     keep = src != dst   # the partition's block: both directions, no self-loops
     s, d = src[keep].astype(np.int64), dst[keep].astype(np.int64)
     block = Block(MPI.COMM_SELF, {"grid": [1, 1], "bounds": [0, n]},

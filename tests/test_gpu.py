@@ -724,7 +724,7 @@ def check_2d_gpu(src, dst, n, roots):
     from mpi4py import MPI
 
     from bfs.algorithms.fu_2d_gpu import Fu2DGpu
-    from bfs.harness.runner import Block
+    from bfs.algorithms import Block
     fu_2d = get_algorithm("2d").load("gpu")   # the registry's pick for --backend gpu
     bsrc, bdst = symmetric_block(src, dst)
     block = Block(MPI.COMM_SELF, {"grid": [1, 1], "bounds": [0, n]}, bsrc, bdst)
@@ -854,7 +854,7 @@ def do_1x1(src, dst, n, backend, algorithm="2d-do", cls=None, **options):
     path on one rank); cls: that searcher class instead of the registry's."""
     from mpi4py import MPI
 
-    from bfs.harness.runner import Block
+    from bfs.algorithms import Block
     bsrc, bdst = symmetric_block(src, dst)
     block = Block(MPI.COMM_SELF, {"grid": [1, 1], "bounds": [0, n]}, bsrc, bdst)
     if cls is not None:

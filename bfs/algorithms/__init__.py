@@ -60,6 +60,16 @@ class RunContext:
 
 
 @dataclass
+class Block:
+    """What a distributed algorithm's build() gets: its rank's block and the layout (the
+    partition manifest's grid and bounds)."""
+    comm: object
+    manifest: dict
+    src: np.ndarray
+    dst: np.ndarray
+
+
+@dataclass
 class SearchResult:
     parent: np.ndarray  # int64, -1 = unreached, parent[root] == root
     level: np.ndarray   # int32, -1 = unreached, level[root] == 0

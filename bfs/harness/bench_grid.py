@@ -33,14 +33,14 @@ from pathlib import Path
 
 import numpy as np
 
-from ..algorithms import RunContext, get_algorithm
+from ..algorithms import Block, RunContext, get_algorithm
 from ..comm import mpi
 from ..comm.exchange import LevelClock, choose_comm, make_exchange
 from ..errors import BfsError
 from ..partition import GridLayout
 from . import envinfo
 from .bench import GEN_CHUNK, examined_per_nedge, hmean, parse_algorithm
-from .runner import Block, select_gpu
+from .runner import select_gpu
 from ..log import logger
 
 

@@ -28,7 +28,7 @@ import pyarrow.parquet as pq
 
 from .. import __version__
 from . import envinfo
-from ..algorithms import ALGORITHMS, EdgeList, RunContext, get_algorithm
+from ..algorithms import ALGORITHMS, Block, EdgeList, RunContext, get_algorithm
 from ..errors import BfsError
 from ..graphs.graphdir import GraphMeta, atomic_dir, read_edges, read_meta, write_json
 from ..integrity import file_records
@@ -326,15 +326,6 @@ class MpiSession:
                 "validation": ("gpu, each rank its block (bfs.validate.grid_gpu)"
                                if getattr(self, "validated_on_gpus", False)
                                else "cpu, each rank its block (bfs.validate.validate_blocks)")}
-
-
-@dataclass
-class Block:
-    """What a distributed algorithm's build() gets: its rank's block and the layout."""
-    comm: object
-    manifest: dict
-    src: np.ndarray
-    dst: np.ndarray
 
 
 def _request(input_dir: Path, opts: RunOptions, extra: dict | None):
