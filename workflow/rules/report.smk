@@ -1,5 +1,13 @@
 # Aggregate: every validated run into tables (CSV + Markdown) and figures (PNG + SVG).
 # `snakemake figures` redoes only the figures; add --forcerun figure to redraw them.
+# Local rules: under a batch scheduler these read small run files and draw, on the node that
+# runs snakemake, rather than wait in the queue for a compute node each.
+
+localrules:
+    table,
+    figure,
+    figures,
+    tables,
 
 
 rule table:
