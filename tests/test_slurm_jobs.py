@@ -175,11 +175,7 @@ def test_local_rules_are_not_submitted(tmp_path):
     from snakemake.api import SnakemakeApi
     from snakemake.settings.types import (ConfigSettings, DeploymentSettings, OutputSettings,
                                           ResourceSettings, StorageSettings)
-    config = {"results": "results",
-              "graphs": {"kronecker": {"kron-s8": {"scale": 8}}},
-              "experiments": {"implementations": {"graphs": ["kron-s8"],
-                                                  "algorithms": ["seq-csr"]}}}
-    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(seq_csr_config()))
     with SnakemakeApi(OutputSettings()) as api:
         workflow = api.workflow(
             resource_settings=ResourceSettings(), storage_settings=StorageSettings(),
@@ -229,6 +225,24 @@ def test_memory_is_per_node_and_capped():
                                       "cpus_per_task": -1}
 
 
+def seq_csr_config(**keys) -> dict:
+    """One seq-csr run on a scale-8 graph, with these top-level keys added."""
+    return {"results": "results", **keys,
+            "graphs": {"kronecker": {"kron-s8": {"scale": 8}}},
+            "experiments": {"implementations": {"graphs": ["kron-s8"],
+                                                "algorithms": ["seq-csr"]}}}
+
+
+def refusal(workdir, config: dict) -> str:
+    """What snakemake says when it refuses this config (it must)."""
+    (workdir / "config.yaml").write_text(yaml.safe_dump(config))
+    proc = subprocess.run(["snakemake", "-n", "-d", str(workdir), "--configfile",
+                           str(workdir / "config.yaml")], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode != 0, proc.stdout[-2000:]
+    return proc.stdout + proc.stderr
+
+
 @pytest.mark.parametrize("cluster, says", [
     ({"gpus_per_node": 0}, "0 is less than the minimum of 1"),
     ({"max_runtime": "1 day"}, "'1 day' is not of type 'integer'"),
@@ -236,28 +250,10 @@ def test_memory_is_per_node_and_capped():
     ({"mem_mb_per_node": -5}, "-5 is less than the minimum of 100"),
 ])
 def test_schema_refuses_bad_cluster_values(tmp_path, cluster, says):
-    config = {"results": "results", "cluster": cluster,
-              "graphs": {"kronecker": {"kron-s8": {"scale": 8}}},
-              "experiments": {"implementations": {"graphs": ["kron-s8"],
-                                                  "algorithms": ["seq-csr"]}}}
-    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
-    proc = subprocess.run(["snakemake", "-n", "-d", str(tmp_path), "--configfile",
-                           str(tmp_path / "config.yaml")], cwd=ROOT, capture_output=True,
-                          text=True, timeout=300)
-    assert proc.returncode != 0
-    said = proc.stdout + proc.stderr
+    said = refusal(tmp_path, seq_csr_config(cluster=cluster))
     assert says in said and "cluster" in said, said[-3000:]
 
 
 def test_exclusive_gpus_and_gpus_per_node_are_refused_together(tmp_path):
-    config = {"results": "results", "exclusive_gpus": 2, "cluster": {"gpus_per_node": 4},
-              "graphs": {"kronecker": {"kron-s8": {"scale": 8}}},
-              "experiments": {"implementations": {"graphs": ["kron-s8"],
-                                                  "algorithms": ["seq-csr"]}}}
-    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
-    proc = subprocess.run(["snakemake", "-n", "-d", str(tmp_path), "--configfile",
-                           str(tmp_path / "config.yaml")], cwd=ROOT, capture_output=True,
-                          text=True, timeout=300)
-    assert proc.returncode != 0
-    assert "exclusive_gpus (2)" in proc.stderr + proc.stdout
-    assert "cluster.gpus_per_node (4)" in proc.stderr + proc.stdout
+    said = refusal(tmp_path, seq_csr_config(exclusive_gpus=2, cluster={"gpus_per_node": 4}))
+    assert "exclusive_gpus (2)" in said and "cluster.gpus_per_node (4)" in said, said[-3000:]

@@ -35,6 +35,9 @@ if ! command -v slurmctld >/dev/null || ! command -v slurmd >/dev/null || ! comm
 fi
 python3 -c "import snakemake_executor_plugin_slurm" 2>/dev/null \
     || die "snakemake-executor-plugin-slurm is missing: run the tests through bash envs/venv.sh (it installs '.[all]')"
+say "$(python3 -c 'from importlib.metadata import version as v
+print(", ".join(f"{p} {v(p)}" for p in ("snakemake", "snakemake-executor-plugin-slurm",
+                                         "snakemake-executor-plugin-slurm-jobstep")))')"
 
 # --- 2. a single-node cluster in a temporary directory ---------------------------------------
 TMP=$(mktemp -d /tmp/bfs-slurm-test.XXXXXX)
@@ -124,8 +127,15 @@ OWN_ETC_CONF=1
 # schedulable fake GPUs: gres files must be distinct character devices for SLURM to set
 # CUDA_VISIBLE_DEVICES
 cat >"$TMP/etc/gres.conf" <<EOF
+AutoDetect=off
 NodeName=$HOST Name=gpu File=/dev/null,/dev/zero,/dev/full,/dev/urandom
 EOF
+# Slurm >= 23.02 starts its cgroup plugin even with proctrack/linuxproc and task/none, and in
+# a chroot (tests/slurm/run_in_trixie.sh) there is no cgroup file system: disable it there.
+SLURM_VERSION=$(slurmd -V | awk '{print $2}')
+if [ "${SLURM_VERSION%%.*}" -ge 23 ]; then
+    echo "CgroupPlugin=disabled" >"$TMP/etc/cgroup.conf"
+fi
 
 if munge -n </dev/null 2>/dev/null | unmunge >/dev/null 2>&1; then
     say "munged already running: using it"
@@ -145,7 +155,7 @@ PIDS+=($!)
 sleep 1
 /usr/sbin/slurmd -D -f "$SLURM_CONF" >"$TMP/log/slurmd.out" 2>&1 &
 PIDS+=($!)
-say "slurmctld port $CTLD_PORT, slurmd port $SLURMD_PORT, state in $TMP"
+say "Slurm $SLURM_VERSION: slurmctld port $CTLD_PORT, slurmd port $SLURMD_PORT, state in $TMP"
 state=
 for _ in $(seq 60); do
     state=$(sinfo -h -n "$HOST" -o %T 2>/dev/null || true)
@@ -182,16 +192,22 @@ VALIDATION_TARGETS=$(python3 "$REPO/tests/slurm/check_cluster_run.py" validation
 LOCAL_PID=$!
 
 cd "$REPO"   # `--profile slurm` as typed: the profile is ./slurm/ in the repository root
-# shellcheck disable=SC2086
+# slurm_run LOG ARGS...: `snakemake --profile slurm` as a user runs it, status checks after 5 s
+# (profile: 40 s; MinJobAge=600 covers both); on failure the ends of its logs, then die
+slurm_run() {
+    local log=$1; shift
+    if ! snakemake --profile slurm --slurm-init-seconds-before-status-checks 5 "$@" \
+            >"$log" 2>&1; then
+        tail -n 60 "$log" >&2
+        find "$PWD/.snakemake/slurm_logs" "$TMP"/*/.snakemake/slurm_logs -name '*.log' \
+            -exec tail -n 20 {} + >&2 2>/dev/null || true
+        die "snakemake --profile slurm $* failed"
+    fi
+}
 say "snakemake --profile slurm (tiny config, BFS jobs of 1, 2 and 4 tasks with one GPU each)"
-# status checks start after 5 s (profile: 40 s; MinJobAge=600 covers both)
-if ! snakemake --profile slurm -d "$WORK" --configfile "$WORK/config.yaml" \
-        --slurm-init-seconds-before-status-checks 5 -- $VALIDATION_TARGETS \
-        >"$TMP/log/snakemake-slurm.log" 2>&1; then
-    tail -n 60 "$TMP/log/snakemake-slurm.log" >&2
-    find "$WORK/.snakemake/slurm_logs" -name '*.log' -exec tail -n 20 {} + >&2 2>/dev/null || true
-    die "snakemake --profile slurm failed"
-fi
+# shellcheck disable=SC2086
+slurm_run "$TMP/log/snakemake-slurm.log" -d "$WORK" --configfile "$WORK/config.yaml" \
+    -- $VALIDATION_TARGETS
 say "workflow finished on SLURM"
 scontrol show job -o >"$TMP/log/jobs.txt" 2>/dev/null || true
 wait "$LOCAL_PID" || { tail -n 40 "$TMP/log/local.log" >&2; die "the local reference run failed"; }
@@ -199,34 +215,35 @@ python3 "$REPO/tests/slurm/check_cluster_run.py" check "$WORK" "$LOCAL" "$TMP/lo
     "$TMP/log/snakemake-slurm.log" || die "checks of the SLURM run failed"
 say "SLURM run checked: sbatch jobs, ranks, GPUs, searches equal the local run"
 
-# --- 4. a job killed at its time limit leaves nothing; a rerun completes --------------------
+# --- 3b. the multi-rank runs again, shaped as nodes (cluster.gpus_per_node) -------------------
+# `--nodes=1 --ntasks-per-node=P --gres=gpu:P`, each rank choosing its GPU by SLURM_LOCALID:
+# the shape a job of many nodes has, on the one node there is
+python3 "$REPO/tests/slurm/check_cluster_run.py" write-config "$WORK/nodes.yaml" "$REPO" 4
+NODE_TARGETS=$(python3 "$REPO/tests/slurm/check_cluster_run.py" run-targets "$WORK/nodes.yaml" multi-rank)
+say "again with cluster.gpus_per_node: 4: $(echo $NODE_TARGETS | wc -w) multi-rank runs"
+# shellcheck disable=SC2086
+slurm_run "$TMP/log/snakemake-nodes.log" -d "$WORK" --configfile "$WORK/nodes.yaml" \
+    --force -- $NODE_TARGETS
+scontrol show job -o >"$TMP/log/jobs-nodes.txt" 2>/dev/null || true
+python3 "$REPO/tests/slurm/check_cluster_run.py" check "$WORK" "$LOCAL" "$TMP/log/jobs-nodes.txt" \
+    "$TMP/log/snakemake-nodes.log" "$WORK/nodes.yaml" || die "checks of the node-shaped runs failed"
+say "node-shaped runs checked"
+
+# --- 4. a job killed at its time limit comes back with more time (--retries) ----------------
 if [ "${BFS_SLURM_TEST_SKIP_SLOW:-0}" != 1 ]; then
     SLOW="$TMP/slow-run"
     mkdir -p "$SLOW"
     python3 "$REPO/tests/slurm/check_cluster_run.py" write-slow-config "$SLOW/config.yaml"
     SLOW_TARGET=results/runs/kron-s18/seq-list/cpu-serial-default
-    say "slow job (seq-list, scale 18, 48 roots) under --set-resources bfs_serial:runtime=1"
-    if snakemake --profile slurm -d "$SLOW" --configfile "$SLOW/config.yaml" \
-            --slurm-init-seconds-before-status-checks 5 \
-            --set-resources bfs_serial:runtime=1 -- "$SLOW_TARGET" >"$TMP/log/slow-1.log" 2>&1; then
-        die "the slow job finished within 1 minute: make it slower"
-    fi
+    # the rules double their runtime with each attempt; here the first attempt gets 1 minute,
+    # too little, and the retry the profile allows gets 30
+    say "slow job (seq-list, scale 18, 48 roots): 1 minute on the first attempt, 30 on the retry"
+    slurm_run "$TMP/log/slow.log" -d "$SLOW" --configfile "$SLOW/config.yaml" \
+        --set-resources "bfs_serial:runtime=1 if attempt == 1 else 30" -- "$SLOW_TARGET"
     scontrol show job -o >"$TMP/log/jobs-slow.txt" 2>/dev/null || true
-    grep -q "JobState=TIMEOUT" "$TMP/log/jobs-slow.txt" \
-        || { tail -n 30 "$TMP/log/slow-1.log" >&2; die "no job ended in TIMEOUT"; }
-    [ ! -e "$SLOW/$SLOW_TARGET" ] || die "the killed job left $SLOW_TARGET"
+    python3 "$REPO/tests/slurm/check_cluster_run.py" check-retry "$SLOW/$SLOW_TARGET" \
+        "$TMP/log/jobs-slow.txt" "$TMP/log/slow.log" || die "the retry after TIMEOUT went wrong"
     leftovers=$(find "$SLOW/results" -name '.*tmp-*' 2>/dev/null | head -n 5 || true)
     [ -z "$leftovers" ] || die "the killed job left temporary directories: $leftovers"
-    say "killed at its limit (TIMEOUT), no output left; rerun with the profile's limits"
-    snakemake --profile slurm -d "$SLOW" --configfile "$SLOW/config.yaml" \
-        --slurm-init-seconds-before-status-checks 5 -- "$SLOW_TARGET" >"$TMP/log/slow-2.log" 2>&1 \
-        || { tail -n 40 "$TMP/log/slow-2.log" >&2; die "the rerun failed"; }
-    python3 - "$SLOW/$SLOW_TARGET" <<'PY' || die "the rerun's run directory is incomplete"
-import json, sys
-from pathlib import Path
-info = json.loads((Path(sys.argv[1]) / "run.json").read_text())
-assert info["valid"] and info["parameters"]["n_roots"] == 48, info["parameters"]
-assert info["environment"]["slurm_job_id"], "the rerun did not run under SLURM"
-PY
-    say "rerun completed: valid run under SLURM job $(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['environment']['slurm_job_id'])" "$SLOW/$SLOW_TARGET/run.json")"
+    say "killed at its 1-minute limit (TIMEOUT), retried by snakemake with 30, valid run, nothing left over"
 fi
