@@ -15,7 +15,7 @@ import math
 # Edge visits per second a whole BFS job sustains, searching and validating, by backend.
 # cpu: seq-list, the slowest CPU code, ran at 3.2 M TEPS (2-core box, scale 18) and 1d at 7.5 M
 # on one rank (scale 21); 2 M is below both. gpu: the slowest GPU codes on a Kronecker graph
-# ran at 0.42 (hybrid) and 0.72 (gpu-out-of-core) GTEPS at scale 24, 2d on two GPUs at ~7-40;
+# ran at 0.42 (hybrid) and 0.72 (gpu-out-of-core) GTEPS at scale 24, 2d on 1-2 GPUs at 7-42;
 # 0.1 GTEPS is 4x below the slowest. auto searches on the GPU it asks for.
 SEARCH_RATE = {"cpu": 2e6, "gpu": 1e8, "auto": 1e8}
 # Seconds per BFS level beyond the edge work: what high-diameter graphs cost (hybrid spent

@@ -220,7 +220,7 @@ say "SLURM run checked: sbatch jobs, ranks, GPUs, searches equal the local run"
 # the shape a job of many nodes has, on the one node there is
 python3 "$REPO/tests/slurm/check_cluster_run.py" write-config "$WORK/nodes.yaml" "$REPO" 4
 NODE_TARGETS=$(python3 "$REPO/tests/slurm/check_cluster_run.py" run-targets "$WORK/nodes.yaml" multi-rank)
-say "again with cluster.gpus_per_node: 4: $(echo $NODE_TARGETS | wc -w) multi-rank runs"
+say "again with cluster.gpus_per_node: 4: $(echo $NODE_TARGETS | wc -w) multi-rank runs (2 and 4 ranks)"
 # shellcheck disable=SC2086
 slurm_run "$TMP/log/snakemake-nodes.log" -d "$WORK" --configfile "$WORK/nodes.yaml" \
     --force -- $NODE_TARGETS

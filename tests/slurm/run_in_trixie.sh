@@ -97,7 +97,12 @@ bind /sys "$TREE/sys"
 # /dev recursively: /dev/shm (MPICH's shared memory) and /dev/pts are mounts of their own
 bind /dev "$TREE/dev" --rbind
 bind "$REPO" "$TREE/repo"
-cp /etc/ssl/certs/ca-certificates.crt "$TREE/etc/bfs-host-ca.crt"
+# pip in the tree trusts what the host trusts (a site's proxy CA included), else the tree's own
+if [ -f /etc/ssl/certs/ca-certificates.crt ]; then
+    cp /etc/ssl/certs/ca-certificates.crt "$TREE/etc/bfs-host-ca.crt"
+else
+    cp "$TREE/etc/ssl/certs/ca-certificates.crt" "$TREE/etc/bfs-host-ca.crt"
+fi
 cp /etc/resolv.conf "$TREE/etc/resolv.conf" 2>/dev/null || true
 
 # --- 3. the cluster test inside ---------------------------------------------------------------
