@@ -38,8 +38,8 @@ def why_not() -> str | None:
         return why_not_root_debian()
     if shutil.which("snakemake") is None or shutil.which("mpiexec") is None:
         return "needs snakemake and mpiexec"
-    if Path("/etc/slurm/slurm.conf").exists() and not Path("/etc/slurm/slurm.conf").is_symlink():
-        return "a real SLURM configuration is installed (/etc/slurm/slurm.conf)"
+    if shutil.which("unshare") is None or shutil.which("mount") is None:
+        return "needs unshare and mount (its /etc/slurm and /run/munge are private mounts)"
     return None
 
 

@@ -4,18 +4,21 @@
 #   sudo tests/slurm/run_cluster_test.sh          (root, Debian; a few minutes)
 #
 # 1. installs slurm-wlm and munge from Debian packages (skipped when present);
-# 2. writes a single-node slurm.conf + gres.conf into a temporary directory (no accounting
-#    database, cons_tres, 8 declared CPUs, 4 fake GPUs backed by distinct character devices,
-#    MinJobAge=600, free ports), starts munged (unless one runs), slurmctld and slurmd;
+# 2. in a mount namespace of its own, writes a single-node slurm.conf + gres.conf into a
+#    temporary directory (no accounting database, cons_tres, 8 declared CPUs, 4 fake GPUs
+#    backed by distinct character devices, MinJobAge=600, free ports) and mounts it over
+#    /etc/slurm, with a private /run/munge, then starts munged, slurmctld and slurmd;
 # 3. runs a tiny config with `snakemake --profile slurm` from the repository root and checks that
 #    every job went through sbatch, that multi-rank runs had that many ranks and one GPU each,
-#    and that the searches equal a local run's;
-# 4. runs a deliberately slow job under a 1-minute limit: SLURM kills it, no output is left, and
-#    a rerun with the profile's limit completes;
-# 5. stops the daemons it started, by pid (trap on exit), and removes its temporary state.
+#    and that the searches equal a local run's; then reruns the multi-rank runs of one graph
+#    with their jobs shaped as nodes (cluster.gpus_per_node) and checks them again;
+# 4. runs a deliberately slow job under a 1-minute limit on its first attempt: SLURM kills it
+#    (TIMEOUT) and snakemake's retry, with more time, completes it, nothing left over;
+# 5. stops the daemons it started, by pid (trap on exit), and removes its temporary state; the
+#    mounts go with the namespace.
 #
 # Environment: BFS_SLURM_TEST_KEEP=1 keeps the temporary directory; BFS_SLURM_TEST_SKIP_SLOW=1
-# leaves out step 4.
+# leaves out step 4. tests/slurm/run_in_trixie.sh runs this script on Slurm 24.11.
 set -euo pipefail
 
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
@@ -25,6 +28,17 @@ die() { say "FAIL: $*"; exit 1; }
 
 [ "$(id -u)" = 0 ] || die "must run as root (it installs packages and starts slurmctld/slurmd)"
 command -v apt-get >/dev/null || die "needs Debian's apt-get"
+# The jobs' inner srun must find this cluster's configuration without SLURM_CONF (the job step
+# plugin >= 0.6.1 removes SLURM_* variables), i.e. at /etc/slurm/slurm.conf, and munge clients
+# talk to the munged of /run/munge. Both are mounted from the temporary directory in a mount
+# namespace of this script's own, which every process it starts (daemons, jobs, snakemake)
+# inherits: two runs on one host (two checkouts, or this beside a real cluster's clients) never
+# see each other's, and nothing is left behind when the namespace's last process ends.
+if [ "${BFS_SLURM_TEST_NAMESPACE:-}" != "$$" ]; then
+    command -v unshare >/dev/null || die "needs unshare (util-linux)"
+    # exec keeps the pid, so the marker names this very process
+    BFS_SLURM_TEST_NAMESPACE=$$ exec unshare --mount --propagation private bash "$0" "$@"
+fi
 
 # --- 1. packages -----------------------------------------------------------------------------
 if ! command -v slurmctld >/dev/null || ! command -v slurmd >/dev/null || ! command -v munged >/dev/null \
@@ -52,10 +66,6 @@ cleanup() {
         for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
         kill -9 "$pid" 2>/dev/null || true
     done
-    if [ "${OWN_ETC_CONF:-0}" = 1 ] && [ -L /etc/slurm/slurm.conf ] \
-       && [ "$(readlink /etc/slurm/slurm.conf)" = "$SLURM_CONF" ]; then
-        rm -f /etc/slurm/slurm.conf
-    fi
     if [ "${BFS_SLURM_TEST_KEEP:-0}" = 1 ]; then
         say "kept $TMP"
     else
@@ -110,20 +120,6 @@ GresTypes=gpu
 NodeName=$HOST NodeAddr=127.0.0.1 CPUs=8 Boards=1 SocketsPerBoard=1 CoresPerSocket=8 ThreadsPerCore=1 RealMemory=$MEM_MB Gres=gpu:4 State=UNKNOWN
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 EOF
-# Jobs must find the configuration without SLURM_CONF (the plugin's job step removes SLURM_*
-# variables before its inner srun), so /etc/slurm/slurm.conf points at it while the test runs:
-# only when there is none, or one a previous run of this script left; removed on exit.
-ETC_CONF=/etc/slurm/slurm.conf
-MARKER="# bfs tests/slurm/run_cluster_test.sh"
-if [ -L "$ETC_CONF" ] && [[ "$(readlink "$ETC_CONF")" == /tmp/bfs-slurm-test.* ]]; then
-    rm -f "$ETC_CONF"
-elif [ -e "$ETC_CONF" ]; then
-    die "$ETC_CONF exists (a real SLURM configuration?): not touching it"
-fi
-echo "$MARKER" >>"$SLURM_CONF"
-mkdir -p /etc/slurm
-ln -s "$SLURM_CONF" "$ETC_CONF"
-OWN_ETC_CONF=1
 # schedulable fake GPUs: gres files must be distinct character devices for SLURM to set
 # CUDA_VISIBLE_DEVICES
 cat >"$TMP/etc/gres.conf" <<EOF
@@ -137,19 +133,20 @@ if [ "${SLURM_VERSION%%.*}" -ge 23 ]; then
     echo "CgroupPlugin=disabled" >"$TMP/etc/cgroup.conf"
 fi
 
-if munge -n </dev/null 2>/dev/null | unmunge >/dev/null 2>&1; then
-    say "munged already running: using it"
-else
-    [ -s /etc/munge/munge.key ] || { mungekey --create 2>/dev/null || /usr/sbin/create-munge-key -f; }
-    chown munge:munge /etc/munge/munge.key
-    chmod 400 /etc/munge/munge.key
-    mkdir -p /run/munge /var/log/munge /var/lib/munge
-    chown munge:munge /run/munge /var/log/munge /var/lib/munge
-    runuser -u munge -- /usr/sbin/munged --foreground >"$TMP/log/munged.out" 2>&1 &
-    PIDS+=($!)
-    for _ in $(seq 50); do munge -n </dev/null 2>/dev/null | unmunge >/dev/null 2>&1 && break; sleep 0.2; done
-    munge -n </dev/null | unmunge >/dev/null || die "munged did not start"
-fi
+# this namespace's /etc/slurm and /run/munge (see the top): private, over the host's
+mkdir -p /etc/slurm /run/munge "$TMP/munge"
+mount --bind "$TMP/etc" /etc/slurm
+export SLURM_CONF=/etc/slurm/slurm.conf
+mount --bind "$TMP/munge" /run/munge
+[ -s /etc/munge/munge.key ] || { mungekey --create 2>/dev/null || /usr/sbin/create-munge-key -f; }
+chown munge:munge /etc/munge/munge.key
+chmod 400 /etc/munge/munge.key
+mkdir -p /var/log/munge /var/lib/munge
+chown munge:munge /run/munge /var/log/munge /var/lib/munge
+runuser -u munge -- /usr/sbin/munged --foreground >"$TMP/log/munged.out" 2>&1 &
+PIDS+=($!)
+for _ in $(seq 50); do munge -n </dev/null 2>/dev/null | unmunge >/dev/null 2>&1 && break; sleep 0.2; done
+munge -n </dev/null | unmunge >/dev/null || die "munged did not start"
 /usr/sbin/slurmctld -D -f "$SLURM_CONF" >"$TMP/log/slurmctld.out" 2>&1 &
 PIDS+=($!)
 sleep 1

@@ -1,5 +1,4 @@
 # Shared helpers: config validation, the run-path convention, and what each experiment needs.
-import math
 import os
 import re
 import shlex
@@ -7,8 +6,8 @@ import shlex
 from snakemake.utils import validate
 
 from bfs.algorithms import ALGORITHMS
-from bfs.harness import jobsize
 from bfs.comm.exchange import COMM_KINDS, default_comm
+from bfs.harness import jobsize
 from bfs.partition import squarest_grid
 
 validate(config, schema="../schemas/config.schema.yaml")
