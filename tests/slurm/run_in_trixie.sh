@@ -65,6 +65,11 @@ build_tree() {
 mkdir -p "$(dirname "$TREE")"
 exec 9>"$TREE.lock"
 flock 9
+# Mounts a killed run left in the tree are taken down first: a tree rebuilt (rm -rf) through a
+# bind mount of /dev or of the repository would empty those.
+mounts_under() { awk -v t="$1" '$2 == t || index($2, t "/") == 1 {print $2}' /proc/mounts | sort -r; }
+for m in $(mounts_under "$TREE"); do umount -R "$m" 2>/dev/null || umount -l "$m" || true; done
+[ -z "$(mounts_under "$TREE")" ] || die "mounts remain under $TREE: $(mounts_under "$TREE" | tr '\n' ' ')"
 if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$PACKAGES" ]; then
     build_tree
 else
