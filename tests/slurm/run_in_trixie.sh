@@ -13,7 +13,8 @@
 #    repository (at /repo), and copies the host's CA bundle in (pip reaches PyPI through it);
 # 3. runs `bash envs/venv.sh bash tests/slurm/run_cluster_test.sh ARGS` in the tree, with the
 #    venv kept in the tree (/opt/bfs-venv: Python 3.13, reused by the next run);
-# 4. unmounts what it mounted (trap on exit), whatever happened.
+# 4. unmounts what it mounted (trap on exit); all of it is in a mount namespace of the run's
+#    own besides, so nothing outlives the run.
 #
 # Environment: BFS_TRIXIE_TREE=DIR (the cached tree), BFS_TRIXIE_MIRROR=URL (Debian mirror),
 # BFS_SLURM_TEST_* as for run_cluster_test.sh (passed through).
@@ -30,6 +31,11 @@ die() { say "FAIL: $*"; exit 1; }
 
 [ "$(id -u)" = 0 ] || die "must run as root (debootstrap, mount, chroot)"
 command -v apt-get >/dev/null || die "needs Debian's apt-get (for debootstrap)"
+# In a mount namespace of its own: every mount below is private to this run and goes with it,
+# however it ends (run_cluster_test.sh does the same inside the tree)
+if [ "${BFS_TRIXIE_NAMESPACE:-}" != "$$" ]; then
+    BFS_TRIXIE_NAMESPACE=$$ exec unshare --mount --propagation private bash "$0" "$@"
+fi
 
 # --- 1. the tree ------------------------------------------------------------------------------
 # A tree counts as built only once its stamp (the package list) is written, so an interrupted
@@ -96,6 +102,9 @@ bind() {  # bind SRC DEST [--rbind]
     [ "${3:-}" != --rbind ] || mount --make-rslave "$2"
     MOUNTED+=("$2")
 }
+# the tree's root a mount point of its own: in the chroot, run_cluster_test.sh's unshare makes
+# "/" private, which only a mount point can be
+bind "$TREE" "$TREE"
 mount -t proc proc "$TREE/proc" && MOUNTED+=("$TREE/proc")
 # /sys without its cgroup mount: the configuration disables Slurm's cgroup plugin instead
 bind /sys "$TREE/sys"
