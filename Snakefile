@@ -26,6 +26,11 @@ include: "workflow/rules/validate.smk"
 include: "workflow/rules/report.smk"
 
 
+# the target rule does nothing: no batch job for it
+localrules:
+    all,
+
+
 rule all:
     input:
         validations=all_validations(),

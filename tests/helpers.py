@@ -81,3 +81,24 @@ def build(graph, ctx):
             return result
 
     return Broken()
+
+
+def planned_jobs(plan: str) -> list[dict]:
+    """Every job of a `snakemake -n -p` plan: {"rule", "local" (a localrule), "output",
+    "wildcards", "threads", "resources" (numbers as int), "shell"}."""
+    import re
+    jobs = []
+    for block in re.split(r"^(?=(?:local)?rule \w+:$)", plan, flags=re.M):
+        head = re.match(r"(local)?rule (\w+):$", block, re.M)
+        if not head:
+            continue
+        field = dict(re.findall(r"^ *(\w[\w ]*): (.*)$", block, re.M))
+        resources = {}
+        for kv in filter(None, field.get("resources", "").split(", ")):
+            key, value = kv.split("=", 1)
+            resources[key] = int(value) if re.fullmatch(r"-?[0-9]+", value) else value
+        jobs.append({"rule": head.group(2), "local": bool(head.group(1)),
+                     "output": field.get("output"), "input": field.get("input"),
+                     "wildcards": field.get("wildcards"), "threads": int(field.get("threads", 1)),
+                     "resources": resources, "shell": field.get("Shell command")})
+    return jobs

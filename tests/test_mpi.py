@@ -77,6 +77,8 @@ def test_distributed_equals_seq_csr(graph, kind, shape, tmp_path):
         info = json.loads((out / "run.json").read_text())
         assert info["valid"] and info["parameters"]["mpi_size"] == ranks_of(kind, shape)
         assert info["environment"]["mpi_size"] == ranks_of(kind, shape)
+        # which MPI library ran (the pip wheel's MPICH here, a site's MPI on a cluster)
+        assert re.search(r"MPICH|Open MPI|MVAPICH|Intel", info["environment"]["mpi_library"])
         # the saved tree re-validates against the graph's own edge list in a fresh process
         bfs_cli("validate", out)
         if kind == "semiring":
@@ -204,6 +206,18 @@ def test_algorithm_and_partition_kind_must_match(graph, tmp_path, algorithm):
                    tmp_path / "run", ranks=2, check=False, timeout=120)
     assert proc.returncode != 0 and "1d partition" in proc.stderr
     assert f"--algorithm {algorithm} needs a 2d one" in proc.stderr
+
+
+def test_mpi_library_is_recorded_only_where_mpi_ran():
+    """envinfo.mpi_library names the library a run loaded and starts no MPI of its own."""
+    probe = ("import sys; from bfs.harness import envinfo; print(envinfo.mpi_library()); "
+             "from mpi4py import MPI; print(envinfo.mpi_library().splitlines()[0]); "
+             "print('mpi4py.MPI' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                         check=True).stdout.splitlines()
+    assert out[0] == "None"
+    assert re.search(r"MPICH|Open MPI|MVAPICH|Intel", out[1]), out
 
 
 def test_exchange_reduce_ops():

@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from helpers import ROOT, SNAP_DIR
+from helpers import ROOT, SNAP_DIR, planned_jobs
 
 pytestmark = pytest.mark.skipif(shutil.which("snakemake") is None or shutil.which("mpiexec") is None,
                                 reason="needs snakemake and mpiexec")
@@ -398,17 +398,9 @@ def test_schema_rejects_a_name_that_would_reach_the_shell(tmp_path):
 def planned_bfs_jobs(plan: str) -> dict:
     """run directory below results/runs/ -> {"rule", "input", "resources", "shell"} of each
     BFS job in a `snakemake -n` plan (the shell command with -p)."""
-    jobs = {}
-    for block in re.split(r"^(?=rule \w+:$)", plan, flags=re.M):
-        rule = re.match(r"rule (bfs_\w+):$", block, re.M)
-        if not rule:
-            continue
-        field = {k: v for k, v in re.findall(r"^ *(\w[\w ]*): (.*)$", block, re.M)}
-        run = field["output"].removeprefix("results/runs/")
-        resources = dict(kv.split("=", 1) for kv in field["resources"].split(", "))
-        jobs[run] = {"rule": rule.group(1), "input": field.get("input"),
-                     "resources": resources, "shell": field.get("Shell command")}
-    return jobs
+    return {job["output"].removeprefix("results/runs/"):
+            {**job, "resources": {k: str(v) for k, v in job["resources"].items()}}
+            for job in planned_jobs(plan) if job["rule"].startswith("bfs_")}
 
 
 def comm_config(**strong) -> dict:

@@ -10,6 +10,7 @@ import os
 import platform
 import socket
 import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -69,6 +70,20 @@ SLURM_VARS = ["SLURM_JOB_ID", "SLURM_JOB_NODELIST", "SLURM_JOB_NUM_NODES", "SLUR
               "SLURM_PROCID", "SLURM_JOB_PARTITION", "CUDA_VISIBLE_DEVICES"]
 
 
+def mpi_library() -> str | None:
+    """The MPI library this process runs on, as it names itself (MPICH, Open MPI, Cray MPICH,
+    with version and build): which one ran matters when the site's MPI replaces the pip wheel.
+    None where the run never loaded MPI (a serial run): importing mpi4py.MPI here would start
+    MPI just to ask."""
+    mpi = sys.modules.get("mpi4py.MPI")
+    if mpi is None:
+        return None
+    try:
+        return mpi.Get_library_version().strip()
+    except Exception:   # best-effort, like every probe here
+        return None
+
+
 def slurm() -> dict:
     return {k: os.environ[k] for k in SLURM_VARS if k in os.environ}
 
@@ -112,6 +127,7 @@ def environment(hostnames: list[str] | None = None, mpi_size: int = 1,
         "cpu_cores": os.cpu_count(),
         "gpus": gpus(),
         "mpi_size": mpi_size,
+        "mpi_library": mpi_library(),
         "hostnames": hostnames or [socket.gethostname()],
         "slurm": slurm(),
         "slurm_job_id": os.environ.get("SLURM_JOB_ID"),

@@ -1,9 +1,17 @@
 """Configs and checks for tests/slurm/run_cluster_test.sh.
 
-    check_cluster_run.py write-config CONFIG REPO      the tiny config (1-4 ranks, GPUs requested)
-    check_cluster_run.py run-targets CONFIG            its run directories, for a local reference
+    check_cluster_run.py write-config CONFIG REPO [GPUS_PER_NODE]
+                                    the tiny config (1-4 ranks, GPUs requested), its jobs shaped
+                                    as nodes of GPUS_PER_NODE (cluster.gpus_per_node) if given
+    check_cluster_run.py run-targets CONFIG [multi-rank]
+                                    its run directories (only those of several ranks)
     check_cluster_run.py write-slow-config CONFIG      one seq-list run that takes minutes
-    check_cluster_run.py check SLURM_DIR LOCAL_DIR JOBS_TXT SNAKEMAKE_LOG
+    check_cluster_run.py check SLURM_DIR LOCAL_DIR JOBS_TXT SNAKEMAKE_LOG [CONFIG]
+                                    the runs of CONFIG (default SLURM_DIR/config.yaml; with
+                                    gpus_per_node its multi-rank runs) against scontrol and the
+                                    local run
+    check_cluster_run.py check-retry RUN_DIR JOBS_TXT SNAKEMAKE_LOG
+                                    a run whose first attempt SLURM killed at its limit
 """
 from __future__ import annotations
 
@@ -19,8 +27,8 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 
-def tiny_config(repo: Path) -> dict:
-    return {
+def tiny_config(repo: Path, gpus_per_node: int | None = None) -> dict:
+    config = {
         "results": "results",
         "roots": 4,
         "save_parents": 1,
@@ -41,6 +49,16 @@ def tiny_config(repo: Path) -> dict:
                                 "ranks": 2},
         },
     }
+    if gpus_per_node:
+        config["cluster"] = {"gpus_per_node": gpus_per_node}
+    return config
+
+
+def multi_rank(runs: dict[str, int]) -> dict[str, int]:
+    """The runs the node-shaped pass repeats: strong scaling's of several ranks (2 and 4, one
+    of each is enough to see the shape; fewer jobs keep the test short)."""
+    return {run: ranks for run, ranks in runs.items()
+            if ranks > 1 and run.startswith("results/runs/kron-s9/")}
 
 
 def slow_config() -> dict:
@@ -97,9 +115,26 @@ def scontrol_jobs(path: Path) -> dict[str, dict]:
     return jobs
 
 
-def check(work: Path, local: Path, jobs_txt: Path, snakemake_log: Path) -> None:
-    config = yaml.safe_load((work / "config.yaml").read_text())
+def tres_gpus(value: str | None) -> int:
+    """GPUs in a TRES field of `scontrol show job`: `gres/gpu:N` on Slurm >= 23.x, `gres:gpu:N`
+    on 22.05 (a typed `gres/gpu:TYPE:N` too); 0 without one."""
+    match = re.search(r"gres[:/]gpu(?::[^:,]+)?:(\d+)", value or "")
+    return int(match.group(1)) if match else 0
+
+
+def job_gpus(job: dict) -> int:
+    """GPUs a job asked for: --gpus (TresPerJob) or --gres per node (TresPerNode) x nodes."""
+    return tres_gpus(job.get("TresPerJob")) or \
+        tres_gpus(job.get("TresPerNode")) * int(job.get("NumNodes", "1").split("-")[0])
+
+
+def check(work: Path, local: Path, jobs_txt: Path, snakemake_log: Path,
+          config_file: Path | None = None) -> None:
+    config = yaml.safe_load((config_file or work / "config.yaml").read_text())
     runs = expected_runs(config)
+    per_node = config.get("cluster", {}).get("gpus_per_node")
+    if per_node:    # the node-shaped pass reruns the multi-rank runs only
+        runs = multi_rank(runs)
     jobs = scontrol_jobs(jobs_txt)
     log = snakemake_log.read_text()
 
@@ -129,8 +164,15 @@ def check(work: Path, local: Path, jobs_txt: Path, snakemake_log: Path) -> None:
             fail(f"{run}: mpi_size {params['mpi_size']}, expected {ranks}")
         if int(job["NumTasks"]) != ranks:
             fail(f"{run}: SLURM job {jobid} had NumTasks={job['NumTasks']}, expected {ranks}")
-        if job.get("TresPerJob") != f"gres:gpu:{ranks}":
-            fail(f"{run}: SLURM job {jobid} did not ask for {ranks} GPUs: {job.get('TresPerJob')}")
+        if job_gpus(job) != ranks:
+            fail(f"{run}: SLURM job {jobid} did not ask for {ranks} GPUs: "
+                 f"TresPerJob={job.get('TresPerJob')} TresPerNode={job.get('TresPerNode')}")
+        if per_node and (job.get("NumNodes") != "1" or tres_gpus(job.get("TresPerNode")) != ranks):
+            fail(f"{run}: SLURM job {jobid} is not one node of {ranks} GPUs (--gres per node): "
+                 f"NumNodes={job.get('NumNodes')} TresPerNode={job.get('TresPerNode')}")
+        if ranks > 1 and "MPICH" not in (env.get("mpi_library") or ""):
+            fail(f"{run}: run.json does not name the MPI library that ran (the venv's MPICH): "
+                 f"{env.get('mpi_library')!r}")
         if not env["slurm"].get("SLURM_JOB_NODELIST"):
             fail(f"{run}: no node list recorded")
         ranks_seen = env["ranks"]
@@ -159,7 +201,7 @@ def check(work: Path, local: Path, jobs_txt: Path, snakemake_log: Path) -> None:
         if not a.equals(b):
             fail(f"{run}: searches differ from the local run\n{a}\n{b}")
         print(f"check: {run}: {ranks} rank(s) in SLURM job {jobid} "
-              f"({job['NodeList']}, {job.get('TresPerJob')}), GPUs "
+              f"({job['NodeList']}, {job_gpus(job)} GPUs asked), GPUs "
               f"{[r['cuda_visible_devices'] for r in ranks_seen]}, searches equal the local run")
         verdict = json.loads((work / validation_file(run)).read_text())
         if not verdict["valid"]:
@@ -167,19 +209,46 @@ def check(work: Path, local: Path, jobs_txt: Path, snakemake_log: Path) -> None:
     print(f"check: {len(runs)} runs checked, each validated by its own SLURM job")
 
 
+def check_retry(run_dir: Path, jobs_txt: Path, snakemake_log: Path) -> None:
+    """The slow run: its first job ended in TIMEOUT at 1 minute, snakemake submitted it again
+    with 30 and that one completed a valid run."""
+    info = json.loads((run_dir / "run.json").read_text())
+    if not (info["valid"] and info["parameters"]["n_roots"] == 48):
+        fail(f"{run_dir}: not a valid run of 48 roots: {info['parameters']}")
+    jobid = info["environment"]["slurm_job_id"]
+    if not jobid:
+        fail(f"{run_dir}: did not run under SLURM")
+    jobs = scontrol_jobs(jobs_txt)
+    submitted = re.findall(r"Job \d+ has been submitted with SLURM jobid (\d+)",
+                           snakemake_log.read_text())
+    # the BFS job's attempts (the plugin comments each job with its rule), not the graph's
+    attempts = [j for j in submitted
+                if jobs.get(j, {}).get("Comment", "").startswith("rule_bfs_serial_")]
+    got = [(jobs[j].get("JobState"), jobs[j].get("TimeLimit")) for j in attempts]
+    if got != [("TIMEOUT", "00:01:00"), ("COMPLETED", "00:30:00")]:
+        fail(f"expected a TIMEOUT at 1 minute, then a completed retry of 30: {got}")
+    if attempts[-1] != jobid:
+        fail(f"run.json names SLURM job {jobid}, the retry was {attempts[-1]}")
+    print(f"check: job {attempts[0]} TIMEOUT at 00:01:00, retry {jobid} COMPLETED, run valid")
+
+
 def main(argv: list[str]) -> None:
     cmd, *args = argv
     if cmd == "write-config":
-        Path(args[0]).write_text(yaml.safe_dump(tiny_config(Path(args[1]))))
+        per_node = int(args[2]) if len(args) > 2 else None
+        Path(args[0]).write_text(yaml.safe_dump(tiny_config(Path(args[1]), per_node)))
     elif cmd == "write-slow-config":
         Path(args[0]).write_text(yaml.safe_dump(slow_config()))
     elif cmd == "run-targets":
-        print(" ".join(expected_runs(yaml.safe_load(Path(args[0]).read_text()))))
+        runs = expected_runs(yaml.safe_load(Path(args[0]).read_text()))
+        print(" ".join(multi_rank(runs) if args[1:] == ["multi-rank"] else runs))
     elif cmd == "validation-targets":
         runs = expected_runs(yaml.safe_load(Path(args[0]).read_text()))
         print(" ".join(validation_file(run) for run in runs))
     elif cmd == "check":
         check(*map(Path, args))
+    elif cmd == "check-retry":
+        check_retry(*map(Path, args))
     else:
         raise SystemExit(__doc__)
 

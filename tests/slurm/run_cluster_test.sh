@@ -4,18 +4,21 @@
 #   sudo tests/slurm/run_cluster_test.sh          (root, Debian; a few minutes)
 #
 # 1. installs slurm-wlm and munge from Debian packages (skipped when present);
-# 2. writes a single-node slurm.conf + gres.conf into a temporary directory (no accounting
-#    database, cons_tres, 8 declared CPUs, 4 fake GPUs backed by distinct character devices,
-#    MinJobAge=600, free ports), starts munged (unless one runs), slurmctld and slurmd;
+# 2. in a mount namespace of its own, writes a single-node slurm.conf + gres.conf into a
+#    temporary directory (no accounting database, cons_tres, 8 declared CPUs, 4 fake GPUs
+#    backed by distinct character devices, MinJobAge=600, free ports) and mounts it over
+#    /etc/slurm, with a private /run/munge, then starts munged, slurmctld and slurmd;
 # 3. runs a tiny config with `snakemake --profile slurm` from the repository root and checks that
 #    every job went through sbatch, that multi-rank runs had that many ranks and one GPU each,
-#    and that the searches equal a local run's;
-# 4. runs a deliberately slow job under a 1-minute limit: SLURM kills it, no output is left, and
-#    a rerun with the profile's limit completes;
-# 5. stops the daemons it started, by pid (trap on exit), and removes its temporary state.
+#    and that the searches equal a local run's; then reruns the multi-rank runs of one graph
+#    with their jobs shaped as nodes (cluster.gpus_per_node) and checks them again;
+# 4. runs a deliberately slow job under a 1-minute limit on its first attempt: SLURM kills it
+#    (TIMEOUT) and snakemake's retry, with more time, completes it, nothing left over;
+# 5. stops the daemons it started, by pid (trap on exit), and removes its temporary state; the
+#    mounts go with the namespace.
 #
 # Environment: BFS_SLURM_TEST_KEEP=1 keeps the temporary directory; BFS_SLURM_TEST_SKIP_SLOW=1
-# leaves out step 4.
+# leaves out step 4. tests/slurm/run_in_trixie.sh runs this script on Slurm 24.11.
 set -euo pipefail
 
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
@@ -25,6 +28,17 @@ die() { say "FAIL: $*"; exit 1; }
 
 [ "$(id -u)" = 0 ] || die "must run as root (it installs packages and starts slurmctld/slurmd)"
 command -v apt-get >/dev/null || die "needs Debian's apt-get"
+# The jobs' inner srun must find this cluster's configuration without SLURM_CONF (the job step
+# plugin >= 0.6.1 removes SLURM_* variables), i.e. at /etc/slurm/slurm.conf, and munge clients
+# talk to the munged of /run/munge. Both are mounted from the temporary directory in a mount
+# namespace of this script's own, which every process it starts (daemons, jobs, snakemake)
+# inherits: two runs on one host (two checkouts, or this beside a real cluster's clients) never
+# see each other's, and nothing is left behind when the namespace's last process ends.
+if [ "${BFS_SLURM_TEST_NAMESPACE:-}" != "$$" ]; then
+    command -v unshare >/dev/null || die "needs unshare (util-linux)"
+    # exec keeps the pid, so the marker names this very process
+    BFS_SLURM_TEST_NAMESPACE=$$ exec unshare --mount --propagation private bash "$0" "$@"
+fi
 
 # --- 1. packages -----------------------------------------------------------------------------
 if ! command -v slurmctld >/dev/null || ! command -v slurmd >/dev/null || ! command -v munged >/dev/null \
@@ -35,6 +49,9 @@ if ! command -v slurmctld >/dev/null || ! command -v slurmd >/dev/null || ! comm
 fi
 python3 -c "import snakemake_executor_plugin_slurm" 2>/dev/null \
     || die "snakemake-executor-plugin-slurm is missing: run the tests through bash envs/venv.sh (it installs '.[all]')"
+say "$(python3 -c 'from importlib.metadata import version as v
+print(", ".join(f"{p} {v(p)}" for p in ("snakemake", "snakemake-executor-plugin-slurm",
+                                         "snakemake-executor-plugin-slurm-jobstep")))')"
 
 # --- 2. a single-node cluster in a temporary directory ---------------------------------------
 TMP=$(mktemp -d /tmp/bfs-slurm-test.XXXXXX)
@@ -49,10 +66,6 @@ cleanup() {
         for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
         kill -9 "$pid" 2>/dev/null || true
     done
-    if [ "${OWN_ETC_CONF:-0}" = 1 ] && [ -L /etc/slurm/slurm.conf ] \
-       && [ "$(readlink /etc/slurm/slurm.conf)" = "$SLURM_CONF" ]; then
-        rm -f /etc/slurm/slurm.conf
-    fi
     if [ "${BFS_SLURM_TEST_KEEP:-0}" = 1 ]; then
         say "kept $TMP"
     else
@@ -107,45 +120,39 @@ GresTypes=gpu
 NodeName=$HOST NodeAddr=127.0.0.1 CPUs=8 Boards=1 SocketsPerBoard=1 CoresPerSocket=8 ThreadsPerCore=1 RealMemory=$MEM_MB Gres=gpu:4 State=UNKNOWN
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 EOF
-# Jobs must find the configuration without SLURM_CONF (the plugin's job step removes SLURM_*
-# variables before its inner srun), so /etc/slurm/slurm.conf points at it while the test runs:
-# only when there is none, or one a previous run of this script left; removed on exit.
-ETC_CONF=/etc/slurm/slurm.conf
-MARKER="# bfs tests/slurm/run_cluster_test.sh"
-if [ -L "$ETC_CONF" ] && [[ "$(readlink "$ETC_CONF")" == /tmp/bfs-slurm-test.* ]]; then
-    rm -f "$ETC_CONF"
-elif [ -e "$ETC_CONF" ]; then
-    die "$ETC_CONF exists (a real SLURM configuration?): not touching it"
-fi
-echo "$MARKER" >>"$SLURM_CONF"
-mkdir -p /etc/slurm
-ln -s "$SLURM_CONF" "$ETC_CONF"
-OWN_ETC_CONF=1
 # schedulable fake GPUs: gres files must be distinct character devices for SLURM to set
 # CUDA_VISIBLE_DEVICES
 cat >"$TMP/etc/gres.conf" <<EOF
+AutoDetect=off
 NodeName=$HOST Name=gpu File=/dev/null,/dev/zero,/dev/full,/dev/urandom
 EOF
-
-if munge -n </dev/null 2>/dev/null | unmunge >/dev/null 2>&1; then
-    say "munged already running: using it"
-else
-    [ -s /etc/munge/munge.key ] || { mungekey --create 2>/dev/null || /usr/sbin/create-munge-key -f; }
-    chown munge:munge /etc/munge/munge.key
-    chmod 400 /etc/munge/munge.key
-    mkdir -p /run/munge /var/log/munge /var/lib/munge
-    chown munge:munge /run/munge /var/log/munge /var/lib/munge
-    runuser -u munge -- /usr/sbin/munged --foreground >"$TMP/log/munged.out" 2>&1 &
-    PIDS+=($!)
-    for _ in $(seq 50); do munge -n </dev/null 2>/dev/null | unmunge >/dev/null 2>&1 && break; sleep 0.2; done
-    munge -n </dev/null | unmunge >/dev/null || die "munged did not start"
+# Slurm >= 23.02 starts its cgroup plugin even with proctrack/linuxproc and task/none, and in
+# a chroot (tests/slurm/run_in_trixie.sh) there is no cgroup file system: disable it there.
+SLURM_VERSION=$(slurmd -V | awk '{print $2}')
+if [ "${SLURM_VERSION%%.*}" -ge 23 ]; then
+    echo "CgroupPlugin=disabled" >"$TMP/etc/cgroup.conf"
 fi
+
+# this namespace's /etc/slurm and /run/munge (see the top): private, over the host's
+mkdir -p /etc/slurm /run/munge "$TMP/munge"
+mount --bind "$TMP/etc" /etc/slurm
+export SLURM_CONF=/etc/slurm/slurm.conf
+mount --bind "$TMP/munge" /run/munge
+[ -s /etc/munge/munge.key ] || { mungekey --create 2>/dev/null || /usr/sbin/create-munge-key -f; }
+chown munge:munge /etc/munge/munge.key
+chmod 400 /etc/munge/munge.key
+mkdir -p /var/log/munge /var/lib/munge
+chown munge:munge /run/munge /var/log/munge /var/lib/munge
+runuser -u munge -- /usr/sbin/munged --foreground >"$TMP/log/munged.out" 2>&1 &
+PIDS+=($!)
+for _ in $(seq 50); do munge -n </dev/null 2>/dev/null | unmunge >/dev/null 2>&1 && break; sleep 0.2; done
+munge -n </dev/null | unmunge >/dev/null || die "munged did not start"
 /usr/sbin/slurmctld -D -f "$SLURM_CONF" >"$TMP/log/slurmctld.out" 2>&1 &
 PIDS+=($!)
 sleep 1
 /usr/sbin/slurmd -D -f "$SLURM_CONF" >"$TMP/log/slurmd.out" 2>&1 &
 PIDS+=($!)
-say "slurmctld port $CTLD_PORT, slurmd port $SLURMD_PORT, state in $TMP"
+say "Slurm $SLURM_VERSION: slurmctld port $CTLD_PORT, slurmd port $SLURMD_PORT, state in $TMP"
 state=
 for _ in $(seq 60); do
     state=$(sinfo -h -n "$HOST" -o %T 2>/dev/null || true)
@@ -182,16 +189,22 @@ VALIDATION_TARGETS=$(python3 "$REPO/tests/slurm/check_cluster_run.py" validation
 LOCAL_PID=$!
 
 cd "$REPO"   # `--profile slurm` as typed: the profile is ./slurm/ in the repository root
-# shellcheck disable=SC2086
+# slurm_run LOG ARGS...: `snakemake --profile slurm` as a user runs it, status checks after 5 s
+# (profile: 40 s; MinJobAge=600 covers both); on failure the ends of its logs, then die
+slurm_run() {
+    local log=$1; shift
+    if ! snakemake --profile slurm --slurm-init-seconds-before-status-checks 5 "$@" \
+            >"$log" 2>&1; then
+        tail -n 60 "$log" >&2
+        find "$PWD/.snakemake/slurm_logs" "$TMP"/*/.snakemake/slurm_logs -name '*.log' \
+            -exec tail -n 20 {} + >&2 2>/dev/null || true
+        die "snakemake --profile slurm $* failed"
+    fi
+}
 say "snakemake --profile slurm (tiny config, BFS jobs of 1, 2 and 4 tasks with one GPU each)"
-# status checks start after 5 s (profile: 40 s; MinJobAge=600 covers both)
-if ! snakemake --profile slurm -d "$WORK" --configfile "$WORK/config.yaml" \
-        --slurm-init-seconds-before-status-checks 5 -- $VALIDATION_TARGETS \
-        >"$TMP/log/snakemake-slurm.log" 2>&1; then
-    tail -n 60 "$TMP/log/snakemake-slurm.log" >&2
-    find "$WORK/.snakemake/slurm_logs" -name '*.log' -exec tail -n 20 {} + >&2 2>/dev/null || true
-    die "snakemake --profile slurm failed"
-fi
+# shellcheck disable=SC2086
+slurm_run "$TMP/log/snakemake-slurm.log" -d "$WORK" --configfile "$WORK/config.yaml" \
+    -- $VALIDATION_TARGETS
 say "workflow finished on SLURM"
 scontrol show job -o >"$TMP/log/jobs.txt" 2>/dev/null || true
 wait "$LOCAL_PID" || { tail -n 40 "$TMP/log/local.log" >&2; die "the local reference run failed"; }
@@ -199,34 +212,35 @@ python3 "$REPO/tests/slurm/check_cluster_run.py" check "$WORK" "$LOCAL" "$TMP/lo
     "$TMP/log/snakemake-slurm.log" || die "checks of the SLURM run failed"
 say "SLURM run checked: sbatch jobs, ranks, GPUs, searches equal the local run"
 
-# --- 4. a job killed at its time limit leaves nothing; a rerun completes --------------------
+# --- 3b. the multi-rank runs again, shaped as nodes (cluster.gpus_per_node) -------------------
+# `--nodes=1 --ntasks-per-node=P --gres=gpu:P`, each rank choosing its GPU by SLURM_LOCALID:
+# the shape a job of many nodes has, on the one node there is
+python3 "$REPO/tests/slurm/check_cluster_run.py" write-config "$WORK/nodes.yaml" "$REPO" 4
+NODE_TARGETS=$(python3 "$REPO/tests/slurm/check_cluster_run.py" run-targets "$WORK/nodes.yaml" multi-rank)
+say "again with cluster.gpus_per_node: 4: $(echo $NODE_TARGETS | wc -w) multi-rank runs (2 and 4 ranks)"
+# shellcheck disable=SC2086
+slurm_run "$TMP/log/snakemake-nodes.log" -d "$WORK" --configfile "$WORK/nodes.yaml" \
+    --force -- $NODE_TARGETS
+scontrol show job -o >"$TMP/log/jobs-nodes.txt" 2>/dev/null || true
+python3 "$REPO/tests/slurm/check_cluster_run.py" check "$WORK" "$LOCAL" "$TMP/log/jobs-nodes.txt" \
+    "$TMP/log/snakemake-nodes.log" "$WORK/nodes.yaml" || die "checks of the node-shaped runs failed"
+say "node-shaped runs checked"
+
+# --- 4. a job killed at its time limit comes back with more time (--retries) ----------------
 if [ "${BFS_SLURM_TEST_SKIP_SLOW:-0}" != 1 ]; then
     SLOW="$TMP/slow-run"
     mkdir -p "$SLOW"
     python3 "$REPO/tests/slurm/check_cluster_run.py" write-slow-config "$SLOW/config.yaml"
     SLOW_TARGET=results/runs/kron-s18/seq-list/cpu-serial-default
-    say "slow job (seq-list, scale 18, 48 roots) under --set-resources bfs_serial:runtime=1"
-    if snakemake --profile slurm -d "$SLOW" --configfile "$SLOW/config.yaml" \
-            --slurm-init-seconds-before-status-checks 5 \
-            --set-resources bfs_serial:runtime=1 -- "$SLOW_TARGET" >"$TMP/log/slow-1.log" 2>&1; then
-        die "the slow job finished within 1 minute: make it slower"
-    fi
+    # the rules double their runtime with each attempt; here the first attempt gets 1 minute,
+    # too little, and the retry the profile allows gets 30
+    say "slow job (seq-list, scale 18, 48 roots): 1 minute on the first attempt, 30 on the retry"
+    slurm_run "$TMP/log/slow.log" -d "$SLOW" --configfile "$SLOW/config.yaml" \
+        --set-resources "bfs_serial:runtime=1 if attempt == 1 else 30" -- "$SLOW_TARGET"
     scontrol show job -o >"$TMP/log/jobs-slow.txt" 2>/dev/null || true
-    grep -q "JobState=TIMEOUT" "$TMP/log/jobs-slow.txt" \
-        || { tail -n 30 "$TMP/log/slow-1.log" >&2; die "no job ended in TIMEOUT"; }
-    [ ! -e "$SLOW/$SLOW_TARGET" ] || die "the killed job left $SLOW_TARGET"
+    python3 "$REPO/tests/slurm/check_cluster_run.py" check-retry "$SLOW/$SLOW_TARGET" \
+        "$TMP/log/jobs-slow.txt" "$TMP/log/slow.log" || die "the retry after TIMEOUT went wrong"
     leftovers=$(find "$SLOW/results" -name '.*tmp-*' 2>/dev/null | head -n 5 || true)
     [ -z "$leftovers" ] || die "the killed job left temporary directories: $leftovers"
-    say "killed at its limit (TIMEOUT), no output left; rerun with the profile's limits"
-    snakemake --profile slurm -d "$SLOW" --configfile "$SLOW/config.yaml" \
-        --slurm-init-seconds-before-status-checks 5 -- "$SLOW_TARGET" >"$TMP/log/slow-2.log" 2>&1 \
-        || { tail -n 40 "$TMP/log/slow-2.log" >&2; die "the rerun failed"; }
-    python3 - "$SLOW/$SLOW_TARGET" <<'PY' || die "the rerun's run directory is incomplete"
-import json, sys
-from pathlib import Path
-info = json.loads((Path(sys.argv[1]) / "run.json").read_text())
-assert info["valid"] and info["parameters"]["n_roots"] == 48, info["parameters"]
-assert info["environment"]["slurm_job_id"], "the rerun did not run under SLURM"
-PY
-    say "rerun completed: valid run under SLURM job $(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['environment']['slurm_job_id'])" "$SLOW/$SLOW_TARGET/run.json")"
+    say "killed at its 1-minute limit (TIMEOUT), retried by snakemake with 30, valid run, nothing left over"
 fi

@@ -2,11 +2,14 @@
 # Serial runs are `default` but for hybrid runs of Munguia's sweeps, whose variant is the
 # setting (t{T}-l{lambda}, fixed-t{T}-s{share}).
 # Multi-rank runs start through `resources.mpi` so a profile can swap the launcher
-# (--set-resources bfs_mpi:mpi="srun --mpi=pmi2"); `tasks` is the rank count.
+# (--set-resources bfs_mpi:mpi="srun --mpi=pmi2"), told the rank count (and with srun across
+# nodes the placement: launcher_args).
 # A distributed algorithm on one rank (layouts 1x1, p1) runs without a launcher (MPI singleton),
 # so batch schedulers see a plain one-task job (bfs_single_rank).
-# Every BFS job asks for one GPU per rank when it needs GPUs (`gpu`, `tasks_per_gpu: 1`); each
-# rank then picks its own device (SLURM_LOCALID / node-local rank) and run.json records which.
+# Every BFS job asks for one GPU per rank when it needs GPUs; each rank then picks its own
+# device (SLURM_LOCALID / node-local rank) and run.json records which. The job's shape (tasks,
+# nodes, GPUs; bfs_resources, bfs/harness/jobsize.py) follows cluster.gpus_per_node /
+# cpu_ranks_per_node when the config gives them, memory is per node and runtime grows on retry.
 # On one box (`exclusive_gpus: N`) a GPU job asks for all N, so `--resources gpu=N` runs one at
 # a time. GPU runs get `--comm` from the run id's variant (run_options).
 # The conda environment follows the backend (bfs_env): envs/gpu.yaml (CuPy) for gpu and auto
@@ -29,11 +32,7 @@ rule bfs_serial:
         save=config["save_parents"],
         options=serial_options,
     resources:
-        tasks=1,
-        gpu=gpus,
-        tasks_per_gpu=1,
-        mem_mb=bfs_mem_mb,
-        runtime=bfs_runtime,
+        **bfs_resources(),
     log:
         f"{RESULTS}/logs/bfs/{{graph}}/{{algorithm}}-{{backend}}-serial-{{variant}}.log",
     conda:
@@ -56,11 +55,7 @@ rule bfs_single_rank:
         save=config["save_parents"],
         options=run_options,
     resources:
-        tasks=1,
-        gpu=gpus,
-        tasks_per_gpu=1,
-        mem_mb=bfs_mem_mb,
-        runtime=bfs_runtime,
+        **bfs_resources(),
     log:
         f"{RESULTS}/logs/bfs/{{graph}}/{{algorithm}}-{{backend}}-{{layout}}-{{variant}}.log",
     conda:
@@ -83,22 +78,17 @@ rule bfs_mpi:
         roots=config["roots"],
         save=config["save_parents"],
         options=run_options,
-    # locally the ranks occupy as many cores; under SLURM each rank is one task of one CPU
+        launch=launcher_args,
+    # locally the ranks occupy as many cores; under SLURM each rank is one task
     threads: lambda wc: layout_ranks(wc.layout)
     resources:
-        tasks=lambda wc: layout_ranks(wc.layout),
-        cpus_per_task=1,
-        mpi=config["mpi"],
-        gpu=gpus,
-        tasks_per_gpu=1,
-        mem_mb=bfs_mem_mb,
-        runtime=bfs_runtime,
+        **bfs_resources(mpi=config["mpi"]),
     log:
         f"{RESULTS}/logs/bfs/{{graph}}/{{algorithm}}-{{backend}}-{{layout}}-{{variant}}.log",
     conda:
         bfs_env
     shell:
-        "{resources.mpi} -n {resources.tasks} python3 -m bfs run {input}"
+        "{resources.mpi} {params.launch} python3 -m bfs run {input}"
         " --algorithm {wildcards.algorithm} --backend {wildcards.backend} {params.options}"
         " --roots {params.roots} --save-parents {params.save} --out {output}"
         " 2>&1 >>{log} | tee -a {log}"

@@ -1,7 +1,6 @@
 # Shared helpers: config validation, the run-path convention, and what each experiment needs.
 import base64
 import json
-import math
 import os
 import re
 import shlex
@@ -11,6 +10,7 @@ from snakemake.utils import validate
 
 from bfs.algorithms import ALGORITHMS
 from bfs.comm.exchange import COMM_KINDS, default_comm
+from bfs.harness import jobsize
 from bfs.partition import squarest_grid
 
 validate(config, schema="../schemas/config.schema.yaml")
@@ -22,6 +22,9 @@ KRONECKER = config["graphs"].get("kronecker", {})
 SNAP = config["graphs"].get("snap", {})
 GRID = config["graphs"].get("grid", {})
 EXPERIMENTS = config["experiments"]
+# job shapes and limits for a batch scheduler (the slurm profile); none of it matters locally
+CLUSTER = config.get("cluster", {})
+MAX_RUNTIME = CLUSTER.get("max_runtime", 1440)
 
 # Every shell command finds the package in this checkout, with or without `pip install`.
 shell.prefix(
@@ -114,6 +117,17 @@ def check_exclusive_gpus():
                 )
 
 
+def check_cluster():
+    """exclusive_gpus makes every GPU job take a whole local box; gpus_per_node shapes jobs for
+    a cluster's nodes: together they would ask a node for the box's GPU count per job."""
+    if config.get("exclusive_gpus") and CLUSTER.get("gpus_per_node"):
+        raise ValueError(
+            f"config: exclusive_gpus ({config['exclusive_gpus']}) is for one box run locally "
+            f"and cluster.gpus_per_node ({CLUSTER['gpus_per_node']}) for a cluster's nodes: "
+            "set one of them"
+        )
+
+
 def check_backend_choices():
     """An experiment's algorithms must run on its backend: a GPU-only algorithm (merrill,
     merrill-do, gpu-quadratic) in a backend cpu experiment, or a CPU-only one (seq-csr, 2d-do,
@@ -190,6 +204,7 @@ check_comm_choices()
 check_backend_choices()
 check_sweep()
 check_reference()
+check_cluster()
 
 EXCHANGES = ("scan", "wave")
 
@@ -542,10 +557,11 @@ def gpus(wc):
     return 0
 
 
-# --- job sizes for a batch scheduler (runtime in minutes, mem_mb per job) ----------------
+# --- job sizes for a batch scheduler (runtime in minutes, mem_mb per node) ----------------
 # Estimated from what the config says about a graph, before it exists: a Kronecker graph has
-# edgefactor * 2^scale edges, a local SNAP file about one edge per 16 bytes. Generous on
-# purpose: a job killed at its limit costs more than an idle reservation.
+# edgefactor * 2^scale edges, a local SNAP file about one edge per 16 bytes. Rates, margin and
+# the doubling on retry are in bfs/harness/jobsize.py; every runtime is capped by
+# cluster.max_runtime, every memory by cluster.mem_mb_per_node.
 
 
 def graph_size(graph):
@@ -565,27 +581,78 @@ def graph_size(graph):
     return m, m
 
 
-def mem_mb_for(graph, ranks=1, per_edge=64, per_vertex=40, base=1500):
-    """A job's memory: per rank a fixed Python/Numba/Arrow base, its share of the edges and
-    the vertex-length arrays every rank holds (frontiers, parents, levels)."""
+def graph_depth(graph):
+    """BFS levels to budget for: a Kronecker graph has few (5-6 measured at scale 18, growing
+    slowly), a lattice about rows + cols, a SNAP graph is unknown (road networks run to
+    about a thousand)."""
+    if graph in KRONECKER:
+        return 30
+    if graph in GRID:
+        return GRID[graph]["rows"] + GRID[graph]["cols"]
+    return 2000
+
+
+def per_rank_mb(graph, ranks=1, per_edge=64, per_vertex=40, base=1500):
+    """A rank's memory: a fixed Python/Numba/Arrow base, its share of the edges and the
+    vertex-length arrays every rank holds (frontiers, parents, levels)."""
     n, m = graph_size(graph)
-    per_rank = base + (per_edge * m / ranks + per_vertex * n) / 2**20
-    return int(math.ceil(ranks * per_rank / 100.0) * 100)
+    return base + (per_edge * m / ranks + per_vertex * n) / 2**20
 
 
-def runtime_for(graph, work_per_edge=1.0, base=10):
-    """Minutes: a base plus a rate of 2 million edge-visits per second, with a wide margin."""
+def mem_mb_for(graph, ranks=1, per_node=None, **sizes):
+    """A job's memory per node (SLURM's --mem): the ranks the fullest node holds, each
+    per_rank_mb; all ranks on one node without a node size."""
+    return jobsize.node_mem_mb(per_rank_mb(graph, ranks, **sizes), ranks, per_node,
+                               CLUSTER.get("mem_mb_per_node"))
+
+
+def runtime_for(graph, work_per_edge=1.0, attempt=1):
+    """A one-process rule's runtime (minutes): `work_per_edge` passes over the edges, doubled
+    on each retry (snakemake's `attempt`), capped by cluster.max_runtime."""
     _, m = graph_size(graph)
-    return int(base + math.ceil(work_per_edge * m / 2e6 / 60 * 4))
+    return jobsize.runtime_minutes(jobsize.serial_seconds(m, work_per_edge), attempt, MAX_RUNTIME)
+
+
+def ranks_per_node(wc):
+    """Ranks a node holds for this BFS job: one a GPU for jobs asking for GPUs, else the CPU
+    ranks a node takes; None (SLURM places the ranks) when the config gives no node size."""
+    if gpus(wc):
+        return CLUSTER.get("gpus_per_node")
+    return CLUSTER.get("cpu_ranks_per_node")
+
+
+def bfs_shape(wc):
+    return jobsize.shape(job_ranks(wc), gpus(wc), ranks_per_node(wc))
 
 
 def bfs_mem_mb(wc):
-    return mem_mb_for(wc.graph, job_ranks(wc))
+    return mem_mb_for(wc.graph, job_ranks(wc), ranks_per_node(wc))
 
 
-def bfs_runtime(wc):
+def bfs_runtime(wc, attempt):
     # every root is searched and validated, plus one warm-up search
-    return runtime_for(wc.graph, work_per_edge=3 * (config["roots"] + 1))
+    _, m = graph_size(wc.graph)
+    seconds = jobsize.bfs_seconds(m, graph_depth(wc.graph), config["roots"] + 1,
+                                  job_ranks(wc), wc.backend)
+    return jobsize.runtime_minutes(seconds, attempt, MAX_RUNTIME)
+
+
+def bfs_resources(**extra):
+    """A BFS rule's resources: its shape (bfs.harness.jobsize.shape: tasks, nodes, GPUs, CPUs;
+    a key that is None is left out of the sbatch line), memory per node and runtime."""
+    def field(key):
+        return lambda wc: bfs_shape(wc)[key]
+
+    keys = ("tasks", "nodes", "tasks_per_node", "gpu", "tasks_per_gpu", "gres", "cpus_per_task")
+    return {**{key: field(key) for key in keys}, "mem_mb": bfs_mem_mb,
+            "runtime": bfs_runtime, **extra}
+
+
+def launcher_args(wc, resources):
+    """`-n P` for the MPI launcher, with srun across nodes the placement too (jobsize)."""
+    return jobsize.launcher_args(layout_ranks(wc.layout), resources.mpi,
+                                 getattr(resources, "nodes", None),
+                                 getattr(resources, "tasks_per_node", None))
 
 
 def table_runs(wc):

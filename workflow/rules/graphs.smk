@@ -14,7 +14,7 @@ rule kronecker:
         cache=CACHE_ARG,
     resources:
         mem_mb=lambda wc: mem_mb_for(wc.graph, per_edge=48),
-        runtime=lambda wc: runtime_for(wc.graph, work_per_edge=4),
+        runtime=lambda wc, attempt: runtime_for(wc.graph, 4, attempt),
     log:
         f"{RESULTS}/logs/graphs/{{graph}}.log",
     conda:
@@ -33,7 +33,7 @@ rule grid:
         args=grid_args,
     resources:
         mem_mb=lambda wc: mem_mb_for(wc.graph, per_edge=48),
-        runtime=lambda wc: runtime_for(wc.graph, work_per_edge=4),
+        runtime=lambda wc, attempt: runtime_for(wc.graph, 4, attempt),
     log:
         f"{RESULTS}/logs/graphs/{{graph}}.log",
     conda:
@@ -41,6 +41,12 @@ rule grid:
     shell:
         "python3 -m bfs generate grid {params.args} --name {wildcards.graph} --out {output}"
         " 2>&1 | tee {log}"
+
+
+# a download needs the internet, which compute nodes often lack, and no compute: it runs
+# where snakemake runs (the login node) under a batch scheduler
+localrules:
+    snap_download,
 
 
 rule snap_download:
@@ -70,7 +76,7 @@ rule snap_convert:
         sha256=lambda wc: SNAP[wc.graph]["sha256"],
     resources:
         mem_mb=lambda wc: mem_mb_for(wc.graph, per_edge=48),
-        runtime=lambda wc: runtime_for(wc.graph, work_per_edge=4),
+        runtime=lambda wc, attempt: runtime_for(wc.graph, 4, attempt),
     log:
         f"{RESULTS}/logs/graphs/{{graph}}.log",
     conda:

@@ -14,7 +14,7 @@ rule partition:
         cache=CACHE_ARG,
     resources:
         mem_mb=lambda wc: mem_mb_for(wc.graph, per_edge=64),
-        runtime=lambda wc: runtime_for(wc.graph, work_per_edge=4),
+        runtime=lambda wc, attempt: runtime_for(wc.graph, 4, attempt),
     log:
         f"{RESULTS}/logs/partition/{{graph}}-{{layout}}.log",
     conda:

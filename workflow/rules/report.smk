@@ -1,6 +1,16 @@
 # Aggregate: every validated run into tables (CSV + Markdown) and figures (PNG + SVG), a
 # report category per experiment, and the landing page's facts (what ran, on what, headline
 # numbers). `snakemake figures` redoes only the figures; add --forcerun figure to redraw them.
+# Local rules: under a batch scheduler these read small run files and draw, on the node that
+# runs snakemake, rather than wait in the queue for a compute node each.
+
+localrules:
+    table,
+    figure,
+    figures,
+    tables,
+    landing,
+
 
 rule table:
     input:

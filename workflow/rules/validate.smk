@@ -10,7 +10,7 @@ rule validate:
         f"{RESULTS}/validation/{{graph}}/{{algorithm}}/{{backend}}-{{layout}}-{{variant}}.json",
     resources:
         mem_mb=lambda wc: mem_mb_for(wc.graph),
-        runtime=lambda wc: runtime_for(wc.graph, work_per_edge=2 * config['save_parents'] + 2),
+        runtime=lambda wc, attempt: runtime_for(wc.graph, 2 * config['save_parents'] + 2, attempt),
     log:
         f"{RESULTS}/logs/validate/{{graph}}/{{algorithm}}-{{backend}}-{{layout}}-{{variant}}.log",
     conda:
