@@ -71,8 +71,9 @@ def _engine_option(options: dict) -> bool:
 
 
 class EngineAnswers:
-    """A search statistic (levels_run, launches, directions, ...) that the level loop sets on a
-    multi-rank search and the engine answers on a single rank (Fu2DGpu.engine)."""
+    """A search statistic or setting (levels_run, launches, directions, profile_levels, ...)
+    that the level loop keeps on a multi-rank search and the engine holds on a single rank
+    (Fu2DGpu.engine): read from it, and set on it (bench's profile_levels list)."""
 
     def __set_name__(self, owner, name):
         self.name = name
@@ -89,7 +90,11 @@ class EngineAnswers:
             raise AttributeError(self.name) from None
 
     def __set__(self, obj, value):
-        obj.__dict__[self.name] = value
+        engine = obj.__dict__.get("engine")
+        if engine is not None:
+            setattr(engine, self.name, value)
+        else:
+            obj.__dict__[self.name] = value
 
 
 class Fu2DGpu(Fu2D):
@@ -109,6 +114,7 @@ class Fu2DGpu(Fu2D):
     _profile = None
     levels_run = EngineAnswers()
     launches = EngineAnswers()
+    profile_levels = EngineAnswers()
 
     def __init__(self, block, ctx: RunContext):
         """The block's CSR in padded local ids, built on the GPU. block.src / dst: global ids,
