@@ -593,7 +593,7 @@ def test_bench_small(tmp_path, algorithms):
 def test_bench_profile_grid_and_variants(tmp_path):
     out = tmp_path / "bench.json"
     bfs_cli("bench", "--backend", "gpu", "--scales", "12", "--grid-graphs", "40x300",
-            "--algorithms", "merrill", "merrill-do", "merrill@expand=v0", "--roots", "3",
+            "--algorithms", "merrill", "merrill-do", "merrill@expand=v0", "2d", "--roots", "3",
             "--profile-levels", "--out", out)
     import json
     rec = json.loads(out.read_text())
@@ -601,9 +601,13 @@ def test_bench_profile_grid_and_variants(tmp_path):
     grid_rec = rec["records"][1]
     assert grid_rec["graph"] == "grid-40x300"
     for r in rec["records"]:
-        for name in ("merrill", "merrill-do", "merrill@expand=v0"):
+        for name in ("merrill", "merrill-do", "merrill@expand=v0", "2d"):
             prof = r["algorithms"][name]["level_profile"]
             assert prof["n_steps"] >= 1 and prof["total_ms"] > 0
+        # 2d on one GPU is merrill's search (its engine): the same level steps
+        steps = lambda name: [(s["depth"], s["kind"], s["frontier_vertices"])
+                              for s in r["algorithms"][name]["level_profile"]["levels"]]
+        assert steps("2d") == steps("merrill")
 
 
 # --- gpu-quadratic (bfs.algorithms.gpu_quadratic): Harish and Narayanan's baseline ----------
