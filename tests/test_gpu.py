@@ -543,6 +543,11 @@ def test_cli_run_and_generate(tmp_path):
     bfs_cli("run", g_gpu, "--algorithm", "seq-csr", "--roots", "4", "--out", run_cpu)
     assert [(r["root"], r["nedge"], r["depth"]) for r in rows] == \
         [(r["root"], r["nedge"], r["depth"]) for r in searches(run_cpu)]
+    # bench's CuPy baseline is an algorithm of the registry like any other
+    run_base = tmp_path / "run-baseline"
+    bfs_cli("run", g_gpu, "--algorithm", "cupy-baseline", "--roots", "4", "--out", run_base)
+    assert [(r["root"], r["nedge"], r["depth"], r["valid"]) for r in searches(run_base)] == \
+        [(r["root"], r["nedge"], r["depth"], True) for r in searches(run_cpu)]
 
 
 @pytest.mark.parametrize("batch_rows", [1000, 1 << 22])

@@ -111,6 +111,9 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
         AlgorithmSpec("merrill-do", {"gpu": "bfs.algorithms.merrill_do"},
                       "direction-optimizing merrill (Beamer et al. 2012): bottom-up levels "
                       "over a frontier bitmap when the frontier holds many edges"),
+        AlgorithmSpec("cupy-baseline", {"gpu": "bfs.algorithms.cupy_baseline"},
+                      "plain level-synchronous BFS in CuPy array operations (searchsorted "
+                      "expansion, gather, unique): bench's baseline"),
         AlgorithmSpec("gpu-quadratic", {"gpu": "bfs.algorithms.gpu_quadratic"},
                       "Harish-Narayanan GPU BFS (the SEI report's baseline): a thread per vertex "
                       "every level, frontier / next / visited flags"),

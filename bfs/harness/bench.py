@@ -32,8 +32,7 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
+from ..algorithms import get_algorithm
 from ..errors import BfsError
 from ..validate import validate
 from ..log import logger
@@ -65,79 +64,6 @@ def summarize(times, nedges) -> dict:
     return {"n": len(times), "hmean_teps": hmean(teps), "median_time_s": statistics.median(times)
             if times else math.nan, "min_time_s": min(times, default=math.nan),
             "max_time_s": max(times, default=math.nan)}
-
-
-class CupyBaseline:
-    """Plain CuPy level-synchronous BFS: the frontier's edges are enumerated with searchsorted
-    over the degree scan (cupy.repeat takes no device repeats), neighbours gathered, the unvisited
-    ones scattered into parent (any duplicate's write is a valid parent) and uniqued into the next
-    frontier. Levels with many edges are cut into pieces of at most CHUNK edges."""
-    CHUNK = 1 << 26
-
-    def __init__(self, offsets, columns):
-        import cupy as cp
-        self.cp = cp
-        self.offsets, self.columns = offsets, columns
-        self.n = int(offsets.size) - 1
-        self.deg = offsets[1:] - offsets[:-1]
-        self.parent = self.level = None
-
-    def search(self, root: int):
-        cp = self.cp
-        parent = cp.full(self.n, -1, dtype=cp.int64)
-        level = cp.full(self.n, -1, dtype=cp.int32)
-        parent[root] = root
-        level[root] = 0
-        frontier = cp.array([root], dtype=cp.int64)
-        depth = 0
-        while frontier.size:
-            degs = self.deg[frontier]
-            ends = cp.cumsum(degs)
-            total = int(ends[-1])
-            if total == 0:
-                break
-            if total <= self.CHUNK:
-                pieces = [(0, int(frontier.size))]
-            else:
-                ends_h = ends.get()
-                pieces, a = [], 0
-                while a < len(ends_h):
-                    before = ends_h[a - 1] if a else 0
-                    b = max(a + 1, int(np.searchsorted(ends_h, before + self.CHUNK, "right")))
-                    pieces.append((a, b))
-                    a = b
-            found = []
-            for a, b in pieces:
-                f, dg = frontier[a:b], degs[a:b]
-                incl = cp.cumsum(dg)
-                tot = int(incl[-1])
-                if tot == 0:
-                    continue
-                j = cp.arange(tot, dtype=cp.int64)
-                owner = cp.searchsorted(incl, j, side="right")
-                src = f[owner]
-                nb = self.columns[self.offsets[src] + (j - (incl[owner] - dg[owner]))]
-                nb = nb.astype(cp.int64)
-                fresh = parent[nb] == -1
-                nb, src = nb[fresh], src[fresh]
-                parent[nb] = src
-                level[nb] = depth + 1
-                found.append(nb)
-            depth += 1
-            frontier = cp.unique(cp.concatenate(found)) if found else cp.empty(0, cp.int64)
-        cp.cuda.get_current_stream().synchronize()
-        self.parent, self.level = parent, level
-
-    def gather(self, n=None):
-        from ..algorithms import SearchResult
-        return SearchResult(self.parent.get(), self.level.get())
-
-    def device_result(self):
-        from ..algorithms import SearchResult
-        return SearchResult(self.parent, self.level)
-
-    def nedge(self) -> int:
-        return int(self.cp.sum(self.deg[self.level >= 0])) // 2
 
 
 def copy_bandwidth(nbytes: int = 1 << 30, reps: int = 10) -> float:
@@ -396,7 +322,7 @@ def _bench_gpu_searches(rec, offsets, columns, roots, algorithms, check: SearchC
     floor_s = 4.0 * rec["directed_edges"] / bandwidth
     rec["floor_time_s"] = floor_s
 
-    baseline = CupyBaseline(offsets, columns)
+    baseline = get_algorithm("cupy-baseline").load("gpu").from_csr(offsets, columns)
     rows = _timed_searches(baseline, roots, check, f"s{scale} cupy-baseline")
     rec["baseline"] = {"searches": rows, **summarize([r["time_s"] for r in rows],
                                                      [r["nedge"] for r in rows])}
@@ -405,7 +331,6 @@ def _bench_gpu_searches(rec, offsets, columns, roots, algorithms, check: SearchC
 
     rec["algorithms"] = {}
     for name in algorithms:
-        from ..algorithms import get_algorithm
         base, options = parse_algorithm(name)
         spec = get_algorithm(base)
         if "gpu" not in spec.backends:
