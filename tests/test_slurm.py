@@ -46,8 +46,8 @@ def why_not() -> str | None:
 def why_not_trixie() -> str | None:
     if why_not_root_debian():
         return why_not_root_debian()
-    if shutil.which("chroot") is None or shutil.which("mount") is None:
-        return "needs chroot and mount"
+    if any(shutil.which(tool) is None for tool in ("chroot", "mount", "unshare")):
+        return "needs chroot, mount and unshare"
     return None
 
 

@@ -22,23 +22,18 @@
 set -euo pipefail
 
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
-START=$(date +%s)
-say() { printf '[slurm-test %4ss] %s\n' "$(( $(date +%s) - START ))" "$*" >&2; }
-die() { say "FAIL: $*"; exit 1; }
+LOG_PREFIX=slurm-test
+# shellcheck source=tests/slurm/lib.sh
+. "$REPO/tests/slurm/lib.sh"
 
-[ "$(id -u)" = 0 ] || die "must run as root (it installs packages and starts slurmctld/slurmd)"
-command -v apt-get >/dev/null || die "needs Debian's apt-get"
+require_root_debian "it installs packages and starts slurmctld/slurmd"
 # The jobs' inner srun must find this cluster's configuration without SLURM_CONF (the job step
 # plugin >= 0.6.1 removes SLURM_* variables), i.e. at /etc/slurm/slurm.conf, and munge clients
 # talk to the munged of /run/munge. Both are mounted from the temporary directory in a mount
 # namespace of this script's own, which every process it starts (daemons, jobs, snakemake)
 # inherits: two runs on one host (two checkouts, or this beside a real cluster's clients) never
 # see each other's, and nothing is left behind when the namespace's last process ends.
-if [ "${BFS_SLURM_TEST_NAMESPACE:-}" != "$$" ]; then
-    command -v unshare >/dev/null || die "needs unshare (util-linux)"
-    # exec keeps the pid, so the marker names this very process
-    BFS_SLURM_TEST_NAMESPACE=$$ exec unshare --mount --propagation private bash "$0" "$@"
-fi
+own_mount_namespace BFS_SLURM_TEST_NAMESPACE "$@"
 
 # --- 1. packages -----------------------------------------------------------------------------
 if ! command -v slurmctld >/dev/null || ! command -v slurmd >/dev/null || ! command -v munged >/dev/null \

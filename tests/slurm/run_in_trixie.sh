@@ -25,17 +25,14 @@ TREE=${BFS_TRIXIE_TREE:-/var/cache/bfs-slurm-test/trixie}
 MIRROR=${BFS_TRIXIE_MIRROR:-http://deb.debian.org/debian}
 # what the tree needs: the daemons and clients, Python with venv, git (run.json's commit)
 PACKAGES="slurm-wlm munge python3 python3-venv git ca-certificates"
-START=$(date +%s)
-say() { printf '[trixie %4ss] %s\n' "$(( $(date +%s) - START ))" "$*" >&2; }
-die() { say "FAIL: $*"; exit 1; }
+LOG_PREFIX=trixie
+# shellcheck source=tests/slurm/lib.sh
+. "$REPO/tests/slurm/lib.sh"
 
-[ "$(id -u)" = 0 ] || die "must run as root (debootstrap, mount, chroot)"
-command -v apt-get >/dev/null || die "needs Debian's apt-get (for debootstrap)"
-# In a mount namespace of its own: every mount below is private to this run and goes with it,
-# however it ends (run_cluster_test.sh does the same inside the tree)
-if [ "${BFS_TRIXIE_NAMESPACE:-}" != "$$" ]; then
-    BFS_TRIXIE_NAMESPACE=$$ exec unshare --mount --propagation private bash "$0" "$@"
-fi
+require_root_debian "debootstrap, mount, chroot"
+# every mount below is private to this run and goes with it (run_cluster_test.sh does the same
+# inside the tree)
+own_mount_namespace BFS_TRIXIE_NAMESPACE "$@"
 
 # --- 1. the tree ------------------------------------------------------------------------------
 # A tree counts as built only once its stamp (the package list) is written, so an interrupted

@@ -1,0 +1,23 @@
+# Shared by tests/slurm/run_cluster_test.sh and run_in_trixie.sh (sourced, after setting
+# LOG_PREFIX): progress lines, the checks both need, and the mount namespace each runs in.
+
+START=$(date +%s)
+say() { printf '[%s %4ss] %s\n' "$LOG_PREFIX" "$(( $(date +%s) - START ))" "$*" >&2; }
+die() { say "FAIL: $*"; exit 1; }
+
+# require_root_debian WHY: both install Debian packages and start or mount things as root
+require_root_debian() {
+    [ "$(id -u)" = 0 ] || die "must run as root ($1)"
+    command -v apt-get >/dev/null || die "needs Debian's apt-get"
+}
+
+# own_mount_namespace MARKER ARGS...: runs the calling script again, with ARGS, in a mount
+# namespace of its own (once: MARKER holds the pid, which exec keeps), so that every mount it
+# makes is private to the run and goes with its last process, however the run ends.
+own_mount_namespace() {
+    local marker=$1; shift
+    [ "${!marker:-}" != "$$" ] || return 0
+    command -v unshare >/dev/null || die "needs unshare (util-linux)"
+    export "$marker=$$"
+    exec unshare --mount --propagation private bash "$0" "$@"
+}
