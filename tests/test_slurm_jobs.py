@@ -184,7 +184,7 @@ def test_local_rules_are_not_submitted(tmp_path):
             snakefile=ROOT / "Snakefile", workdir=tmp_path)._workflow
         rules = {rule.name for rule in workflow.rules}
         local = set(workflow._localrules)
-    assert local == {"all", "table", "figure", "tables", "figures", "snap_download"}
+    assert local == {"all", "table", "figure", "tables", "figures", "landing", "snap_download"}
     assert {"kronecker", "grid", "snap_convert", "partition", "bfs_serial", "bfs_single_rank",
             "bfs_mpi", "validate"} == rules - local
 
