@@ -8,7 +8,7 @@ import cupy as cp
 
 from bfs.algorithms import ALGORITHMS, kernel1_gpu
 from bfs.graphs.kronecker_gpu import edge_list_gpu
-from bfs.harness.bench import parse_algorithm
+from bfs.algorithms.options import parse_algorithm
 from bfs.harness.roots import graph500_roots
 
 

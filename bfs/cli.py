@@ -135,7 +135,8 @@ def cmd_run(args) -> int:
 
 
 def cmd_bench(args) -> int:
-    from .harness.bench import run_bench, split_algorithms
+    from .algorithms.options import split_algorithms
+    from .harness.bench import run_bench
     algorithms = split_algorithms(args.algorithms or []) \
         or (["merrill"] if args.backend == "gpu" else ["seq-csr"])
     if args.grid:

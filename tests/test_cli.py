@@ -135,7 +135,7 @@ def test_gpu_only_algorithm_without_a_gpu_is_named(kron10, tmp_path, capsys, mon
 
 
 def test_bench_algorithm_variants_keep_their_options_together():
-    from bfs.harness.bench import parse_algorithm, split_algorithms
+    from bfs.algorithms.options import parse_algorithm, split_algorithms
     variants = split_algorithms(["merrill,merrill-do@rows=graph,writes=reset", "2d",
                                  "merrill-do@bu=2x8"])
     assert variants == ["merrill", "merrill-do@rows=graph,writes=reset", "2d", "merrill-do@bu=2x8"]

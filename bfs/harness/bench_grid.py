@@ -39,7 +39,8 @@ from ..comm.exchange import LevelClock, choose_comm, make_exchange
 from ..errors import BfsError
 from ..partition import GridLayout
 from . import envinfo
-from .bench import GEN_CHUNK, examined_per_nedge, hmean, parse_algorithm
+from ..algorithms.options import parse_algorithm
+from .bench import GEN_CHUNK, examined_per_nedge, hmean
 from .runner import select_gpu
 from ..log import logger
 
