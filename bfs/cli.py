@@ -2,6 +2,7 @@
 
     bfs generate kronecker --scale S [--edgefactor 16] [--seeds 2 3] [--cache DIR] --out GRAPH_DIR
     bfs generate snap INPUT --out GRAPH_DIR
+    bfs generate lattice --rows R --cols C [--diagonal-prob P] --out GRAPH_DIR
     bfs partition GRAPH_DIR (--grid RxC | --1d P) [--cache DIR] --out PART_DIR
     bfs run GRAPH_DIR --algorithm NAME [--backend auto|cpu|gpu] [--roots 64 | --root V] [--save-parents 1] --out RUN_DIR
     bfs run GRAPH_DIR --algorithm gpu-out-of-core [--device-memory-limit BYTES] --out RUN_DIR
@@ -99,11 +100,14 @@ def cmd_generate_snap(args) -> int:
     return 0
 
 
-def cmd_generate_grid(args) -> int:
-    from .graphs.grid import write_grid
+def cmd_generate_lattice(args) -> int:
+    from .graphs.lattice import write_lattice
+    if args.source == "grid":   # the old name, kept for one release
+        log("warning: `bfs generate grid` is now `bfs generate lattice` (a grid is a process "
+            "grid here); the old name goes in the next release")
     t = time.perf_counter()
-    meta = write_grid(args.out, args.rows, args.cols, args.diagonal_prob, args.seed,
-                      args.ordered, name=args.name, force=args.force)
+    meta = write_lattice(args.out, args.rows, args.cols, args.diagonal_prob, args.seed,
+                         args.ordered, name=args.name, force=args.force)
     _record_generation_time(Path(args.out), time.perf_counter() - t)
     print(f"{args.out}: {meta.n_vertices} vertices, {meta.n_edges} edges")
     return 0
@@ -390,7 +394,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_graph_output(k, "kron-sS-eE")
     k.set_defaults(func=cmd_generate_kronecker)
 
-    gg = gen.add_parser("grid", help="R x C grid (road-like, high diameter), optional diagonals")
+    gg = gen.add_parser("lattice", aliases=["grid"],
+                        help="R x C lattice (road-like, high diameter), optional diagonals "
+                             "(`grid`: its old name, for one release)")
     gg.add_argument("--rows", type=positive_int, required=True, help="lattice rows")
     gg.add_argument("--cols", type=positive_int, required=True, help="lattice columns")
     gg.add_argument("--diagonal-prob", type=float, default=0.0,
@@ -398,8 +404,8 @@ def build_parser() -> argparse.ArgumentParser:
     gg.add_argument("--seed", type=nonnegative_int, default=1, help="diagonals and labels")
     gg.add_argument("--ordered", action="store_true",
                     help="row-major vertex ids (default: a seeded random relabelling)")
-    add_graph_output(gg, "grid-RxC")
-    gg.set_defaults(func=cmd_generate_grid)
+    add_graph_output(gg, "lattice-RxC")
+    gg.set_defaults(func=cmd_generate_lattice)
 
     s = gen.add_parser("snap", help="convert a SNAP edge-list text file (.txt or .gz)")
     s.add_argument("input", help="SNAP edge list")

@@ -172,7 +172,7 @@ def test_every_option_has_help_stating_its_default():
                 assert "default" in paragraph and shown(default) in paragraph, (prog, paragraph)
                 checked.add(f"{prog} {action.option_strings[-1]}")
     assert {"bfs run --save-parents", "bfs run --backend", "bfs run --roots",
-            "bfs generate kronecker --seeds", "bfs generate grid --diagonal-prob",
+            "bfs generate kronecker --seeds", "bfs generate lattice --diagonal-prob",
             "bfs bench --graph500-version"} <= checked
 
 

@@ -208,9 +208,9 @@ def test_variants_kronecker(variant):
 def test_variants_grid(variant):
     # high diameter: ~1000 levels whose frontiers (up to ~1400 vertices) need the single-CTA
     # kernel's 4-per-thread scan (past 1024 vertices), plus a root in the middle
-    from bfs.graphs.grid import grid_edges
+    from bfs.graphs.lattice import lattice_edges
     name, options = VARIANTS[variant]
-    src, dst, n = grid_edges(700, 700, diagonal_prob=0.3, seed=5)
+    src, dst, n = lattice_edges(700, 700, diagonal_prob=0.3, seed=5)
     s = merrill(src, dst, n, name, **options)
     check_against_cpu(s, src, dst, n, [0, n // 2])
 
@@ -632,10 +632,10 @@ def test_quadratic_grid_high_diameter():
     """Grids are the quadratic case: every one of ~n^(1/2) levels inspects all n vertices.
     A labelled 400 x 400 grid with diagonals from a vertex and from the middle, and a
     row-major 100 x 1500 grid from its corner (1598 levels)."""
-    from bfs.graphs.grid import grid_edges
-    src, dst, n = grid_edges(400, 400, diagonal_prob=0.3, seed=5)
+    from bfs.graphs.lattice import lattice_edges
+    src, dst, n = lattice_edges(400, 400, diagonal_prob=0.3, seed=5)
     check_against_cpu(merrill(src, dst, n, QUADRATIC), src, dst, n, [0, n // 2])
-    src, dst, n = grid_edges(100, 1500, ordered=True)
+    src, dst, n = lattice_edges(100, 1500, ordered=True)
     s = merrill(src, dst, n, QUADRATIC)
     check_against_cpu(s, src, dst, n, [0])
     assert s.levels_run == 100 + 1500 - 1   # depth 1598, plus the level that found nothing
@@ -696,7 +696,7 @@ def test_quadratic_cli_run_and_bench_on_a_grid(tmp_path):
     re-validated on the CPU) and bfs bench (from the device CSR) on a high-diameter grid."""
     import json
     g = tmp_path / "grid"
-    bfs_cli("generate", "grid", "--rows", "60", "--cols", "400", "--diagonal-prob", "0.2",
+    bfs_cli("generate", "lattice", "--rows", "60", "--cols", "400", "--diagonal-prob", "0.2",
             "--out", g)
     run, ref = tmp_path / "run", tmp_path / "ref"
     bfs_cli("run", g, "--algorithm", QUADRATIC, "--roots", "4", "--save-parents", "1",
@@ -1197,14 +1197,14 @@ def test_out_of_core_kronecker_12_many_blocks():
 
 def test_out_of_core_snap_and_grid(tmp_path):
     from bfs.graphs.graphdir import read_edges, read_meta
-    from bfs.graphs.grid import grid_edges
+    from bfs.graphs.lattice import lattice_edges
     from bfs.graphs.snap import convert_snap
     convert_snap(SNAP_DIR / "p2p-Gnutella09.txt", tmp_path / "g")
     src, dst = read_edges(tmp_path / "g")
     n = read_meta(tmp_path / "g").n_vertices
     roots = graph500_roots(n, np.diff(build_csr(src, dst, n).offsets) > 0, count=4)
     check_out_of_core(src, dst, n, roots)
-    src, dst, n = grid_edges(100, 300, diagonal_prob=0.2, seed=3)
+    src, dst, n = lattice_edges(100, 300, diagonal_prob=0.2, seed=3)
     check_out_of_core(src, dst, n, [0, n // 2], limit=16 * 1024)
 
 
@@ -1239,7 +1239,7 @@ def test_out_of_core_too_small_limit_is_refused():
 def test_out_of_core_cli_run_validates_on_the_cpu(tmp_path):
     import json
     g = tmp_path / "grid"
-    bfs_cli("generate", "grid", "--rows", "60", "--cols", "200", "--diagonal-prob", "0.2",
+    bfs_cli("generate", "lattice", "--rows", "60", "--cols", "200", "--diagonal-prob", "0.2",
             "--out", g)
     run, ref = tmp_path / "run", tmp_path / "ref"
     bfs_cli("run", g, "--algorithm", OOC, "--device-memory-limit", "192K", "--roots", "4",

@@ -255,7 +255,7 @@ def test_stray_part_file_is_refused(base, tmp_path, capsys):
 
 def test_every_writer_records_its_files(tmp_path):
     """kronecker, grid, snap (with vertices.parquet) and generate's timing rewrite of graph.json."""
-    for args in (["kronecker", "--scale", "6"], ["grid", "--rows", "3", "--cols", "4"],
+    for args in (["kronecker", "--scale", "6"], ["lattice", "--rows", "3", "--cols", "4"],
                  ["snap", str(SNAP_DIR / "email-Eu-core.txt")]):
         out = tmp_path / args[0]
         assert main(["generate", *args, "--out", str(out)]) == 0

@@ -32,7 +32,7 @@ def test_outputs_have_the_umasks_modes(tmp_path, umask, monkeypatch):
     source.write_text("0 1\n1 2\n")
     digest = hashlib.sha256(source.read_bytes()).hexdigest()
     for argv in (["generate", "kronecker", "--scale", "6", "--cache", "cache", "--out", "g"],
-                 ["generate", "grid", "--rows", "3", "--cols", "3", "--out", "grid"],
+                 ["generate", "lattice", "--rows", "3", "--cols", "3", "--out", "lattice"],
                  ["partition", "g", "--grid", "1x2", "--cache", "cache", "--out", "p"],
                  ["run", "g", "--algorithm", "seq-csr", "--roots", "2", "--save-parents", "1",
                   "--out", "r"],
@@ -42,7 +42,7 @@ def test_outputs_have_the_umasks_modes(tmp_path, umask, monkeypatch):
                  ["report", "figure", "teps_vs_scale", "r", "--out", "figures/teps"]):
         assert main(argv) == 0, argv
     found = modes(out)
-    for rel in ("g", "g/graph.json", "g/edges/part-00000.parquet", "grid", "p",
+    for rel in ("g", "g/graph.json", "g/edges/part-00000.parquet", "lattice", "p",
                 "p/manifest.json", "r", "r/run.json", "r/parents", "v.json",
                 "fetched/f.txt", "tables/graphs.csv", "tables/graphs.md", "figures/teps.png",
                 "figures/teps.svg", "cache/graphs", "cache/partitions"):

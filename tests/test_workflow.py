@@ -254,28 +254,37 @@ def test_small_frontier_sweep_plans_a_run_per_threshold(tmp_path):
 
 
 def test_racherla_sweep_on_gpus_keeps_its_serial_line_on_the_cpu(tmp_path):
-    """Racherla's experiment on the GPUs: a lattice graph made by the grid rule with its
+    """Racherla's experiment on the GPUs: a lattice graph made by the lattice rule with its
     parameters, 1d swept on one GPU and on two (ranks: [1, 2]), seq-csr once on the CPU
-    without GPUs; a grid name that is also a Kronecker name is refused."""
+    without GPUs; the old key `graphs: grid:` still read, with a warning; a lattice name that
+    is also a Kronecker name is refused."""
     config = {"results": "results", "roots": 4,
               "graphs": {"kronecker": {"kron-s8": {"scale": 8, "edgefactor": 8}},
-                         "grid": {"lattice": {"rows": 30, "cols": 20, "diagonal_prob": 0.25,
+                         "lattice": {"road": {"rows": 30, "cols": 20, "diagonal_prob": 0.25,
                                               "seed": 7}}},
               "experiments": {
-                  "small_frontier_sweep": {"graphs": ["kron-s8", "lattice"], "backend": "gpu",
+                  "small_frontier_sweep": {"graphs": ["kron-s8", "road"], "backend": "gpu",
                                            "ranks": [1, 2], "small_frontier": [0, 100]}}}
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
-    plan = snakemake(tmp_path, "-n", "-p").stdout
+    planned = snakemake(tmp_path, "-n", "-p")
+    assert "graphs.grid" not in planned.stderr
+    plan = planned.stdout
     jobs = planned_bfs_jobs(plan)
-    expected = {f"{g}/1d/gpu-p{p}-sf{sf}" for g in ("kron-s8", "lattice") for p in (1, 2)
-                for sf in (0, 100)} | {f"{g}/seq-csr/cpu-serial-default" for g in ("kron-s8", "lattice")}
+    expected = {f"{g}/1d/gpu-p{p}-sf{sf}" for g in ("kron-s8", "road") for p in (1, 2)
+                for sf in (0, 100)} | {f"{g}/seq-csr/cpu-serial-default" for g in ("kron-s8", "road")}
     assert set(jobs) == expected
     for run, job in jobs.items():
         gpus = job["resources"].get("gpu", "0")
         assert gpus == ("0" if "seq-csr" in run else run.split("-p")[1][0]), (run, job)
-    grid_job = re.search(r"rule grid:\n(.*?)\n\n", plan, re.S).group(1)
-    assert ("bfs generate grid --rows 30 --cols 20 --diagonal-prob 0.25 --seed 7 --name lattice"
-            in grid_job), grid_job
+    lattice_job = re.search(r"rule lattice:\n(.*?)\n\n", plan, re.S).group(1)
+    assert ("bfs generate lattice --rows 30 --cols 20 --diagonal-prob 0.25 --seed 7 --name road"
+            in lattice_job), lattice_job
+
+    config["graphs"]["grid"] = config["graphs"].pop("lattice")    # the old name
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    old = snakemake(tmp_path, "-n", "-p")
+    assert "config: graphs.grid is now graphs.lattice" in old.stderr, old.stderr
+    assert set(planned_bfs_jobs(old.stdout)) == expected
 
     config["graphs"]["grid"]["kron-s8"] = {"rows": 2, "cols": 2}
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
@@ -612,3 +621,35 @@ def test_cache_shares_graphs_and_partitions(tmp_path):
     last = log.read_text().splitlines()[-1]
     assert last.startswith("bfs: error:") and "edges/part-00000.parquet: damaged" in last
     assert not (work["third"] / "results" / "graphs" / "kron-s8").exists()
+
+
+def test_in_place_graph_runs_generate_it_and_write_no_graph_or_partition(tmp_path):
+    """A Kronecker graph marked in_place: every run makes it (`bfs run --generate`, each rank
+    its share under MPI), so no graph, partition or generation job is planned for it; its
+    validation regenerates it too (no --graph); an on-disk graph beside it keeps its jobs."""
+    config = {"results": "results", "roots": 4,
+              "graphs": {"kronecker": {"big": {"scale": 9, "edgefactor": 8, "in_place": True},
+                                       "small": {"scale": 8, "edgefactor": 8}}},
+              "experiments": {
+                  "strong_scaling": {"graphs": ["big", "small"], "algorithms": ["2d", "1d"],
+                                     "backend": "gpu", "grids": ["1x1", "1x2"],
+                                     "reference": "merrill-do"}}}
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    plan = snakemake(tmp_path, "-n", "-p").stdout
+    jobs = planned_bfs_jobs(plan)
+    spec = "--generate kronecker:scale=9,edgefactor=8,seeds=2:3,version=3.0"
+    big = {run: job for run, job in jobs.items() if run.startswith("big/")}
+    assert set(big) == {"big/2d/gpu-1x1-scan", "big/2d/gpu-1x2-scan", "big/1d/gpu-p1-default",
+                        "big/1d/gpu-p2-default", "big/merrill-do/gpu-serial-default"}
+    for run, job in big.items():
+        assert f"bfs run {spec} --algorithm" in job["shell"], (run, job["shell"])
+        assert "results/graphs/big" not in job["shell"] and not job.get("input"), (run, job)
+    planned = {(j["rule"], j["output"]) for j in planned_jobs(plan)}
+    assert ("kronecker", "results/graphs/small") in planned
+    assert not [p for p in planned if p[1] and ("graphs/big" in p[1] or "partitions/big" in p[1])]
+    assert "bfs partition results/graphs/small --grid 1x2" in plan
+    validations = [j for j in planned_jobs(plan) if j["rule"] == "validate"]
+    big_checks = [j for j in validations if "validation/big/" in j["output"]]
+    assert len(big_checks) == 5 and all("--graph" not in j["shell"] for j in big_checks)
+    assert all("--graph results/graphs/small" in j["shell"] for j in validations
+               if "validation/small/" in j["output"])

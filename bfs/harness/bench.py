@@ -390,12 +390,12 @@ def profile_search(searcher, root: int, name: str) -> dict:
 
 def bench_gpu_grid(rows_cols, diagonal_prob, algorithms, n_roots, validate_mode, bandwidth,
                    profile_levels, seeds=(2, 3)) -> dict:
-    """A road-like R x C grid (bfs.graphs.grid) built on the host; Kernel 1 and searches on the GPU."""
+    """A road-like R x C lattice (bfs.graphs.lattice) built on the host; Kernel 1 and searches on the GPU."""
     from ..graphs import device_edges
-    from ..graphs.grid import grid_edges
+    from ..graphs.lattice import lattice_edges
     r, c = rows_cols
-    src_h, dst_h, n = grid_edges(r, c, diagonal_prob)
-    rec = {"graph": f"grid-{r}x{c}", "rows": r, "cols": c, "diagonal_prob": diagonal_prob}
+    src_h, dst_h, n = lattice_edges(r, c, diagonal_prob)
+    rec = {"graph": f"lattice-{r}x{c}", "rows": r, "cols": c, "diagonal_prob": diagonal_prob}
     return _bench_gpu_device_edges(rec, *device_edges.to_device_edges(src_h, dst_h), n, algorithms,
                                    n_roots, validate_mode, bandwidth, profile_levels, seeds)
 

@@ -301,7 +301,7 @@ def frontier_levels(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 FAMILIES = {"kronecker": "Kronecker graphs (scale-free)", "snap": "SNAP graphs",
-            "grid": "lattices (road-like, high diameter)"}
+            "lattice": "lattices (road-like, high diameter)"}
 
 
 def frontier_runs(runs: pd.DataFrame) -> pd.DataFrame:

@@ -128,7 +128,8 @@ def _run_row(run_dir: Path, info: dict, searches: pd.DataFrame) -> dict:
     return {
         "run_dir": str(run_dir),
         "graph": graph["name"],
-        "source": graph["source"],
+        # lattices were "grid" graphs before the name was kept for process grids
+        "source": "lattice" if graph["source"] == "grid" else graph["source"],
         # SNAP graphs have no Kronecker scale; run.json's top-level "scale" is log2(n) for them
         "scale": graph.get("scale"),
         "n_vertices": graph["n_vertices"],

@@ -1,4 +1,6 @@
 # BFS runs: one validated run directory per (graph, algorithm, backend, layout, variant).
+# A run reads its graph directory (serial) or partition directory, or for an in-place graph
+# generates it (run_source: `bfs run --generate kronecker:...`, no input files).
 # Serial runs are `default` but for hybrid runs of Munguia's sweeps, whose variant is the
 # setting (t{T}-l{lambda}, fixed-t{T}-s{share}).
 # Multi-rank runs start through `resources.mpi` so a profile can swap the launcher
@@ -21,13 +23,14 @@ ruleorder: bfs_single_rank > bfs_mpi
 
 rule bfs_serial:
     input:
-        f"{RESULTS}/graphs/{{graph}}",
+        run_input,
     output:
         directory(f"{RESULTS}/runs/{{graph}}/{{algorithm}}/{{backend}}-serial-{{variant}}"),
     # `default`, or the hybrid setting a sweep chose (serial_options turns it into flags)
     wildcard_constraints:
         variant=f"(?:default|{HYBRID_VARIANT}){REPEAT}",
     params:
+        source=run_source,
         roots=config["roots"],
         save=config["save_parents"],
         options=serial_options,
@@ -38,19 +41,20 @@ rule bfs_serial:
     conda:
         bfs_env
     shell:
-        "python3 -m bfs run {input} --algorithm {wildcards.algorithm} --backend {wildcards.backend}"
+        "python3 -m bfs run {params.source} --algorithm {wildcards.algorithm} --backend {wildcards.backend}"
         "{params.options} --roots {params.roots} --save-parents {params.save} --out {output}"
         " 2>&1 >>{log} | tee -a {log}"
 
 
 rule bfs_single_rank:
     input:
-        f"{RESULTS}/partitions/{{graph}}/{{layout}}",
+        run_input,
     output:
         directory(f"{RESULTS}/runs/{{graph}}/{{algorithm}}/{{backend}}-{{layout}}-{{variant}}"),
     wildcard_constraints:
         layout="1x1|p1",
     params:
+        source=run_source,
         roots=config["roots"],
         save=config["save_parents"],
         options=run_options,
@@ -61,7 +65,7 @@ rule bfs_single_rank:
     conda:
         bfs_env
     shell:
-        "python3 -m bfs run {input}"
+        "python3 -m bfs run {params.source}"
         " --algorithm {wildcards.algorithm} --backend {wildcards.backend} {params.options}"
         " --roots {params.roots} --save-parents {params.save} --out {output}"
         " 2>&1 >>{log} | tee -a {log}"
@@ -69,12 +73,13 @@ rule bfs_single_rank:
 
 rule bfs_mpi:
     input:
-        f"{RESULTS}/partitions/{{graph}}/{{layout}}",
+        run_input,
     output:
         directory(f"{RESULTS}/runs/{{graph}}/{{algorithm}}/{{backend}}-{{layout}}-{{variant}}"),
     wildcard_constraints:
         layout="[0-9]+x[0-9]+|p[0-9]+",
     params:
+        source=run_source,
         roots=config["roots"],
         save=config["save_parents"],
         options=run_options,
@@ -88,7 +93,7 @@ rule bfs_mpi:
     conda:
         bfs_env
     shell:
-        "{resources.mpi} {params.launch} python3 -m bfs run {input}"
+        "{resources.mpi} {params.launch} python3 -m bfs run {params.source}"
         " --algorithm {wildcards.algorithm} --backend {wildcards.backend} {params.options}"
         " --roots {params.roots} --save-parents {params.save} --out {output}"
         " 2>&1 >>{log} | tee -a {log}"

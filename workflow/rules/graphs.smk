@@ -8,7 +8,7 @@ rule kronecker:
     output:
         directory(f"{RESULTS}/graphs/{{graph}}"),
     wildcard_constraints:
-        graph=names_regex(KRONECKER),
+        graph=names_regex(set(KRONECKER) - IN_PLACE),
     params:
         args=kronecker_args,
         cache=CACHE_ARG,
@@ -24,13 +24,13 @@ rule kronecker:
         " --out {output} 2>&1 | tee {log}"
 
 
-rule grid:
+rule lattice:
     output:
         directory(f"{RESULTS}/graphs/{{graph}}"),
     wildcard_constraints:
-        graph=names_regex(GRID),
+        graph=names_regex(LATTICE),
     params:
-        args=grid_args,
+        args=lattice_args,
     resources:
         mem_mb=lambda wc: mem_mb_for(wc.graph, per_edge=48),
         runtime=lambda wc, attempt: runtime_for(wc.graph, 4, attempt),
@@ -39,7 +39,7 @@ rule grid:
     conda:
         "../../envs/cpu.yaml"
     shell:
-        "python3 -m bfs generate grid {params.args} --name {wildcards.graph} --out {output}"
+        "python3 -m bfs generate lattice {params.args} --name {wildcards.graph} --out {output}"
         " 2>&1 | tee {log}"
 
 

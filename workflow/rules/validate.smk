@@ -5,9 +5,12 @@
 rule validate:
     input:
         run=f"{RESULTS}/runs/{{graph}}/{{algorithm}}/{{backend}}-{{layout}}-{{variant}}",
-        graph=f"{RESULTS}/graphs/{{graph}}",
+        graph=lambda wc: [] if wc.graph in IN_PLACE else f"{RESULTS}/graphs/{wc.graph}",
     output:
         f"{RESULTS}/validation/{{graph}}/{{algorithm}}/{{backend}}-{{layout}}-{{variant}}.json",
+    params:
+        # an in-place graph has no directory: bfs validate makes it again from run.json
+        graph=lambda wc: "" if wc.graph in IN_PLACE else f"--graph {RESULTS}/graphs/{wc.graph}",
     resources:
         mem_mb=lambda wc: mem_mb_for(wc.graph),
         runtime=lambda wc, attempt: runtime_for(wc.graph, 2 * config['save_parents'] + 2, attempt),
@@ -16,4 +19,4 @@ rule validate:
     conda:
         "../../envs/cpu.yaml"
     shell:
-        "python3 -m bfs validate {input.run} --graph {input.graph} --report {output} 2>&1 | tee {log}"
+        "python3 -m bfs validate {input.run} {params.graph} --report {output} 2>&1 | tee {log}"

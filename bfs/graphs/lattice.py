@@ -1,7 +1,9 @@
-"""Road-like high-diameter graphs: an R x C 4-neighbour grid, optionally with random diagonals.
+"""Road-like high-diameter graphs: an R x C 4-neighbour lattice, optionally with random diagonals.
+
+(A lattice, not a "grid": in this tool a grid is the R x C grid of MPI ranks of a 2d partition.)
 
 Why: Kronecker graphs have diameter ~10, so they never exercise a GPU BFS's per-level costs
-(launches, host round trips, small frontiers). A grid from a corner has R + C - 2 levels with
+(launches, host round trips, small frontiers). A lattice from a corner has R + C - 2 levels with
 frontiers of at most min(R, C) vertices; a road network behaves alike.
 
 Edges: (r, c)-(r, c+1) and (r, c)-(r+1, c) for every cell, plus (r, c)-(r+1, c+1) with
@@ -19,17 +21,17 @@ from ..errors import BfsError
 from .graphdir import EdgeWriter, GraphMeta, atomic_dir, id_dtype, write_meta
 
 
-def grid_edges(rows: int, cols: int, diagonal_prob: float = 0.0, seed: int = 1,
+def lattice_edges(rows: int, cols: int, diagonal_prob: float = 0.0, seed: int = 1,
                ordered: bool = False) -> tuple[np.ndarray, np.ndarray, int]:
-    """(src, dst, n_vertices) of the grid graph; each undirected edge listed once."""
+    """(src, dst, n_vertices) of the lattice; each undirected edge listed once."""
     rows, cols = int(rows), int(cols)
     if rows < 1 or cols < 1:
-        raise BfsError(f"grid sides must be >= 1, got {rows} x {cols}")
+        raise BfsError(f"lattice sides must be >= 1, got {rows} x {cols}")
     if not 0.0 <= diagonal_prob <= 1.0:
         raise BfsError(f"--diagonal-prob must be in [0, 1], got {diagonal_prob}")
     n = rows * cols
     if n > 2**32:
-        raise BfsError(f"a grid of {n} vertices needs ids past 2^32")
+        raise BfsError(f"a lattice of {n} vertices needs ids past 2^32")
     idx = np.arange(n, dtype=np.int64).reshape(rows, cols)
     parts = [(idx[:, :-1].ravel(), idx[:, 1:].ravel()), (idx[:-1, :].ravel(), idx[1:, :].ravel())]
     rng = np.random.default_rng(seed)
@@ -46,10 +48,10 @@ def grid_edges(rows: int, cols: int, diagonal_prob: float = 0.0, seed: int = 1,
     return src.astype(dt), dst.astype(dt), n
 
 
-def write_grid(out, rows: int, cols: int, diagonal_prob: float = 0.0, seed: int = 1,
+def write_lattice(out, rows: int, cols: int, diagonal_prob: float = 0.0, seed: int = 1,
                ordered: bool = False, name: str | None = None, force: bool = False) -> GraphMeta:
-    src, dst, n = grid_edges(rows, cols, diagonal_prob, seed, ordered)
-    meta = GraphMeta(name=name or f"grid-{rows}x{cols}", source="grid", n_vertices=n,
+    src, dst, n = lattice_edges(rows, cols, diagonal_prob, seed, ordered)
+    meta = GraphMeta(name=name or f"lattice-{rows}x{cols}", source="lattice", n_vertices=n,
                      n_edges=int(src.size), directed_source=False,
                      extra={"rows": int(rows), "cols": int(cols),
                             "diagonal_prob": float(diagonal_prob), "seed": int(seed),
