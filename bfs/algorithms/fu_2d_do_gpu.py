@@ -109,8 +109,7 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         self._rows_hubs_first(n_col_bits, nnz)
         self.closed = cp.packbits(cp.diff(self.csc_offsets) == 0,
                                   bitorder="little").view(cp.uint32)
-        self.head = (self.csc_rows[cp.minimum(self.csc_offsets[:-1], nnz - 1)] if nnz
-                     else None)
+        self.head = merrill_do.head_entries(self.csc_offsets, self.csc_rows, nnz)
 
     def _rows_hubs_first(self, n_col_bits: int, nnz: int) -> None:
         """rows=degree (auto: where the copy fits): each column's rows in the block CSC by

@@ -125,6 +125,14 @@ def bottom_up_kernel(bu: str, o_type: str, tail: bool = False, block_ids: bool =
             f"{str(block_ids).lower()}>")
 
 
+def head_entries(offsets, entries, nnz: int):
+    """Every row's first entry, indexed by row (the head copy the bottom-up kernel reads
+    before the row itself); None for an empty matrix. An empty row gets any entry: the
+    kernel never reads it."""
+    import cupy as cp
+    return entries[cp.minimum(offsets[:-1], nnz - 1)] if nnz else None
+
+
 def module(kernel: str):
     """merrill_do.cu with one bottom_up instantiation (bottom_up_kernel)."""
     return load_module(Path(__file__).with_name("merrill_do.cu"), (kernel,))
@@ -200,9 +208,9 @@ class MerrillDoSearcher(MerrillSearcher):
             device.check_fits(4 * (self.n + 1), "merrill-do 32-bit row offsets")
             self.bu_offsets, o_type = self.offsets.astype(cp.uint32), "u32"
         self.head = None
-        if head and self.nnz:    # an isolated vertex gets any entry: it is never read
+        if head and self.nnz:
             device.check_fits(12 * self.n, "merrill-do first row entries")
-            self.head = self.columns[cp.minimum(self.offsets[:-1], self.nnz - 1)]
+            self.head = head_entries(self.offsets, self.columns, self.nnz)
         end.record()
         end.synchronize()
         self.kernel1_extra_s += cp.cuda.get_elapsed_time(start, end) / 1e3
