@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass, field
-from typing import Protocol
-
 import numpy as np
 
 from ..errors import BfsError
@@ -75,8 +73,7 @@ class SearchResult:
     level: np.ndarray   # int32, -1 = unreached, level[root] == 0
 
 
-class Searcher(Protocol):
-    def search(self, root: int) -> SearchResult: ...
+from .searcher import Searcher  # noqa: E402  (the protocol needs SearchResult)
 
 
 ALGORITHMS: dict[str, AlgorithmSpec] = {

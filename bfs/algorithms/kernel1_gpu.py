@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import SearchResult
+from . import SearchResult, Searcher
 from ..device import (BLOCK, EDGE_LIST_BYTES_PER_EDGE, KERNEL1_BYTES_PER_EDGE,
                       KERNEL1_BYTES_PER_VERTEX, check_fits, grid_for, largest_kronecker_scale,
                       load_module, require_gpu)
@@ -80,11 +80,12 @@ def warm_up(from_csr) -> None:
     from_csr(offsets, columns).search(0)
 
 
-class DeviceCsrSearcher:
+class DeviceCsrSearcher(Searcher):
     """What the single-GPU searchers over a Kernel-1 device CSR share (merrill, merrill-do,
     gpu-quadratic): the CSR's checks, and the last search's outputs, which a subclass keeps
     in self.parent (int64) and self.level (int32) on the device, with self.offsets_out the
     CSR's offsets under the output's vertex ids (for nedge)."""
+    device_resident = True
 
     def _check_csr(self, offsets, columns, name: str) -> int:
         """Sets self.cp; the vertex count of the CSR, or BfsError if `name` cannot take it."""
