@@ -3,7 +3,8 @@
     bfs generate kronecker --scale S [--edgefactor 16] [--seeds 2 3] [--cache DIR] --out GRAPH_DIR
     bfs generate snap INPUT --out GRAPH_DIR
     bfs partition GRAPH_DIR (--grid RxC | --1d P) [--cache DIR] --out PART_DIR
-    bfs run GRAPH_DIR --algorithm NAME [--backend auto|cpu|gpu] [--roots 64 | --root V] [--save-parents 1] --out RUN_DIR
+    bfs run GRAPH_DIR --algorithm NAME [--backend auto|cpu|gpu] [--roots 64 | --root V] [--save-parents 1] [--validate every|first|none] --out RUN_DIR
+    [mpiexec -n P] bfs run --generate kronecker:scale=S[,edgefactor=16,seeds=2:3] --algorithm NAME ... --out RUN_DIR
     bfs run GRAPH_DIR --algorithm gpu-out-of-core [--device-memory-limit BYTES] --out RUN_DIR
     mpiexec -n P bfs run PART_DIR --algorithm 2d|2d-do|1d|semiring [--exchange scan|wave] [--alpha A --beta B] [--comm nccl|mpi] --out RUN_DIR
     bfs run GRAPH_DIR --algorithm hybrid [--tasks T] [--mode workload|fixed] [--lambda L] [--gpu-share S] --out RUN_DIR
@@ -112,7 +113,8 @@ def cmd_generate_grid(args) -> int:
 def cmd_run(args) -> int:
     from .harness.runner import RunOptions, run
     opts = RunOptions(algorithm=args.algorithm, backend=args.backend, n_roots=args.roots,
-                      root=args.root, save_parents=args.save_parents, force=args.force)
+                      root=args.root, save_parents=args.save_parents, force=args.force,
+                      validate=args.validate, profile_levels=args.profile_levels)
     extra = {"comm": args.comm} if args.comm else {}
     if args.algorithm in ("2d", "2d-do"):
         extra["exchange"] = args.exchange
@@ -131,7 +133,8 @@ def cmd_run(args) -> int:
             raise BfsError(f"--device-memory-limit is for --algorithm gpu-out-of-core, not "
                            f"{args.algorithm}")
         extra["device_memory_limit"] = args.device_memory_limit
-    return run(Path(args.graph), Path(args.out), opts, extra)
+    return run(Path(args.graph) if args.graph else None, Path(args.out), opts, extra,
+               generate=args.generate)
 
 
 def cmd_bench(args) -> int:
@@ -422,8 +425,15 @@ def build_parser() -> argparse.ArgumentParser:
     pa_.set_defaults(func=cmd_partition)
 
     r = sub.add_parser("run", help="Kernel 1 + validated BFS searches into a run directory")
-    r.add_argument("graph", help="graph directory, or partition directory for 2d, 2d-do, "
-                                 "1d and semiring (under mpiexec -n R*C)")
+    r.add_argument("graph", nargs="?", metavar="GRAPH_DIR|PART_DIR",
+                   help="graph directory, or partition directory for 2d, 2d-do, 1d and "
+                        "semiring (under mpiexec -n R*C); or none with --generate")
+    r.add_argument("--generate", metavar="kronecker:scale=S[,edgefactor=16][,seeds=2:3]"
+                                        "[,version=3.0]",
+                   help="instead of an input directory, generate the Graph500 Kronecker graph "
+                        "in place (the GPU's memory on --backend gpu; under mpiexec each rank "
+                        "generates its share and routes it to the blocks: the squarest R x C "
+                        "grid, P x 1 for 1d); edgefactor 16 and seeds 2:3 unless given")
     r.add_argument("--algorithm", required=True, help="see `bfs algorithms`")
     r.add_argument("--backend", choices=["cpu", "gpu", "auto"], default="auto",
                    help="where the searches run: cpu, gpu (CUDA through CuPy), or auto: the CPU "
@@ -467,6 +477,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="2d, 2d-do, 1d, semiring: per-level exchanges on device buffers through NCCL "
                         "(the GPU default) or through MPI, device buffers staged on the host "
                         "(the CPU backend's only choice)")
+    r.add_argument("--validate", choices=["every", "first", "none"], default="every",
+                   help="which timed searches are validated (untimed): every one (Graph500's "
+                        "rule), the first, or none; the others are recorded with valid null")
+    r.add_argument("--profile-levels", action="store_true",
+                   help="(gpu: merrill, merrill-do, 2d on one GPU) one extra search from the "
+                        "first root with CUDA events around every level step, in run.json's "
+                        "measurements.level_profile")
     r.add_argument("--out", required=True, help="run directory to write")
     r.add_argument("--force", action="store_true", help="replace an existing --out")
     r.set_defaults(func=cmd_run)

@@ -28,6 +28,9 @@ Who provides what (today):
   * level_profiling, profile_levels        searchers that time each level step with CUDA events
     split_profile(), step_bytes()          (merrill, merrill-do, 1-GPU 2d): profile_levels set
                                            to a list makes the next search fill it
+  * resolved_options                       names of attributes holding options as the search
+                                           resolved them (2d-do, merrill-do: alpha, beta, whose
+                                           defaults differ by backend): run.json records them
   * close()                                searchers holding NCCL communicators release them
 """
 from __future__ import annotations
@@ -59,6 +62,7 @@ class Searcher:
     # per level step CUDA-event profile: set profile_levels to a list before a search
     level_profiling: bool = False
     profile_levels: list | None = None
+    resolved_options: tuple[str, ...] = ()
 
     def search(self, root: int) -> SearchResult:
         raise NotImplementedError
