@@ -423,9 +423,8 @@ class MpiSession:
     def result(self, searcher, result, keep: bool):
         """Parents and levels gathered on rank 0 only where they are saved (or needed by the
         CPU validator); the GPU grid is validated where it lies."""
-        if keep or not self.grid_validation(searcher):
-            return searcher.gather(self.meta.n_vertices)
-        return None
+        self.gathered = keep or not self.grid_validation(searcher)   # the same on every rank
+        return searcher.gather(self.meta.n_vertices) if self.gathered else None
 
     def grid_validation(self, searcher) -> bool:
         return self.gpu and searcher.grid_validation
@@ -449,7 +448,7 @@ class MpiSession:
         0 broadcasts which vertices were reached, each rank counts its block's entries leaving
         them (both directions of every edge are in some block), and the sum is halved."""
         from mpi4py import MPI
-        if result is None:
+        if not self.gathered:
             result = searcher.gather(self.meta.n_vertices)
         n = self.meta.n_vertices
         bits = (np.packbits(result.level >= 0) if self.is_root
