@@ -142,20 +142,15 @@ def cmd_bench(args) -> int:
     from .harness.bench import run_bench
     algorithms = split_algorithms(args.algorithms or []) \
         or (["merrill"] if args.backend == "gpu" else ["seq-csr"])
-    if args.grid:
-        from .harness.bench_grid import run_bench_grid
-        if args.backend != "gpu" or not args.scales or args.grid_graphs or args.graphs:
-            raise BfsError("bench --grid RxC (ranks) takes --backend gpu and --scales only")
-        return run_bench_grid(args.grid, args.scales, algorithms, args.roots,
-                              Path(args.out) if args.out else None, args.validate,
-                              args.edgefactor, tuple(args.seeds), args.graph500_version)
+    if args.grid and (not args.scales or args.grid_graphs or args.graphs):
+        raise BfsError("bench --grid RxC (ranks) takes --scales only")
     if not args.scales and not args.grid_graphs and not args.graphs:
         raise BfsError("bench needs --scales, --grid-graphs or --graphs")
     return run_bench(args.backend, args.scales or [], algorithms, args.roots,
                      Path(args.out) if args.out else None, args.validate, args.edgefactor,
                      tuple(args.seeds), args.graph500_version,
                      profile_levels=args.profile_levels, grids=args.grid_graphs or [],
-                     diagonal_prob=args.diagonal_prob, graph_dirs=args.graphs)
+                     diagonal_prob=args.diagonal_prob, graph_dirs=args.graphs, grid=args.grid)
 
 
 def add_graph_output(parser, default_name: str) -> None:
@@ -524,16 +519,16 @@ def build_parser() -> argparse.ArgumentParser:
         t.add_argument("--out", required=True, help=f"output stem: writes STEM.{suffixes}")
         t.set_defaults(func=func)
 
-    b = sub.add_parser("bench", help="in-memory benchmark: generate, Kernel 1, timed and "
-                                     "validated searches, a baseline, a table (no files)")
+    b = sub.add_parser("bench", help="algorithms side by side on graphs made in memory: a run "
+                                     "directory per graph and algorithm, the baseline, a table")
     b.add_argument("--backend", choices=["cpu", "gpu"], default="gpu",
                    help="where graphs are generated and searched")
     b.add_argument("--scales", type=positive_int, nargs="+", metavar="S",
                    help="Kronecker graphs of these scales, generated in memory")
     b.add_argument("--grid", type=grid, metavar="RxC",
-                   help="(gpu, under mpiexec -n R*C) the distributed algorithms on an R x C "
-                        "grid of GPUs, each --scales graph generated in place and routed to "
-                        "the ranks' blocks; every search validated on the GPUs")
+                   help="(under mpiexec -n R*C) the distributed algorithms on an R x C grid "
+                        "of ranks, each --scales graph generated in place and routed to the "
+                        "ranks' blocks (1d: on R*C x 1)")
     b.add_argument("--grid-graphs", type=grid, nargs="+", metavar="RxC",
                    help="(gpu) also bench R x C grid graphs built in memory (bfs.graphs.grid)")
     b.add_argument("--diagonal-prob", type=float, default=0.0, help="for --grid-graphs")
@@ -543,17 +538,22 @@ def build_parser() -> argparse.ArgumentParser:
                    help="(gpu) one extra search per algorithm from the first root with CUDA "
                         "events around every level: frontier sizes and milliseconds in the JSON")
     b.add_argument("--algorithms", nargs="+", metavar="NAME",
-                   help="default: merrill on gpu, seq-csr on cpu")
+                   help="NAME[@KEY=VALUE,...] variants (default: merrill on gpu, seq-csr on "
+                        "cpu); on the gpu cupy-baseline runs first unless named")
     b.add_argument("--roots", type=positive_int, default=64, help="Graph500 roots per scale")
     b.add_argument("--validate", choices=["every", "first", "cpu", "none"], default="every",
-                   help="(gpu) every search or the first per algorithm, on the GPU; cpu: every "
-                        "search on the CPU from copied parents; none (cpu backend: always every)")
+                   help="every search or the first per algorithm (on the GPU where the "
+                        "searches ran); cpu: (one GPU) every search on the CPU from copied "
+                        "parents; none")
     b.add_argument("--edgefactor", type=positive_int, default=16, help="edges per vertex")
     b.add_argument("--seeds", type=nonnegative_int, nargs=2, default=[2, 3], metavar=("U1", "U2"),
                    help="the two uint64 PRNG seeds")
     b.add_argument("--graph500-version", choices=["3.0", "2.1.4"], default="3.0",
                    help="the reference generator's version the edges match")
-    b.add_argument("--out", help="write every number here as JSON")
+    b.add_argument("--out", metavar="DIR|FILE.json",
+                   help="directory for the run directories (DIR/<graph>/<algorithm>/) and "
+                        "DIR/bench.json; FILE.json: that summary there too, the runs under FILE/ "
+                        "(default: none kept)")
     b.set_defaults(func=cmd_bench)
 
     a = sub.add_parser("algorithms", help="list the registered algorithms")

@@ -155,6 +155,11 @@ class LocalSession:
         src, dst = cls._read(source)
         return cls(meta, src, dst, {"dir": str(Path(source).resolve()), **meta.to_json()})
 
+    @classmethod
+    def from_host(cls, meta: GraphMeta, src, dst, graph_record: dict):
+        """The session over edges made in host memory (bench's grid graphs)."""
+        return cls(meta, *cls._place(src, dst), graph_record)
+
     @staticmethod
     def _generate(graph: GeneratedKronecker):
         return graph.host_edges()
@@ -162,6 +167,10 @@ class LocalSession:
     @staticmethod
     def _read(graph_dir: Path):
         return read_edges(graph_dir)
+
+    @staticmethod
+    def _place(src, dst):
+        return src, dst
 
     def build(self, spec, backend: str, options: dict):
         graph = EdgeList(self.src, self.dst, self.meta.n_vertices)
@@ -236,6 +245,11 @@ class GpuSession(LocalSession):
     @staticmethod
     def _generate(graph: GeneratedKronecker):
         return graph.device_edges()
+
+    @staticmethod
+    def _place(src, dst):
+        from ..graphs.device_edges import to_device_edges
+        return to_device_edges(src, dst)
 
     @staticmethod
     def _read(graph_dir: Path):
@@ -527,17 +541,22 @@ def _request(source, opts: RunOptions, extra: dict | None):
     return spec, backend, options
 
 
+def session_class(spec, backend: str) -> type:
+    """The single-process session a run of spec on backend needs. An out-of-core algorithm
+    (spec.host_graph) gets the host session: GpuSession would put the edge list on the device
+    (8 bytes an edge, and bfs.validate.gpu reads it there), the very memory the algorithm is
+    built to do without; so it is validated on the CPU."""
+    if backend != "gpu":
+        return LocalSession
+    return HostGraphGpuSession if spec.host_graph else GpuSession
+
+
 def open_session(source, spec, backend: str, grid=None):
     """The session a run of spec on backend needs over source (a graph or partition directory,
-    or a GeneratedKronecker)."""
+    or a GeneratedKronecker; grid: the ranks' R x C for a generated graph)."""
     if spec.distributed:
         return MpiSession.open(source, spec, backend, grid)
-    # An out-of-core algorithm (spec.host_graph) gets the host session: GpuSession would put
-    # the edge list on the device (8 bytes an edge, and bfs.validate.gpu reads it there), the
-    # very memory the algorithm is built to do without; so it is validated on the CPU.
-    session_class = (HostGraphGpuSession if spec.host_graph else GpuSession) \
-        if backend == "gpu" else LocalSession
-    return session_class.open(source, backend)
+    return session_class(spec, backend).open(source, backend)
 
 
 def run(input_dir: Path | None, out: Path, opts: RunOptions, extra: dict | None = None,
@@ -568,11 +587,11 @@ def out_free(out: Path, force: bool) -> bool:
 # ---------------------------------------------------------------------------- the search loop
 
 def search_run(session, spec, backend: str, options: dict, opts: RunOptions, out: Path,
-               label: str = "", summary: dict | None = None) -> int:
+               label: str = "", summary: dict | None = None, variant: str | None = None) -> int:
     """Kernel 1 and the timed searches of one algorithm over a session's graph, every rank;
     rank 0 validates (as opts.validate says), records and writes the run directory `out`.
     The exit status (1: an invalid search) on every rank; summary (rank 0), where given, gets
-    the run.json written."""
+    the run.json written. variant: bench's NAME@KEY=VALUE, recorded in the parameters."""
     started = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     options = dict(options)
     policy = ValidationPolicy(opts.validate)
@@ -658,7 +677,8 @@ def search_run(session, spec, backend: str, options: dict, opts: RunOptions, out
     code = 0
     with session.collective():   # a failed write stops every rank, not rank 0 alone
         if session.is_root:
-            code, record = _write_run(session, out, opts, spec, backend, options, started,
+            recorded = {**options, "variant": variant} if variant else options
+            code, record = _write_run(session, out, opts, spec, backend, recorded, started,
                                       roots, construction_time, rows, level_rows, parents,
                                       measured, policy)
             if summary is not None:

@@ -136,7 +136,8 @@ def _run_row(run_dir: Path, info: dict, searches: pd.DataFrame) -> dict:
         "n_edges": graph["n_edges"],
         # Fu's directed-edge count: the largest traversed component's input edges, both ways
         "directed_edges": 2 * int(searches["nedge"].max()),
-        "algorithm": params["algorithm"],
+        # bench's variants (merrill@expand=v0) are series of their own, not repeats
+        "algorithm": params.get("variant") or params["algorithm"],
         "backend": backend,
         "ranks": int(params["mpi_size"]),
         "gpus": len(env.get("gpus") or []) if backend == "gpu" else 0,
