@@ -5,6 +5,7 @@ Every test is marked gpu; the whole module is skipped (with the reason) without 
 device. On a GPU machine: python3 -m pytest -q -m gpu tests/test_gpu.py
 """
 import hashlib
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -235,7 +236,7 @@ def test_merrill_do_edges_examined(setting):
     """Top-down levels read every edge of their frontier; a bottom-up level reads at least one
     neighbour of each vertex it finds and only rows of vertices still open (reachable, not yet
     reached); the profile's bytes follow from those counts."""
-    from bfs.harness.bench import profile_search
+    from bfs.harness.timing import profile_search
     options = {**DO_SETTINGS, "all-top-down": {"alpha": 1e-9}}[setting]
     src, dst = generate_edges(14, 16)
     n = 2 ** 14
@@ -586,13 +587,18 @@ def test_bench_small(tmp_path, algorithms):
     rec = json.loads(out.read_text())
     assert rec["valid"] and len(rec["records"]) == 2
     for r in rec["records"]:
-        for name in algorithms:
-            searches = r["algorithms"][name]["searches"]
-            assert len(searches) == 4 and all(x["valid"] and x["nedge"] > 0 for x in searches)
+        for name in algorithms + ["cupy-baseline"]:   # the baseline runs unless named
+            rows = searches(Path(r["algorithms"][name]["run_dir"]))
+            assert len(rows) == 4 and all(x["valid"] and x["nedge"] > 0 for x in rows)
+            assert r["algorithms"][name]["kernel1_first_s"] > 0
+            assert r["algorithms"][name]["floor_fraction"] > 0
         if "gpu-out-of-core" in algorithms:   # its copies' rate beside the link's, measured
             ooc = r["algorithms"]["gpu-out-of-core"]
             assert ooc["host_to_device_Bps"] > 1e9 and ooc["transfer_rate_Bps"] > 0
     assert "GTEPS" in proc.stdout
+    # each run directory is the report's like any other
+    bfs_cli("report", "table", "graphs", *sorted((tmp_path / "bench").glob("*/*")),
+            "--out", tmp_path / "table")
 
 
 def test_bench_profile_grid_and_variants(tmp_path):
@@ -1082,11 +1088,13 @@ def test_bench_validates_every_search_on_gpu(tmp_path):
     assert run_bench("gpu", [10], ["merrill", "2d"], 4, out, grids=[(30, 40)],
                      graph_dirs=[snap]) == 0
     records = json.loads(out.read_text())["records"]
-    assert [r.get("graph", r.get("scale")) for r in records] == [10, "grid-30x40", "email-Eu-core"]
+    assert [r["graph"] for r in records] == ["kron-s10-e16", "grid-30x40", "email-Eu-core"]
     for rec in records:
-        for a in list(rec["algorithms"].values()) + [rec["baseline"]]:
-            assert len(a["searches"]) == 4
-            assert all(r["validated"] and r["valid"] for r in a["searches"])
+        assert set(rec["algorithms"]) == {"cupy-baseline", "merrill", "2d"}
+        for a in rec["algorithms"].values():
+            rows = searches(Path(a["run_dir"]))
+            assert len(rows) == 4 and a["n_validated"] == 4
+            assert all(r["valid"] for r in rows)
 
 
 @pytest.mark.parametrize("command", [

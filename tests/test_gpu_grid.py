@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -88,18 +89,23 @@ def test_run_two_gpus(tmp_path, comm):
 
 
 def test_bench_grid_two_gpus(tmp_path):
+    import pyarrow.parquet as pq
     out = tmp_path / "bench.json"
-    proc = bfs_cli("bench", "--backend", "gpu", "--grid", "1x2", "--scales", 12,
-                   "--algorithms", "2d,2d@comm=mpi,1d,2d-do", "--roots", 4, "--out", out,
-                   ranks=2, env=ENV)
-    rec = json.loads(out.read_text())["records"][0]
-    assert rec["grid"] == "1x2" and set(rec["placement"]) == {"1x2", "2x1"}
+    bfs_cli("bench", "--backend", "gpu", "--grid", "1x2", "--scales", 12,
+            "--algorithms", "2d,2d@comm=mpi,1d,2d-do", "--roots", 4, "--out", out,
+            ranks=2, env=ENV)
+    summary = json.loads(out.read_text())
+    assert summary["grid"] == [1, 2] and summary["valid"]
+    rec = summary["records"][0]
     assert rec["algorithms"]["1d"]["grid"] == "2x1"    # 1d runs on the P x 1 grid
     assert rec["algorithms"]["2d-do"]["grid"] == "1x2"
     for name in ("2d", "2d@comm=mpi", "1d", "2d-do"):
         a = rec["algorithms"][name]
-        assert a["valid"] and a["validated"] == 4
-        assert {r["rank"] for r in a["levels_first_root"]} == {0, 1}
+        assert a["valid"] and a["n_validated"] == 4 and "placement" in a
+        levels = pq.read_table(Path(a["run_dir"]) / "levels.parquet").to_pylist()
+        assert {r["rank"] for r in levels} == {0, 1}
     assert rec["algorithms"]["2d"]["comm"] == "nccl"
     assert rec["algorithms"]["2d@comm=mpi"]["comm"] == "mpi"
-    assert "all valid" in proc.stdout
+    # the run directories are the report's like any other
+    bfs_cli("report", "table", "graphs", *sorted((tmp_path / "bench").glob("*/*")),
+            "--out", tmp_path / "t")

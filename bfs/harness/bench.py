@@ -98,8 +98,11 @@ def bench_graph(name: str, source, variants, backend: str, opts: dict, out_dir: 
                                 variant=variant if variant != spec.name else None)
             code = max(code, status)
             if session.is_root:
+                grid_of = (summary.get("partition") or {}).get("grid")
                 rec["algorithms"][variant] = {
                     "run_dir": str(run_dir), "valid": summary["valid"],
+                    "grid": "x".join(map(str, grid_of)) if grid_of else None,
+                    "comm": summary["parameters"].get("comm"),
                     "kernel1_s": summary["construction_time"], **summary["measurements"]}
         session.close()
         del session

@@ -701,8 +701,10 @@ def _measurements(session, rows, measured) -> dict:
         out["floor_fraction"] = session.extra["floor_time_s"] / out["median_time_s"]
     copied = [r["bytes_copied"] / r["copy_s"] for r in rows
               if r["bytes_copied"] is not None and r["copy_s"]]
-    if copied:   # streamed searches (gpu-out-of-core): their rate, the median over searches
+    if copied:   # streamed searches (gpu-out-of-core): their rate and the link's, measured
+        from ..algorithms.gpu_out_of_core import host_to_device_bandwidth
         out["transfer_rate_Bps"] = float(np.median(copied))
+        out["host_to_device_Bps"] = host_to_device_bandwidth()
     # strict JSON: a figure nothing measured (nan) is null
     return {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in out.items()}
 
