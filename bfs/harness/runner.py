@@ -39,7 +39,7 @@ import pyarrow.parquet as pq
 
 from .. import __version__
 from . import envinfo
-from ..algorithms import ALGORITHMS, Block, EdgeList, RunContext, get_algorithm
+from ..algorithms import ALGORITHMS, Block, EdgeList, RunContext, Searcher, get_algorithm
 from ..errors import BfsError
 from ..graphs.graphdir import GraphMeta, atomic_dir, read_edges, read_meta, write_json
 from ..integrity import file_records
@@ -614,6 +614,9 @@ def search_run(session, spec, backend: str, options: dict, opts: RunOptions, out
         with session.collective():   # a rank short of memory stops every rank, not itself
             searcher, construction_time = clock.build(
                 lambda: session.build(spec, backend, options))
+        if not isinstance(searcher, Searcher):   # the harness reads the protocol's attributes
+            raise BfsError(f"algorithm {spec.name}: build() returned a "
+                           f"{type(searcher).__name__}, not a bfs.algorithms.Searcher")
         if clock.gpu and attempt == 0:
             kernel1_first_s = construction_time
             searcher.close()
