@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass, field
+
 import numpy as np
 
 from ..errors import BfsError
