@@ -131,6 +131,7 @@ class LocalSession:
     """One process: the searcher sees the whole edge list, validation reads it too."""
     rank, size, is_root = 0, 1, True
     gpu = False
+    ranks = None   # per-rank facts for run.json's environment (MpiSession's)
 
     def __init__(self, meta: GraphMeta, src, dst, graph_record: dict):
         self.meta, self.src, self.dst = meta, src, dst
@@ -299,7 +300,8 @@ class HostGraphGpuSession(LocalSession):
 class MpiSession:
     """One rank of a distributed run: it holds only its own block (read from a partition
     directory, or generated in place and routed: generated.py)."""
-    extra: dict = {}
+    validated_on_gpus = False   # set by validate(): what run.json names
+    gathered = True             # set by result(): whether rank 0 holds the last search whole
 
     def __init__(self, comm, manifest: dict, src, dst, backend: str, gpu_index: int | None,
                  graph_record: dict, partition_record: dict, extra: dict | None = None):
@@ -497,10 +499,9 @@ class MpiSession:
                 for r, (lv, fs, ex, cm, b) in zip(ranks, rows)]
 
     def describe(self) -> dict:
-        validated_on_gpus = getattr(self, "validated_on_gpus", False)
         return {"graph": self.graph_record, "partition": self.partition_record,
                 "validation": ("gpu, each rank its block (bfs.validate.grid_gpu)"
-                               if validated_on_gpus
+                               if self.validated_on_gpus
                                else "cpu, each rank its block (bfs.validate.validate_blocks)")}
 
     def close(self) -> None:
@@ -602,7 +603,9 @@ def search_run(session, spec, backend: str, options: dict, opts: RunOptions, out
             raise BfsError(f"{out}: already exists (remove it or pass --force)")
     roots = session.roots(opts)
 
-    warm_up = getattr(spec.load(backend), "warm_up", None)   # e.g. CUDA compilation, untimed
+    # a module's optional warm_up (not the searcher's: it runs before any build), e.g. CUDA
+    # compilation, untimed
+    warm_up = getattr(spec.load(backend), "warm_up", None)
     if warm_up is not None:
         warm_up(RunContext(backend, options))
     # Kernel 1; on a GPU twice, the second timed: the first also compiles what the warm-up's
@@ -753,7 +756,7 @@ def _write_run(session, out, opts, spec, backend, options, started, roots, const
             "graph500": stats,
             "measurements": _measurements(session, rows, measured),
             "environment": envinfo.environment(session.hostnames, session.size,
-                                               getattr(session, "ranks", None)),
+                                               session.ranks),
         }
         write_json(tmp / RUN_JSON, {**record, "files": file_records(tmp, data_files(tmp))})
     sys.stdout.write(block)
