@@ -74,7 +74,7 @@ class SearchResult:
     level: np.ndarray   # int32, -1 = unreached, level[root] == 0
 
 
-from .searcher import Searcher  # noqa: E402  (the protocol needs SearchResult)
+from .searcher import Searcher  # noqa: E402,F401  (re-exported; it needs SearchResult)
 
 
 ALGORITHMS: dict[str, AlgorithmSpec] = {

@@ -29,14 +29,13 @@ import math
 import tempfile
 from pathlib import Path
 
-from ..algorithms import get_algorithm
 from ..algorithms.options import parse_algorithm
 from ..atomic import atomic_write
 from ..errors import BfsError
 from ..graphs.graphdir import GraphMeta, read_meta
 from ..log import logger
 from .generated import GeneratedKronecker
-from .runner import (RunOptions, _request, open_session, search_run, session_class)
+from .runner import RunOptions, check_request, open_session, search_run, session_class
 
 BASELINE = "cupy-baseline"
 
@@ -74,7 +73,7 @@ def bench_graph(name: str, source, variants, backend: str, opts: dict, out_dir: 
     groups: dict[tuple, list] = {}
     for variant in variants:
         base, options = parse_algorithm(variant)
-        spec, run_backend, options = _request(source, RunOptions(base, backend,
+        spec, run_backend, options = check_request(source, RunOptions(base, backend,
                                                                  validate="every"), options)
         groups.setdefault(_session_key(spec, grid), []).append(
             (variant, spec, run_backend, options))

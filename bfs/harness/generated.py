@@ -23,12 +23,10 @@ import numpy as np
 
 from ..errors import BfsError
 from ..graphs.graphdir import GraphMeta, id_dtype
-from ..log import logger
 
 GEN_CHUNK = 1 << 26  # edges per generator launch on a GPU
 DEFAULT_SEEDS = (2, 3)
 
-log = logger("bfs")
 
 
 @dataclass(frozen=True)
@@ -128,27 +126,26 @@ def parse_generate(text: str) -> GeneratedKronecker:
     return GeneratedKronecker(**values)
 
 
-def timed(what: str, make):
-    """make() and its seconds, logged."""
-    t = time.perf_counter()
-    out = make()
-    seconds = time.perf_counter() - t
-    log(what.format(seconds=seconds))
-    return out, seconds
-
-
 # ---------------------------------------------------------------------- blocks of a grid
+
+def _share(comm, graph: GeneratedKronecker, generate):
+    """generate(lo, hi) of this rank's share of the graph, timed from a barrier (the slowest rank's
+    seconds); then a barrier, so the routing is timed alone."""
+    from ..comm.mpi import allreduce_scalar
+    comm.Barrier()
+    t = time.perf_counter()
+    src, dst = generate(*graph.share(comm.Get_rank(), comm.Get_size()))
+    placed = {"generation_s": allreduce_scalar(comm, time.perf_counter() - t, "MAX")}
+    comm.Barrier()
+    return src, dst, placed
+
 
 def place_gpu(comm, exchange, layout, graph: GeneratedKronecker):
     """This rank's share generated on its GPU and routed to the layout's blocks: (block src,
     block dst, timings). Collective."""
     from ..comm.mpi import allreduce_scalar
     from ..partition.route_gpu import route_to_blocks
-    comm.Barrier()
-    t = time.perf_counter()
-    src, dst = graph.device_edges(*graph.share(comm.Get_rank(), comm.Get_size()))
-    placed = {"generation_s": allreduce_scalar(comm, time.perf_counter() - t, "MAX")}
-    comm.Barrier()
+    src, dst, placed = _share(comm, graph, graph.device_edges)
     t = time.perf_counter()
     block_src, block_dst = route_to_blocks(layout, src, dst, exchange)
     del src, dst
@@ -164,11 +161,7 @@ def place_cpu(comm, layout, graph: GeneratedKronecker):
 
     from ..comm.mpi import allreduce_scalar, displacements
     from ..partition.blocks import _Router
-    comm.Barrier()
-    t = time.perf_counter()
-    src, dst = graph.host_edges(*graph.share(comm.Get_rank(), comm.Get_size()))
-    placed = {"generation_s": allreduce_scalar(comm, time.perf_counter() - t, "MAX")}
-    comm.Barrier()
+    src, dst, placed = _share(comm, graph, graph.host_edges)
     t = time.perf_counter()
     dtype = id_dtype(layout.n_vertices)
     parts = _Router(layout, dtype).route(src, dst)   # (rank, src, dst) per non-empty block

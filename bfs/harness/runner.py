@@ -522,7 +522,7 @@ def _is_partition(source) -> bool:
     return isinstance(source, Path) and (source / "manifest.json").is_file()
 
 
-def _request(source, opts: RunOptions, extra: dict | None):
+def check_request(source, opts: RunOptions, extra: dict | None):
     """The algorithm, the backend and the options asked for, checked against each other."""
     spec = get_algorithm(opts.algorithm)
     backend = resolve_backend(opts.backend, spec)
@@ -573,10 +573,10 @@ def run(input_dir: Path | None, out: Path, opts: RunOptions, extra: dict | None 
         comm = world()
         with abort_on_error(comm):
             with collective_errors(comm):
-                spec, backend, options = _request(source, opts, extra)
+                spec, backend, options = check_request(source, opts, extra)
             session = open_session(source, spec, backend)
             return search_run(session, spec, backend, options, opts, out)
-    spec, backend, options = _request(source, opts, extra)
+    spec, backend, options = check_request(source, opts, extra)
     session = open_session(source, spec, backend)
     return search_run(session, spec, backend, options, opts, out)
 
