@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import functools
 import math
 import sys
 import time
@@ -228,6 +229,14 @@ class LocalSession:
         pass
 
 
+@functools.cache
+def device_copy_bandwidth() -> float:
+    """The device-to-device copy bandwidth (bfs.device.copy_bandwidth), measured once per
+    process: every GPU session of a bench uses it."""
+    from ..device import copy_bandwidth
+    return copy_bandwidth()
+
+
 class GpuSession(LocalSession):
     """One process on one GPU: the edge list in device memory (from the graph directory's row
     groups through pinned buffers, never whole on the host, or generated there); Kernel 1
@@ -235,10 +244,9 @@ class GpuSession(LocalSession):
     gpu = True
 
     def __init__(self, meta, src, dst, graph_record):
-        from ..device import copy_bandwidth
         super().__init__(meta, src, dst, graph_record)
         # the bandwidth floor of a search: 4 bytes a directed edge at the copy bandwidth
-        self.extra["copy_bandwidth_Bps"] = bw = copy_bandwidth()
+        self.extra["copy_bandwidth_Bps"] = bw = device_copy_bandwidth()
         self.extra["floor_time_s"] = 4.0 * int(self.degree.sum()) / bw
         log(f"device-to-device copy {bw / 1e12:.3f} TB/s (read + write)")
         self.host_edges = None   # bench --validate cpu: copied on first use
