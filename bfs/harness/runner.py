@@ -212,7 +212,7 @@ class LocalSession:
         return (int(self.degree[reached].sum()) // 2, int(result.level.max()),
                 int(np.count_nonzero(reached)))
 
-    def profile(self, searcher, result, root):
+    def profile(self, searcher, result, root, first: bool = False):
         counts = np.bincount(result.level[result.level >= 0])
         # direction-optimizing searchers (merrill-do): each level's direction and edges read
         directions, examined = searcher.directions, searcher.level_edges_examined
@@ -490,10 +490,14 @@ class MpiSession:
         return (int(total[0]) // 2, int(result.level.max()),
                 int(np.count_nonzero(result.level >= 0)))
 
-    def profile(self, searcher, result, root):
+    def profile(self, searcher, result, root, first: bool = False):
+        """Every rank's levels of the search (rank 0; [] elsewhere); of the first search, where
+        the searcher keeps them, rank 0's level steps are logged (where a level's time goes)."""
         from ..comm.mpi import gatherv
         rows = gatherv(self.comm, searcher.profile.ravel())
         ranks = gatherv(self.comm, np.full(len(searcher.profile), self.rank, np.int64))
+        if first and searcher.profile_steps is not None and self.is_root:
+            self._log_steps(searcher, root)
         if not self.is_root:
             return []
         rows = rows.reshape(-1, 5)
@@ -505,6 +509,18 @@ class MpiSession:
                                     else None),
                  "direction": directions[int(lv)] if r == 0 and lv < len(directions) else None}
                 for r, (lv, fs, ex, cm, b) in zip(ranks, rows)]
+
+    @staticmethod
+    def _log_steps(searcher, root: int) -> None:
+        """Rank 0's levels, milliseconds per LevelClock step, with each level's direction where
+        the algorithm switches."""
+        from ..comm.exchange import LevelClock
+        directions = searcher.directions
+        for (lv, frontier, *_), steps in zip(searcher.profile, searcher.profile_steps):
+            ms = " ".join(f"{name}={s * 1e3:.3f}" for name, s in zip(LevelClock.STEPS, steps)
+                          if s > 0)
+            way = f" {directions[int(lv)]}" if int(lv) < len(directions) else ""
+            log(f"root {root} level {int(lv)}{way} frontier={int(frontier)} ms: {ms}")
 
     def describe(self) -> dict:
         return {"graph": self.graph_record, "partition": self.partition_record,
@@ -659,7 +675,7 @@ def search_run(session, spec, backend: str, options: dict, opts: RunOptions, out
             counted = None
         else:
             counted = session.count(searcher, result, root)
-        level_rows += session.profile(searcher, result, root)
+        level_rows += session.profile(searcher, result, root, first=i == 0)
         if not session.is_root:
             continue
         if check is not None:
