@@ -41,7 +41,7 @@ from helpers import SNAP_DIR, bfs_cli, searches  # noqa: E402
 
 def merrill(src, dst, n, name="merrill", **options):
     return get_algorithm(name).load("gpu").build(EdgeList(src, dst, n),
-                                            RunContext("gpu", {name: options}))
+                                            RunContext("gpu", options))
 
 
 # merrill-do switching settings: the GPU defaults; Beamer's paper values; bottom-up from the
