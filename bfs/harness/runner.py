@@ -639,8 +639,8 @@ def search_run(session, spec, backend: str, options: dict, opts: RunOptions, out
     for attempt in range(2 if clock.gpu else 1):
         clock.free_device_memory()
         with session.collective():   # a rank short of memory stops every rank, not itself
-            searcher, construction_time = clock.build(
-                lambda: session.build(spec, backend, options))
+            searcher, seconds = clock.build(lambda: session.build(spec, backend, options))
+        construction_time = session.max(seconds)
         if not isinstance(searcher, Searcher):   # the harness reads the protocol's attributes
             raise BfsError(f"algorithm {spec.name}: build() returned a "
                            f"{type(searcher).__name__}, not a bfs.algorithms.Searcher")
