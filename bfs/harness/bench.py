@@ -24,6 +24,7 @@ whose edge list does not fit beside Kernel 1 on the GPU; such a scale fails for 
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import tempfile
@@ -155,8 +156,9 @@ def run_bench(backend: str, scales, algorithms, n_roots: int, out: Path | None,
                   "records": []}
         code = 0
         for name, source in graphs:
-            rec, status = bench_graph(name, source, variants, backend, opts, out_dir, grid,
-                                      diagonal_prob)
+            with _ranks_abort_together(grid):
+                rec, status = bench_graph(name, source, variants, backend, opts, out_dir, grid,
+                                          diagonal_prob)
             code = max(code, status)
             if not rec["algorithms"]:   # ranks other than 0 record nothing
                 continue
@@ -170,6 +172,15 @@ def run_bench(backend: str, scales, algorithms, n_roots: int, out: Path | None,
     if code:
         log("some searches FAILED validation")
     return code
+
+
+def _ranks_abort_together(grid):
+    """Under mpiexec (--grid) an error no collective agreed on aborts every rank, rather than
+    leaving the others waiting in a collective."""
+    if grid is None:
+        return contextlib.nullcontext()
+    from ..comm.mpi import abort_on_error, world
+    return abort_on_error(world())
 
 
 def _write_summary(path: Path | None, result: dict) -> None:

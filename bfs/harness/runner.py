@@ -371,17 +371,16 @@ class MpiSession:
         with mpi.collective_errors(comm):
             mpi.check_world_size(comm, rows * cols, f"a {rows}x{cols} grid")
             layout = GridLayout(graph.n_vertices, rows, cols)
-        with mpi.collective_errors(comm):   # a rank short of memory stops every rank
-            if backend == "gpu":
-                # the world's exchange carries the routing all-to-all (NCCL unless ranks
-                # share a GPU, as the searches choose)
-                x = make_exchange("mpi" if p == 1 else choose_comm(None, "gpu", comm), comm)
-                try:
-                    src, dst, placed = generated.place_gpu(comm, x, layout, graph)
-                finally:
-                    x.free()
-            else:
-                src, dst, placed = generated.place_cpu(comm, layout, graph)
+        # generation and routing interleave local work and collectives, so an error is not
+        # agreed on: it aborts every rank (run()'s and bench's abort_on_error)
+        if backend == "gpu":
+            # the world's exchange carries the routing all-to-all (NCCL unless ranks share a
+            # GPU, as the searches choose)
+            x = make_exchange("mpi" if p == 1 else choose_comm(None, "gpu", comm), comm)
+            src, dst, placed = generated.place_gpu(comm, x, layout, graph)
+            x.free()
+        else:
+            src, dst, placed = generated.place_cpu(comm, layout, graph)
         total = int(mpi.allreduce_scalar(comm, int(src.size), "SUM", np.int64))
         placed["block_entries_max"] = int(mpi.allreduce_scalar(comm, int(src.size), "MAX",
                                                                np.int64))
