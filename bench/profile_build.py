@@ -21,8 +21,9 @@ from bfs.partition import GridLayout
 scale, name = int(sys.argv[1]), sys.argv[2]
 comm = MPI.COMM_WORLD
 import cupy as cp  # noqa: E402
-src, dst, _ = place_gpu(comm, make_exchange("mpi", comm), GridLayout(2 ** scale, 1, 1),
-                        GeneratedKronecker(scale))
+graph = GeneratedKronecker(scale)
+src, dst, _ = place_gpu(comm, make_exchange("mpi", comm), GridLayout(graph.n_vertices, 1, 1),
+                        graph.n_edges, graph.device_edges)
 module = get_algorithm(name).load("gpu")
 ctx = RunContext("gpu", {})
 module.warm_up(ctx)

@@ -33,29 +33,44 @@ from pathlib import Path
 from ..algorithms.options import parse_algorithm
 from ..atomic import atomic_write
 from ..errors import BfsError
-from ..graphs.graphdir import GraphMeta, read_meta
+from ..graphs.graphdir import GraphMeta, read_edges, read_meta
 from ..log import logger
 from .generated import GeneratedKronecker
-from .runner import RunOptions, check_request, open_session, search_run, session_class
+from .runner import (MpiSession, RunOptions, check_request, open_session, search_run,
+                     session_class)
 
 BASELINE = "cupy-baseline"
 
 log = logger("bench")
 
 
-def grid_graph_session(rows_cols, diagonal_prob: float, spec, backend: str):
-    """A road-like R x C grid graph (bfs.graphs.grid) made in host memory, in the session
-    spec needs on backend."""
+def grid_graph(rows_cols, diagonal_prob: float):
+    """A road-like R x C grid graph (bfs.graphs.grid) made in host memory: (meta, src, dst,
+    run.json's graph record)."""
     from ..graphs.grid import grid_edges
     r, c = rows_cols
-    if spec.distributed:
-        raise BfsError("bench --grid-graphs runs the single-process algorithms")
     src, dst, n = grid_edges(r, c, diagonal_prob)
     meta = GraphMeta(name=f"grid-{r}x{c}", source="grid", n_vertices=n, n_edges=int(src.size),
                      directed_source=False, extra={"rows": r, "cols": c,
                                                    "diagonal_prob": float(diagonal_prob)})
     # made in memory and named by its parameters: `bfs validate` needs --graph for it
-    record = {"bench_graph": f"grid {r}x{c}, diagonal_prob {diagonal_prob}", **meta.to_json()}
+    return meta, src, dst, {"bench_graph": f"grid {r}x{c}, diagonal_prob {diagonal_prob}",
+                            **meta.to_json()}
+
+
+def bench_session(source, spec, backend: str, grid=None, diagonal_prob: float = 0.0):
+    """The session spec needs on backend over one of bench's graphs. A distributed algorithm
+    over a graph directory or a grid graph (one rank: the 1x1 grid) has every rank route its
+    share of the whole edge list to the blocks, as bench --grid does with a generated one."""
+    if isinstance(source, tuple):
+        meta, src, dst, record = grid_graph(source, diagonal_prob)
+    elif isinstance(source, Path) and spec.distributed:
+        meta, (src, dst) = read_meta(source), read_edges(source)
+        record = {"dir": str(source.resolve()), **meta.to_json()}
+    else:
+        return open_session(source, spec, backend, grid)
+    if spec.distributed:
+        return MpiSession.from_host(meta, src, dst, record, spec, backend, grid)
     return session_class(spec, backend).from_host(meta, src, dst, record)
 
 
@@ -82,10 +97,7 @@ def bench_graph(name: str, source, variants, backend: str, opts: dict, out_dir: 
     code = 0
     for members in groups.values():
         _, spec, run_backend, _ = members[0]
-        if isinstance(source, tuple):
-            session = grid_graph_session(source, diagonal_prob, spec, run_backend)
-        else:
-            session = open_session(source, spec, run_backend, grid)
+        session = bench_session(source, spec, run_backend, grid, diagonal_prob)
         rec.update({k: v for k, v in session.meta.to_json().items()
                     if k in ("scale", "edgefactor", "n_vertices", "n_edges")})
         rec["generation_s"] = session.meta.extra.get("generation_time")

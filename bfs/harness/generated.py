@@ -85,8 +85,12 @@ class GeneratedKronecker:
         return src, dst
 
     def share(self, rank: int, size: int) -> tuple[int, int]:
-        m = self.n_edges
-        return rank * m // size, (rank + 1) * m // size
+        return share(self.n_edges, rank, size)
+
+
+def share(n_edges: int, rank: int, size: int) -> tuple[int, int]:
+    """The contiguous range of edges [lo, hi) rank generates or routes."""
+    return rank * n_edges // size, (rank + 1) * n_edges // size
 
 
 def parse_generate(text: str) -> GeneratedKronecker:
@@ -128,24 +132,24 @@ def parse_generate(text: str) -> GeneratedKronecker:
 
 # ---------------------------------------------------------------------- blocks of a grid
 
-def _share(comm, graph: GeneratedKronecker, generate):
-    """generate(lo, hi) of this rank's share of the graph, timed from a barrier (the slowest rank's
-    seconds); then a barrier, so the routing is timed alone."""
+def _share(comm, n_edges: int, edges):
+    """edges(lo, hi) of this rank's share of the n_edges, timed from a barrier (the slowest
+    rank's seconds); then a barrier, so the routing is timed alone."""
     from ..comm.mpi import allreduce_scalar
     comm.Barrier()
     t = time.perf_counter()
-    src, dst = generate(*graph.share(comm.Get_rank(), comm.Get_size()))
+    src, dst = edges(*share(n_edges, comm.Get_rank(), comm.Get_size()))
     placed = {"generation_s": allreduce_scalar(comm, time.perf_counter() - t, "MAX")}
     comm.Barrier()
     return src, dst, placed
 
 
-def place_gpu(comm, exchange, layout, graph: GeneratedKronecker):
-    """This rank's share generated on its GPU and routed to the layout's blocks: (block src,
-    block dst, timings). Collective."""
+def place_gpu(comm, exchange, layout, n_edges: int, edges):
+    """This rank's share, edges(lo, hi) as device arrays (generated on its GPU, say), routed
+    to the layout's blocks: (block src, block dst, timings). Collective."""
     from ..comm.mpi import allreduce_scalar
     from ..partition.route_gpu import route_to_blocks
-    src, dst, placed = _share(comm, graph, graph.device_edges)
+    src, dst, placed = _share(comm, n_edges, edges)
     t = time.perf_counter()
     block_src, block_dst = route_to_blocks(layout, src, dst, exchange)
     del src, dst
@@ -153,15 +157,15 @@ def place_gpu(comm, exchange, layout, graph: GeneratedKronecker):
     return block_src, block_dst, placed
 
 
-def place_cpu(comm, layout, graph: GeneratedKronecker):
-    """This rank's share generated on the CPU and routed to the layout's blocks with the
-    partitioner's router and MPI Alltoallv (buffers, no pickles): (block src, block dst,
-    timings). Collective."""
+def place_cpu(comm, layout, n_edges: int, edges):
+    """This rank's share, edges(lo, hi) as host arrays (generated on the CPU, say), routed to
+    the layout's blocks with the partitioner's router and MPI Alltoallv (buffers, no pickles):
+    (block src, block dst, timings). Collective."""
     from mpi4py import MPI
 
     from ..comm.mpi import allreduce_scalar, displacements
     from ..partition.blocks import _Router
-    src, dst, placed = _share(comm, graph, graph.host_edges)
+    src, dst, placed = _share(comm, n_edges, edges)
     t = time.perf_counter()
     dtype = id_dtype(layout.n_vertices)
     parts = _Router(layout, dtype).route(src, dst)   # (rank, src, dst) per non-empty block
@@ -183,10 +187,9 @@ def place_cpu(comm, layout, graph: GeneratedKronecker):
     return received[0], received[1], placed
 
 
-def manifest(kind: str, layout, graph: GeneratedKronecker, meta: GraphMeta,
-             n_directed_edges: int) -> dict:
+def manifest(kind: str, layout, meta: GraphMeta, n_directed_edges: int) -> dict:
     """The partition manifest's fields a distributed searcher and the session read, for blocks
     made in memory."""
     return {"kind": kind, "grid": [layout.rows, layout.cols], "bounds": layout.bounds.tolist(),
             "n_vertices": layout.n_vertices, "n_directed_edges": int(n_directed_edges),
-            "graph": {"generated": graph.spec, "graph_json": meta.to_json()}}
+            "graph": {"graph_json": meta.to_json()}}

@@ -360,6 +360,41 @@ class MpiSession:
 
     @classmethod
     def _generated(cls, comm, graph: GeneratedKronecker, spec, backend, gpu, grid):
+        edges = graph.device_edges if backend == "gpu" else graph.host_edges
+        layout, src, dst, placed = cls._place(comm, spec, backend, grid, graph.n_vertices,
+                                              graph.n_edges, edges)
+        meta = graph.meta(placed["generation_s"])
+        if comm.Get_rank() == 0:
+            log(f"generated {graph.spec} on {layout.rows}x{layout.cols} in "
+                f"{placed['generation_s']:.3f} s")
+        return cls._from_blocks(comm, spec, backend, gpu, layout, src, dst, placed, meta,
+                                graph.record(meta))
+
+    @classmethod
+    def from_host(cls, meta: GraphMeta, src, dst, graph_record: dict, spec, backend: str,
+                  grid: tuple[int, int] | None = None):
+        """Every rank holding the whole edge list in host memory (bench's grid graphs and
+        graph directories) routes its share of it to the blocks."""
+        from ..comm import mpi
+        comm = mpi.world()
+        gpu = select_gpu(envinfo.local_rank(mpi.node_rank(comm))) if backend == "gpu" else None
+        if backend == "gpu":
+            from ..graphs.device_edges import to_device_edges
+
+            def edges(lo, hi):
+                return to_device_edges(src[lo:hi], dst[lo:hi])
+        else:
+            def edges(lo, hi):
+                return src[lo:hi], dst[lo:hi]
+        layout, bsrc, bdst, placed = cls._place(comm, spec, backend, grid, meta.n_vertices,
+                                                len(src), edges)
+        return cls._from_blocks(comm, spec, backend, gpu, layout, bsrc, bdst, placed, meta,
+                                graph_record)
+
+    @staticmethod
+    def _place(comm, spec, backend, grid, n_vertices: int, n_edges: int, edges):
+        """The layout (grid, default the squarest one of the ranks; 1d on P x 1) and this
+        rank's block of the edges, each rank routing its share edges(lo, hi)."""
         from ..comm import mpi
         from ..comm.exchange import choose_comm, make_exchange
         from ..partition import GridLayout, squarest_grid
@@ -370,28 +405,34 @@ class MpiSession:
             rows, cols = rows * cols, 1
         with mpi.collective_errors(comm):
             mpi.check_world_size(comm, rows * cols, f"a {rows}x{cols} grid")
-            layout = GridLayout(graph.n_vertices, rows, cols)
+            layout = GridLayout(n_vertices, rows, cols)
         # generation and routing interleave local work and collectives, so an error is not
         # agreed on: it aborts every rank (run()'s and bench's abort_on_error)
         if backend == "gpu":
             # the world's exchange carries the routing all-to-all (NCCL unless ranks share a
             # GPU, as the searches choose)
             x = make_exchange("mpi" if p == 1 else choose_comm(None, "gpu", comm), comm)
-            src, dst, placed = generated.place_gpu(comm, x, layout, graph)
+            src, dst, placed = generated.place_gpu(comm, x, layout, n_edges, edges)
             x.free()
         else:
-            src, dst, placed = generated.place_cpu(comm, layout, graph)
-        total = int(mpi.allreduce_scalar(comm, int(src.size), "SUM", np.int64))
+            src, dst, placed = generated.place_cpu(comm, layout, n_edges, edges)
         placed["block_entries_max"] = int(mpi.allreduce_scalar(comm, int(src.size), "MAX",
                                                                np.int64))
-        meta = graph.meta(placed["generation_s"])
         if comm.Get_rank() == 0:
-            log(f"generated {graph.spec} on {rows}x{cols}: {placed['generation_s']:.3f} s, "
-                f"routed in {placed['route_s']:.3f} s (largest block "
-                f"{placed['block_entries_max']} entries)")
-        manifest = generated.manifest(spec.partition, layout, graph, meta, total)
-        return cls(comm, manifest, src, dst, backend, gpu, graph.record(meta),
-                   {"generated": True, "kind": spec.partition, "grid": [rows, cols]},
+            log(f"routed to the {rows}x{cols} blocks in {placed['route_s']:.3f} s (largest "
+                f"block {placed['block_entries_max']} entries)")
+        return layout, src, dst, placed
+
+    @classmethod
+    def _from_blocks(cls, comm, spec, backend, gpu, layout, src, dst, placed, meta,
+                     graph_record):
+        from ..comm import mpi
+        from . import generated
+        total = int(mpi.allreduce_scalar(comm, int(src.size), "SUM", np.int64))
+        return cls(comm, generated.manifest(spec.partition, layout, meta, total), src, dst,
+                   backend, gpu, graph_record,
+                   {"in_memory": True, "kind": spec.partition,
+                    "grid": [layout.rows, layout.cols]},
                    {"placement": placed})
 
     def build(self, spec, backend: str, options: dict):
