@@ -146,11 +146,10 @@ class LocalSession:
     def open(cls, source: Path | GeneratedKronecker, backend: str):
         """The session over a graph directory or a generated graph."""
         if isinstance(source, GeneratedKronecker):
-            t = time.perf_counter()
-            src, dst = cls._generate(source)
-            meta = source.meta(time.perf_counter() - t)
-            log(f"generated {source.spec}: {meta.n_edges} edges in "
-                f"{meta.extra['generation_time']:.3f} s")
+            src, dst, seconds = cls._generate(source)
+            meta = source.meta(seconds)
+            log(f"generated {source.spec}: {meta.n_edges} edges in {seconds:.3f} s "
+                f"({meta.n_edges / max(seconds, 1e-9) / 1e6:.1f} M edges/s)")
             return cls(meta, src, dst, source.record(meta))
         meta = read_meta(source)
         log(f"reading {source} ({meta.n_vertices} vertices, {meta.n_edges} edges)")
@@ -164,7 +163,10 @@ class LocalSession:
 
     @staticmethod
     def _generate(graph: GeneratedKronecker):
-        return graph.host_edges()
+        """(src, dst, seconds) of the whole edge list."""
+        t = time.perf_counter()
+        src, dst = graph.host_edges()
+        return src, dst, time.perf_counter() - t
 
     @staticmethod
     def _read(graph_dir: Path):
@@ -255,11 +257,8 @@ class GpuSession(LocalSession):
     def _generate(graph: GeneratedKronecker):
         graph.device_edges(0, min(graph.n_edges, 1024))   # compiles the generator: untimed
         t = time.perf_counter()
-        edges = graph.device_edges()
-        t = time.perf_counter() - t
-        log(f"generated on the GPU in {t:.3f} s ({graph.n_edges / max(t, 1e-9) / 1e9:.3f} "
-            f"G edges/s)")
-        return edges
+        src, dst = graph.device_edges()
+        return src, dst, time.perf_counter() - t
 
     @staticmethod
     def _place(src, dst):
