@@ -591,7 +591,8 @@ def test_bench_small(tmp_path, algorithms):
             rows = searches(Path(r["algorithms"][name]["run_dir"]))
             assert len(rows) == 4 and all(x["valid"] and x["nedge"] > 0 for x in rows)
             assert r["algorithms"][name]["kernel1_first_s"] > 0
-            assert r["algorithms"][name]["floor_fraction"] > 0
+            if name != "gpu-out-of-core":   # its graph is never on the device: no floor
+                assert r["algorithms"][name]["floor_fraction"] > 0
         if "gpu-out-of-core" in algorithms:   # its copies' rate beside the link's, measured
             ooc = r["algorithms"]["gpu-out-of-core"]
             assert ooc["host_to_device_Bps"] > 1e9 and ooc["transfer_rate_Bps"] > 0
