@@ -116,8 +116,10 @@ def bench_graph(name: str, source, variants, backend: str, opts: dict, out_dir: 
                     "grid": "x".join(map(str, grid_of)) if grid_of else None,
                     "comm": summary["parameters"].get("comm"),
                     "kernel1_s": summary["construction_time"], **summary["measurements"]}
+        clock = session.clock
         session.close()
         del session
+        clock.free_device_memory()   # the graph's device memory, for the next session
     return rec, code
 
 
