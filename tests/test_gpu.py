@@ -698,6 +698,31 @@ def test_quadratic_level_profile_adds_up():
         [int((levels == d).sum()) for d in range(len(prof))]
 
 
+@pytest.mark.parametrize("algorithm,validate", [("merrill", "every"), ("merrill-do", "first"),
+                                                ("2d", "none"), ("gpu-out-of-core", "every")])
+def test_run_generate_on_the_gpu(tmp_path, algorithm, validate):
+    """bfs run --generate: the graph generated on the GPU (the host for gpu-out-of-core), the
+    same searches as from its graph directory, CUDA-event times, the measurements bench
+    tabulates, and bfs validate generating it again."""
+    import json
+    g, ref, run = tmp_path / "g", tmp_path / "ref", tmp_path / "run"
+    bfs_cli("generate", "kronecker", "--scale", "12", "--out", g)
+    bfs_cli("run", g, "--algorithm", "seq-csr", "--roots", "4", "--out", ref)
+    bfs_cli("run", "--generate", "kronecker:scale=12", "--algorithm", algorithm, "--backend",
+            "gpu", "--roots", "4", "--validate", validate, "--profile-levels", "--out", run)
+    key = ("root", "depth", "reached", "nedge")
+    assert [tuple(r[k] for k in key) for r in searches(run)] == \
+        [tuple(r[k] for k in key) for r in searches(ref)]
+    info = json.loads((run / "run.json").read_text())
+    m = info["measurements"]
+    assert info["graph"]["generated"].startswith("kronecker:scale=12,")
+    assert m["timing"].startswith("CUDA events") and m["kernel1_first_s"] > 0
+    assert m["n_validated"] == {"every": 4, "first": 1, "none": 0}[validate]
+    if algorithm in ("merrill", "merrill-do"):
+        assert m["floor_fraction"] > 0 and m["launches"] and m["level_profile"]["n_steps"] >= 1
+    bfs_cli("validate", run)
+
+
 def test_quadratic_cli_run_and_bench_on_a_grid(tmp_path):
     """bfs run (GPU Kernel 1 from the edge list, validated on the GPU, saved parents
     re-validated on the CPU) and bfs bench (from the device CSR) on a high-diameter grid."""

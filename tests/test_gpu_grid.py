@@ -88,6 +88,27 @@ def test_run_two_gpus(tmp_path, comm):
     assert key == [(r["root"], r["depth"], r["reached"], r["nedge"]) for r in searches(gpu1d)]
 
 
+@pytest.mark.parametrize("algorithm", ["2d", "1d", "2d-do"])
+def test_run_generate_two_gpus(tmp_path, algorithm):
+    """bfs run --generate on 2 ranks: each GPU generates its share and routes it to the blocks;
+    the same searches as the partition's run of the same graph."""
+    graph, part, ref, run = (tmp_path / x for x in ("g", "p", "ref", "run"))
+    bfs_cli("generate", "kronecker", "--scale", 12, "--out", graph)
+    kind = ["--1d", 2] if algorithm == "1d" else ["--grid", "1x2"]
+    bfs_cli("partition", graph, *kind, "--out", part)
+    bfs_cli("run", part, "--algorithm", algorithm, "--backend", "gpu", "--roots", 4,
+            "--out", ref, ranks=2, env=ENV)
+    bfs_cli("run", "--generate", "kronecker:scale=12", "--algorithm", algorithm, "--backend",
+            "gpu", "--roots", 4, "--out", run, ranks=2, env=ENV)
+    key = ("root", "depth", "reached", "nedge")
+    assert [tuple(r[k] for k in key) for r in searches(run)] == \
+        [tuple(r[k] for k in key) for r in searches(ref)]
+    info = json.loads((run / "run.json").read_text())
+    assert info["partition"]["grid"] == ([2, 1] if algorithm == "1d" else [1, 2])
+    assert "grid_gpu" in info["validation"]
+    assert info["measurements"]["timing"].endswith("the maximum over the ranks")
+
+
 def test_bench_grid_two_gpus(tmp_path):
     import pyarrow.parquet as pq
     out = tmp_path / "bench.json"
