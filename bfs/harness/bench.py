@@ -165,7 +165,8 @@ def run_bench(backend: str, scales, algorithms, n_roots: int, out: Path | None,
         # no --out: the run directories live only as long as the bench
         out_dir = (summary_file.with_suffix("") if summary_file else Path(out)) if out \
             else Path(scratch)
-        opts = {"n_roots": n_roots, "validate": validate_mode, "profile_levels": profile_levels}
+        opts = {"n_roots": n_roots, "validate": validate_mode, "profile_levels": profile_levels,
+                "print_block": False}   # each run's block is in its graph500.txt
         result = {"backend": backend, "algorithms": variants, "n_roots": n_roots,
                   "validate": validate_mode, "grid": list(grid) if grid else None,
                   "records": []}

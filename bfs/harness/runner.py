@@ -124,6 +124,7 @@ class RunOptions:
     force: bool = False
     validate: str = "every"
     profile_levels: bool = False   # GPU searchers that time their level steps (timing.py)
+    print_block: bool = True       # the Graph500 output block on stdout (bench: its table)
 
 
 # ------------------------------------------------------------------------------- sessions
@@ -828,7 +829,8 @@ def _write_run(session, out, opts, spec, backend, options, started, roots, const
                                                session.ranks),
         }
         write_json(tmp / RUN_JSON, {**record, "files": file_records(tmp, data_files(tmp))})
-    sys.stdout.write(block)
+    if opts.print_block:
+        sys.stdout.write(block)
     if not valid:
         bad = sum(r["valid"] is False for r in rows)
         log(f"{bad} of {len(rows)} searches failed validation: run {out} is marked invalid")
