@@ -489,7 +489,9 @@ def build_parser() -> argparse.ArgumentParser:
                                    "graph's own edge list by the five Graph500 rules, and their "
                                    "depth, reach and edge count against searches.parquet.")
     v.add_argument("run_dir", help="run directory (bfs run --out)")
-    v.add_argument("--graph", help="graph directory (default: the one run.json names)")
+    v.add_argument("--graph", help="graph directory (default: the one run.json names; a run "
+                                   "over a graph generated in place (bfs run --generate): "
+                                   "that graph generated again on the CPU)")
     v.add_argument("--report", help="also write the verdict as JSON here")
     v.set_defaults(func=cmd_validate)
 
