@@ -634,18 +634,19 @@ def run(input_dir: Path | None, out: Path, opts: RunOptions, extra: dict | None 
         generate: str | None = None) -> int:
     """`bfs run`: one algorithm over a graph directory, a partition directory or a graph
     generated in place (--generate)."""
-    source = check_input(input_dir, generate)
     known = ALGORITHMS.get(opts.algorithm)
-    if _is_partition(source) or (known and known.distributed):
+    if (known and known.distributed) or (input_dir is not None and _is_partition(Path(input_dir))):
         # one process per rank: every rank checks the same request, so a bad one is agreed
         # and printed once (by rank 0), not once per rank
         from ..comm.mpi import abort_on_error, collective_errors, world
         comm = world()
         with abort_on_error(comm):
             with collective_errors(comm):
+                source = check_input(input_dir, generate)
                 spec, backend, options = check_request(source, opts, extra)
             session = open_session(source, spec, backend)
             return search_run(session, spec, backend, options, opts, out)
+    source = check_input(input_dir, generate)
     spec, backend, options = check_request(source, opts, extra)
     session = open_session(source, spec, backend)
     return search_run(session, spec, backend, options, opts, out)
