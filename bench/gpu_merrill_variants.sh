@@ -20,7 +20,7 @@ python3 -m bfs bench --backend gpu --scales $SCALES --algorithms $VARIANTS --roo
 grep -E "level profile|depth" "$OUT/bench.log" | head -60
 tail -8 "$OUT/bench.log"
 if [ -n "$GRID" ]; then
-python3 -m bfs bench --backend gpu --grid-graphs $GRID --algorithms merrill merrill-do --roots 4 \
+python3 -m bfs bench --backend gpu --lattice-graphs $GRID --algorithms merrill merrill-do --roots 4 \
     --validate first --profile-levels --out "$OUT/bench-grid.json" > "$OUT/bench-grid.log" 2>&1 || status=1
 grep -E "level profile" "$OUT/bench-grid.log"
 tail -5 "$OUT/bench-grid.log"

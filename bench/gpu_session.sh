@@ -23,7 +23,7 @@ others)
     for f in email-Eu-core p2p-Gnutella09; do
         python3 -m bfs generate snap "data/snap/$f.txt" --out "/tmp/$f" --force > /dev/null 2>&1 || status=1
     done
-    python3 -m bfs bench --backend gpu --grid-graphs 2000x2000 --graphs /tmp/email-Eu-core /tmp/p2p-Gnutella09 \
+    python3 -m bfs bench --backend gpu --lattice-graphs 2000x2000 --graphs /tmp/email-Eu-core /tmp/p2p-Gnutella09 \
         --algorithms merrill,2d,merrill-do --roots 8 --profile-levels --out "$OUT/others.json" \
         > "$OUT/others.log" 2>&1 || status=1
     tail -11 "$OUT/others.log"

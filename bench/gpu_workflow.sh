@@ -15,8 +15,8 @@ c.update(results="results", roots=8)
 c["graphs"]["kronecker"] = {"kron-s16": {"scale": 16}, "kron-s18": {"scale": 18},
                            **{f"kron-s16-e{e}": {"scale": 16, "edgefactor": e} for e in (8, 64)}}
 ex = c["experiments"]
-c["graphs"]["grid"] = {"grid-200x200": {"rows": 200, "cols": 200}}
-ex["real_graphs"]["graphs"] = ["email-Eu-core", "p2p-Gnutella09", "kron-s18", "grid-200x200"]
+c["graphs"]["lattice"] = {"lattice-200x200": {"rows": 200, "cols": 200}}
+ex["real_graphs"]["graphs"] = ["email-Eu-core", "p2p-Gnutella09", "kron-s18", "lattice-200x200"]
 ex["implementations"]["graphs"] = ["kron-s16", "kron-s18"]
 # Munguia's sweeps, fewer points: tasks 1 / 16 / 256, lambda 0 / 1000 / 100000, edge factors 8-64
 ex["task_count_sweep"].update(graphs=["kron-s18", "p2p-Gnutella09"], tasks=[1, 16, 256])

@@ -1,7 +1,8 @@
 """Shared by the GPU probes in bench/ (profile_search_kernels.py, profile_roots.py,
 idle_slowdown.py, ab_roots.py): Graph500's Kronecker graph built on the GPU, its first
-Graph500 roots as `bfs bench` picks them, a warmed-up searcher given as ALGORITHM[@options],
-and searches timed with CUDA events."""
+Graph500 roots as `bfs bench` picks them, a warmed-up searcher given as ALGORITHM[@options]
+(built by the registry's build(), as the harness builds it; ab_roots.py's searchers share one
+CSR through from_csr), and searches timed with CUDA events."""
 import importlib
 
 import cupy as cp
@@ -35,10 +36,22 @@ def searcher_for(spec: str, offsets, columns, first_root: int):
 
 
 def kronecker_searcher(scale: int, spec: str, n_roots: int, keep_edges: bool = False):
-    """(searcher, roots, host degrees, device (src, dst) or None). The searcher has run once
-    from the first root."""
-    offsets, columns, roots, degree, edges = kronecker_csr(scale, n_roots, keep_edges)
-    return searcher_for(spec, offsets, columns, roots[0]), roots, degree, edges
+    """(searcher, roots, host degrees, device (src, dst) or None), built as `bfs run
+    --generate kronecker:scale=S` builds it: the edge list generated on the GPU, then the
+    algorithm's own build() (Kernel 1 included). The searcher has run once from the first
+    root."""
+    from bfs.algorithms import EdgeList, RunContext
+    from bfs.graphs.device_edges import nonloop_degrees_device
+    from bfs.harness.generated import GeneratedKronecker
+    graph = GeneratedKronecker(scale)
+    src, dst = graph.device_edges()
+    degree = nonloop_degrees_device(src, dst, graph.n_vertices)
+    roots = graph500_roots(graph.n_vertices, degree > 0, count=n_roots, seeds=graph.seeds)
+    name, options = parse_algorithm(spec)
+    searcher = ALGORITHMS[name].load("gpu").build(EdgeList(src, dst, graph.n_vertices),
+                                                  RunContext("gpu", options))
+    searcher.search(int(roots[0]))
+    return searcher, roots, degree, (src, dst) if keep_edges else None
 
 
 def time_searches(searcher, root: int, repeats: int) -> list[float]:

@@ -14,14 +14,16 @@ from mpi4py import MPI
 
 from bfs.algorithms import RunContext, get_algorithm
 from bfs.comm.exchange import make_exchange
-from bfs.harness.bench_grid import _place
+from bfs.harness.generated import GeneratedKronecker, place_gpu
 from bfs.algorithms import Block
 from bfs.partition import GridLayout
 
 scale, name = int(sys.argv[1]), sys.argv[2]
 comm = MPI.COMM_WORLD
 import cupy as cp  # noqa: E402
-src, dst, _ = _place(comm, make_exchange("mpi", comm), 1, 1, scale, 16, (2, 3), "3.0")
+graph = GeneratedKronecker(scale)
+src, dst, _ = place_gpu(comm, make_exchange("mpi", comm), GridLayout(graph.n_vertices, 1, 1),
+                        graph.n_edges, graph.device_edges)
 module = get_algorithm(name).load("gpu")
 ctx = RunContext("gpu", {})
 module.warm_up(ctx)

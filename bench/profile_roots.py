@@ -1,5 +1,5 @@
 """Why some roots are slow: every Graph500 root timed (median of REPEATS searches, CUDA events),
-then the level steps of the slowest and fastest ones (bfs.harness.bench.profile_search).
+then the level steps of the slowest and fastest ones (bfs.harness.timing.profile_search).
 
     python3 bench/profile_roots.py SCALE ALGORITHM[@options] [ROOTS] [REPEATS]
 
@@ -8,7 +8,7 @@ import sys
 
 import numpy as np
 
-from bfs.harness.bench import profile_search
+from bfs.harness.timing import profile_search
 from kronecker_searcher import kronecker_searcher, time_searches
 
 scale, spec = int(sys.argv[1]), sys.argv[2]

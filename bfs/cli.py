@@ -4,7 +4,8 @@
     bfs generate snap INPUT --out GRAPH_DIR
     bfs generate lattice --rows R --cols C [--diagonal-prob P] --out GRAPH_DIR
     bfs partition GRAPH_DIR (--grid RxC | --1d P) [--cache DIR] --out PART_DIR
-    bfs run GRAPH_DIR --algorithm NAME [--backend auto|cpu|gpu] [--roots 64 | --root V] [--save-parents 1] --out RUN_DIR
+    bfs run GRAPH_DIR --algorithm NAME [--backend auto|cpu|gpu] [--roots 64 | --root V] [--save-parents 1] [--validate every|first|none] --out RUN_DIR
+    [mpiexec -n P] bfs run --generate kronecker:scale=S[,edgefactor=16,seeds=2:3] --algorithm NAME ... --out RUN_DIR
     bfs run GRAPH_DIR --algorithm gpu-out-of-core [--device-memory-limit BYTES] --out RUN_DIR
     mpiexec -n P bfs run PART_DIR --algorithm 2d|2d-do|1d|semiring [--exchange scan|wave] [--alpha A --beta B] [--comm nccl|mpi] --out RUN_DIR
     bfs run GRAPH_DIR --algorithm hybrid [--tasks T] [--mode workload|fixed] [--lambda L] [--gpu-share S] --out RUN_DIR
@@ -116,7 +117,8 @@ def cmd_generate_lattice(args) -> int:
 def cmd_run(args) -> int:
     from .harness.runner import RunOptions, run
     opts = RunOptions(algorithm=args.algorithm, backend=args.backend, n_roots=args.roots,
-                      root=args.root, save_parents=args.save_parents, force=args.force)
+                      root=args.root, save_parents=args.save_parents, force=args.force,
+                      validate=args.validate, profile_levels=args.profile_levels)
     extra = {"comm": args.comm} if args.comm else {}
     if args.algorithm in ("2d", "2d-do"):
         extra["exchange"] = args.exchange
@@ -135,7 +137,8 @@ def cmd_run(args) -> int:
             raise BfsError(f"--device-memory-limit is for --algorithm gpu-out-of-core, not "
                            f"{args.algorithm}")
         extra["device_memory_limit"] = args.device_memory_limit
-    return run(Path(args.graph), Path(args.out), opts, extra)
+    return run(Path(args.graph) if args.graph else None, Path(args.out), opts, extra,
+               generate=args.generate)
 
 
 def cmd_bench(args) -> int:
@@ -143,20 +146,15 @@ def cmd_bench(args) -> int:
     from .harness.bench import run_bench
     algorithms = split_algorithms(args.algorithms or []) \
         or (["merrill"] if args.backend == "gpu" else ["seq-csr"])
-    if args.grid:
-        from .harness.bench_grid import run_bench_grid
-        if args.backend != "gpu" or not args.scales or args.grid_graphs or args.graphs:
-            raise BfsError("bench --grid RxC (ranks) takes --backend gpu and --scales only")
-        return run_bench_grid(args.grid, args.scales, algorithms, args.roots,
-                              Path(args.out) if args.out else None, args.validate,
-                              args.edgefactor, tuple(args.seeds), args.graph500_version)
-    if not args.scales and not args.grid_graphs and not args.graphs:
-        raise BfsError("bench needs --scales, --grid-graphs or --graphs")
+    if args.grid and (not args.scales or args.lattice_graphs or args.graphs):
+        raise BfsError("bench --grid RxC (ranks) takes --scales only")
+    if not args.scales and not args.lattice_graphs and not args.graphs:
+        raise BfsError("bench needs --scales, --lattice-graphs or --graphs")
     return run_bench(args.backend, args.scales or [], algorithms, args.roots,
                      Path(args.out) if args.out else None, args.validate, args.edgefactor,
                      tuple(args.seeds), args.graph500_version,
-                     profile_levels=args.profile_levels, grids=args.grid_graphs or [],
-                     diagonal_prob=args.diagonal_prob, graph_dirs=args.graphs)
+                     profile_levels=args.profile_levels, lattices=args.lattice_graphs or [],
+                     diagonal_prob=args.diagonal_prob, graph_dirs=args.graphs, grid=args.grid)
 
 
 def add_graph_output(parser, default_name: str) -> None:
@@ -342,6 +340,17 @@ def shown(value) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
+class OldNameWarns(argparse._StoreAction):
+    """An option stored as usual that warns when given by its old name (its last option
+    string), kept for one release after a rename."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if option_string == self.option_strings[-1]:
+            log(f"warning: {option_string} is now {self.option_strings[0]}; the old name goes "
+                "in the next release")
+        super().__call__(parser, namespace, values, option_string)
+
+
 class DefaultsHelpFormatter(argparse.HelpFormatter):
     """Every option's help ends with its default, `(default: X)`, unless it has none (None,
     False) or its help already names it in words (a default worked out at run time)."""
@@ -428,8 +437,15 @@ def build_parser() -> argparse.ArgumentParser:
     pa_.set_defaults(func=cmd_partition)
 
     r = sub.add_parser("run", help="Kernel 1 + validated BFS searches into a run directory")
-    r.add_argument("graph", help="graph directory, or partition directory for 2d, 2d-do, "
-                                 "1d and semiring (under mpiexec -n R*C)")
+    r.add_argument("graph", nargs="?", metavar="GRAPH_DIR|PART_DIR",
+                   help="graph directory, or partition directory for 2d, 2d-do, 1d and "
+                        "semiring (under mpiexec -n R*C); or none with --generate")
+    r.add_argument("--generate", metavar="kronecker:scale=S[,edgefactor=16][,seeds=2:3]"
+                                        "[,version=3.0]",
+                   help="instead of an input directory, generate the Graph500 Kronecker graph "
+                        "in place (the GPU's memory on --backend gpu; under mpiexec each rank "
+                        "generates its share and routes it to the blocks: the squarest R x C "
+                        "grid, P x 1 for 1d); edgefactor 16 and seeds 2:3 unless given")
     r.add_argument("--algorithm", required=True, help="see `bfs algorithms`")
     r.add_argument("--backend", choices=["cpu", "gpu", "auto"], default="auto",
                    help="where the searches run: cpu, gpu (CUDA through CuPy), or auto: the CPU "
@@ -473,6 +489,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="2d, 2d-do, 1d, semiring: per-level exchanges on device buffers through NCCL "
                         "(the GPU default) or through MPI, device buffers staged on the host "
                         "(the CPU backend's only choice)")
+    r.add_argument("--validate", choices=["every", "first", "none"], default="every",
+                   help="which timed searches are validated (untimed): every one (Graph500's "
+                        "rule), the first, or none; the others are recorded with valid null")
+    r.add_argument("--profile-levels", action="store_true",
+                   help="(gpu: merrill, merrill-do, 2d on one GPU) one extra search from the "
+                        "first root with CUDA events around every level step, in run.json's "
+                        "measurements.level_profile")
     r.add_argument("--out", required=True, help="run directory to write")
     r.add_argument("--force", action="store_true", help="replace an existing --out")
     r.set_defaults(func=cmd_run)
@@ -483,7 +506,9 @@ def build_parser() -> argparse.ArgumentParser:
                                    "graph's own edge list by the five Graph500 rules, and their "
                                    "depth, reach and edge count against searches.parquet.")
     v.add_argument("run_dir", help="run directory (bfs run --out)")
-    v.add_argument("--graph", help="graph directory (default: the one run.json names)")
+    v.add_argument("--graph", help="graph directory (default: the one run.json names; a run "
+                                   "over a graph generated in place (bfs run --generate): "
+                                   "that graph generated again on the CPU)")
     v.add_argument("--report", help="also write the verdict as JSON here")
     v.set_defaults(func=cmd_validate)
 
@@ -513,36 +538,43 @@ def build_parser() -> argparse.ArgumentParser:
         t.add_argument("--out", required=True, help=f"output stem: writes STEM.{suffixes}")
         t.set_defaults(func=func)
 
-    b = sub.add_parser("bench", help="in-memory benchmark: generate, Kernel 1, timed and "
-                                     "validated searches, a baseline, a table (no files)")
+    b = sub.add_parser("bench", help="algorithms side by side on graphs made in memory: a run "
+                                     "directory per graph and algorithm, the baseline, a table")
     b.add_argument("--backend", choices=["cpu", "gpu"], default="gpu",
                    help="where graphs are generated and searched")
     b.add_argument("--scales", type=positive_int, nargs="+", metavar="S",
                    help="Kronecker graphs of these scales, generated in memory")
     b.add_argument("--grid", type=grid, metavar="RxC",
-                   help="(gpu, under mpiexec -n R*C) the distributed algorithms on an R x C "
-                        "grid of GPUs, each --scales graph generated in place and routed to "
-                        "the ranks' blocks; every search validated on the GPUs")
-    b.add_argument("--grid-graphs", type=grid, nargs="+", metavar="RxC",
-                   help="(gpu) also bench R x C grid graphs built in memory (bfs.graphs.grid)")
-    b.add_argument("--diagonal-prob", type=float, default=0.0, help="for --grid-graphs")
+                   help="(under mpiexec -n R*C) the distributed algorithms on an R x C grid "
+                        "of ranks, each --scales graph generated in place and routed to the "
+                        "ranks' blocks (1d: on R*C x 1)")
+    b.add_argument("--lattice-graphs", "--grid-graphs", type=grid, nargs="+", metavar="RxC",
+                   action=OldNameWarns,
+                   help="also bench R x C lattices built in memory (bfs.graphs.lattice; "
+                        "--grid-graphs: the old name, for one release)")
+    b.add_argument("--diagonal-prob", type=float, default=0.0, help="for --lattice-graphs")
     b.add_argument("--graphs", nargs="+", metavar="GRAPH_DIR", default=[],
                    help="(gpu) also bench graph directories (e.g. from `bfs generate snap`)")
     b.add_argument("--profile-levels", action="store_true",
                    help="(gpu) one extra search per algorithm from the first root with CUDA "
                         "events around every level: frontier sizes and milliseconds in the JSON")
     b.add_argument("--algorithms", nargs="+", metavar="NAME",
-                   help="default: merrill on gpu, seq-csr on cpu")
+                   help="NAME[@KEY=VALUE,...] variants (default: merrill on gpu, seq-csr on "
+                        "cpu); on the gpu cupy-baseline runs first unless named")
     b.add_argument("--roots", type=positive_int, default=64, help="Graph500 roots per scale")
     b.add_argument("--validate", choices=["every", "first", "cpu", "none"], default="every",
-                   help="(gpu) every search or the first per algorithm, on the GPU; cpu: every "
-                        "search on the CPU from copied parents; none (cpu backend: always every)")
+                   help="every search or the first per algorithm (on the GPU where the "
+                        "searches ran); cpu: (one GPU) every search on the CPU from copied "
+                        "parents; none")
     b.add_argument("--edgefactor", type=positive_int, default=16, help="edges per vertex")
     b.add_argument("--seeds", type=nonnegative_int, nargs=2, default=[2, 3], metavar=("U1", "U2"),
                    help="the two uint64 PRNG seeds")
     b.add_argument("--graph500-version", choices=["3.0", "2.1.4"], default="3.0",
                    help="the reference generator's version the edges match")
-    b.add_argument("--out", help="write every number here as JSON")
+    b.add_argument("--out", metavar="DIR|FILE.json",
+                   help="directory for the run directories (DIR/<graph>/<algorithm>/) and "
+                        "DIR/bench.json; FILE.json: that summary there too, the runs under FILE/ "
+                        "(default: none kept)")
     b.set_defaults(func=cmd_bench)
 
     a = sub.add_parser("algorithms", help="list the registered algorithms")

@@ -181,3 +181,25 @@ def load_module(path: str | Path, name_expressions: tuple[str, ...] = ()):
     cp = require_gpu()
     return cp.RawModule(code=cuda_source(path), options=("-std=c++17",),
                         name_expressions=list(name_expressions) or None)
+
+
+def copy_bandwidth(nbytes: int = 1 << 30, reps: int = 10) -> float:
+    """Device-to-device copy bandwidth, bytes read + written per second, by CUDA events (the
+    bandwidth floor of a search: 4 bytes * directed edges / this)."""
+    cp = require_gpu()
+    a = cp.ones(nbytes // 4, dtype=cp.uint32)
+    b = cp.empty_like(a)
+    b[...] = a  # warm-up
+    start, end = cp.cuda.Event(), cp.cuda.Event()
+    start.record()
+    for _ in range(reps):
+        b.data.copy_from_device_async(a.data, a.nbytes)
+    end.record()
+    end.synchronize()
+    seconds = cp.cuda.get_elapsed_time(start, end) / 1e3
+    ok = bool((b[:1024] == 1).all())
+    del a, b
+    cp.get_default_memory_pool().free_all_blocks()
+    if not ok:
+        raise BfsError("copy bandwidth probe: the copy did not arrive")
+    return 2.0 * nbytes * reps / seconds

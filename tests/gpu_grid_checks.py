@@ -26,7 +26,7 @@ from bfs.algorithms.kernel1 import build_csr
 from bfs.algorithms.seq_csr import bfs_csr
 from bfs.comm.exchange import MpiExchange, NcclExchange
 from bfs.graphs.kronecker import generate_edges
-from bfs.harness.bench_grid import _generate_share
+from bfs.harness.generated import GeneratedKronecker
 from bfs.algorithms import Block
 from bfs.harness.runner import select_gpu
 from bfs.partition import GridLayout
@@ -82,7 +82,8 @@ def check_exchange(R, C):
 
 def blocks_in_place(R, C):
     layout = GridLayout(2 ** SCALE, R, C)
-    src, dst = _generate_share(comm, SCALE, EF, (2, 3), "3.0")
+    graph = GeneratedKronecker(SCALE, EF)
+    src, dst = graph.device_edges(*graph.share(comm.Get_rank(), comm.Get_size()))
     x = NcclExchange(comm)
     return layout, route_to_blocks(layout, src, dst, x)
 

@@ -68,9 +68,10 @@ def searches(run_dir: Path) -> list[dict]:
 
 def build(graph, ctx):
     """A deliberately wrong BFS (registered only by tests): seq-csr with one tree edge broken."""
+    from bfs.algorithms import Searcher
     from bfs.algorithms.seq_csr import build as build_seq_csr
 
-    class Broken:
+    class Broken(Searcher):
         def __init__(self):
             self.inner = build_seq_csr(graph, ctx)
 

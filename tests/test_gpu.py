@@ -5,6 +5,7 @@ Every test is marked gpu; the whole module is skipped (with the reason) without 
 device. On a GPU machine: python3 -m pytest -q -m gpu tests/test_gpu.py
 """
 import hashlib
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -40,7 +41,7 @@ from helpers import SNAP_DIR, bfs_cli, searches  # noqa: E402
 
 def merrill(src, dst, n, name="merrill", **options):
     return get_algorithm(name).load("gpu").build(EdgeList(src, dst, n),
-                                            RunContext("gpu", {name: options}))
+                                            RunContext("gpu", options))
 
 
 # merrill-do switching settings: the GPU defaults; Beamer's paper values; bottom-up from the
@@ -235,7 +236,7 @@ def test_merrill_do_edges_examined(setting):
     """Top-down levels read every edge of their frontier; a bottom-up level reads at least one
     neighbour of each vertex it finds and only rows of vertices still open (reachable, not yet
     reached); the profile's bytes follow from those counts."""
-    from bfs.harness.bench import profile_search
+    from bfs.harness.timing import profile_search
     options = {**DO_SETTINGS, "all-top-down": {"alpha": 1e-9}}[setting]
     src, dst = generate_edges(14, 16)
     n = 2 ** 14
@@ -586,25 +587,31 @@ def test_bench_small(tmp_path, algorithms):
     rec = json.loads(out.read_text())
     assert rec["valid"] and len(rec["records"]) == 2
     for r in rec["records"]:
-        for name in algorithms:
-            searches = r["algorithms"][name]["searches"]
-            assert len(searches) == 4 and all(x["valid"] and x["nedge"] > 0 for x in searches)
+        for name in algorithms + ["cupy-baseline"]:   # the baseline runs unless named
+            rows = searches(Path(r["algorithms"][name]["run_dir"]))
+            assert len(rows) == 4 and all(x["valid"] and x["nedge"] > 0 for x in rows)
+            assert r["algorithms"][name]["kernel1_first_s"] > 0
+            if name != "gpu-out-of-core":   # its graph is never on the device: no floor
+                assert r["algorithms"][name]["floor_fraction"] > 0
         if "gpu-out-of-core" in algorithms:   # its copies' rate beside the link's, measured
             ooc = r["algorithms"]["gpu-out-of-core"]
             assert ooc["host_to_device_Bps"] > 1e9 and ooc["transfer_rate_Bps"] > 0
     assert "GTEPS" in proc.stdout
+    # each run directory is the report's like any other
+    bfs_cli("report", "table", "graphs", *sorted((tmp_path / "bench").glob("*/*")),
+            "--out", tmp_path / "table")
 
 
 def test_bench_profile_grid_and_variants(tmp_path):
     out = tmp_path / "bench.json"
-    bfs_cli("bench", "--backend", "gpu", "--scales", "12", "--grid-graphs", "40x300",
+    bfs_cli("bench", "--backend", "gpu", "--scales", "12", "--lattice-graphs", "40x300",
             "--algorithms", "merrill", "merrill-do", "merrill@expand=v0", "2d", "--roots", "3",
             "--profile-levels", "--out", out)
     import json
     rec = json.loads(out.read_text())
     assert rec["valid"] and len(rec["records"]) == 2
     grid_rec = rec["records"][1]
-    assert grid_rec["graph"] == "grid-40x300"
+    assert grid_rec["graph"] == "lattice-40x300"
     for r in rec["records"]:
         for name in ("merrill", "merrill-do", "merrill@expand=v0", "2d"):
             prof = r["algorithms"][name]["level_profile"]
@@ -691,6 +698,31 @@ def test_quadratic_level_profile_adds_up():
         [int((levels == d).sum()) for d in range(len(prof))]
 
 
+@pytest.mark.parametrize("algorithm,validate", [("merrill", "every"), ("merrill-do", "first"),
+                                                ("2d", "none"), ("gpu-out-of-core", "every")])
+def test_run_generate_on_the_gpu(tmp_path, algorithm, validate):
+    """bfs run --generate: the graph generated on the GPU (the host for gpu-out-of-core), the
+    same searches as from its graph directory, CUDA-event times, the measurements bench
+    tabulates, and bfs validate generating it again."""
+    import json
+    g, ref, run = tmp_path / "g", tmp_path / "ref", tmp_path / "run"
+    bfs_cli("generate", "kronecker", "--scale", "12", "--out", g)
+    bfs_cli("run", g, "--algorithm", "seq-csr", "--roots", "4", "--out", ref)
+    bfs_cli("run", "--generate", "kronecker:scale=12", "--algorithm", algorithm, "--backend",
+            "gpu", "--roots", "4", "--validate", validate, "--profile-levels", "--out", run)
+    key = ("root", "depth", "reached", "nedge")
+    assert [tuple(r[k] for k in key) for r in searches(run)] == \
+        [tuple(r[k] for k in key) for r in searches(ref)]
+    info = json.loads((run / "run.json").read_text())
+    m = info["measurements"]
+    assert info["graph"]["generated"].startswith("kronecker:scale=12,")
+    assert m["timing"].startswith("CUDA events") and m["kernel1_first_s"] > 0
+    assert m["n_validated"] == {"every": 4, "first": 1, "none": 0}[validate]
+    if algorithm in ("merrill", "merrill-do"):
+        assert m["floor_fraction"] > 0 and m["launches"] and m["level_profile"]["n_steps"] >= 1
+    bfs_cli("validate", run)
+
+
 def test_quadratic_cli_run_and_bench_on_a_grid(tmp_path):
     """bfs run (GPU Kernel 1 from the edge list, validated on the GPU, saved parents
     re-validated on the CPU) and bfs bench (from the device CSR) on a high-diameter grid."""
@@ -709,7 +741,7 @@ def test_quadratic_cli_run_and_bench_on_a_grid(tmp_path):
     assert json.loads((run / "run.json").read_text())["parameters"]["backend"] == "gpu"
     bfs_cli("validate", run)
     out = tmp_path / "bench.json"
-    bfs_cli("bench", "--backend", "gpu", "--grid-graphs", "40x300", "--algorithms",
+    bfs_cli("bench", "--backend", "gpu", "--lattice-graphs", "40x300", "--algorithms",
             f"merrill,{QUADRATIC}", "--roots", "3", "--profile-levels", "--out", out)
     rec = json.loads(out.read_text())
     assert rec["valid"]
@@ -1079,14 +1111,16 @@ def test_bench_validates_every_search_on_gpu(tmp_path):
     snap = tmp_path / "email"
     convert_snap(SNAP_DIR / "email-Eu-core.txt", snap)
     out = tmp_path / "b.json"
-    assert run_bench("gpu", [10], ["merrill", "2d"], 4, out, grids=[(30, 40)],
+    assert run_bench("gpu", [10], ["merrill", "2d"], 4, out, lattices=[(30, 40)],
                      graph_dirs=[snap]) == 0
     records = json.loads(out.read_text())["records"]
-    assert [r.get("graph", r.get("scale")) for r in records] == [10, "grid-30x40", "email-Eu-core"]
+    assert [r["graph"] for r in records] == ["kron-s10-e16", "lattice-30x40", "email-Eu-core"]
     for rec in records:
-        for a in list(rec["algorithms"].values()) + [rec["baseline"]]:
-            assert len(a["searches"]) == 4
-            assert all(r["validated"] and r["valid"] for r in a["searches"])
+        assert set(rec["algorithms"]) == {"cupy-baseline", "merrill", "2d"}
+        for a in rec["algorithms"].values():
+            rows = searches(Path(a["run_dir"]))
+            assert len(rows) == 4 and a["n_validated"] == 4
+            assert all(r["valid"] for r in rows)
 
 
 @pytest.mark.parametrize("command", [

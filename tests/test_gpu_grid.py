@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -87,19 +88,45 @@ def test_run_two_gpus(tmp_path, comm):
     assert key == [(r["root"], r["depth"], r["reached"], r["nedge"]) for r in searches(gpu1d)]
 
 
+@pytest.mark.parametrize("algorithm", ["2d", "1d", "2d-do"])
+def test_run_generate_two_gpus(tmp_path, algorithm):
+    """bfs run --generate on 2 ranks: each GPU generates its share and routes it to the blocks;
+    the same searches as the partition's run of the same graph."""
+    graph, part, ref, run = (tmp_path / x for x in ("g", "p", "ref", "run"))
+    bfs_cli("generate", "kronecker", "--scale", 12, "--out", graph)
+    kind = ["--1d", 2] if algorithm == "1d" else ["--grid", "1x2"]
+    bfs_cli("partition", graph, *kind, "--out", part)
+    bfs_cli("run", part, "--algorithm", algorithm, "--backend", "gpu", "--roots", 4,
+            "--out", ref, ranks=2, env=ENV)
+    bfs_cli("run", "--generate", "kronecker:scale=12", "--algorithm", algorithm, "--backend",
+            "gpu", "--roots", 4, "--out", run, ranks=2, env=ENV)
+    key = ("root", "depth", "reached", "nedge")
+    assert [tuple(r[k] for k in key) for r in searches(run)] == \
+        [tuple(r[k] for k in key) for r in searches(ref)]
+    info = json.loads((run / "run.json").read_text())
+    assert info["partition"]["grid"] == ([2, 1] if algorithm == "1d" else [1, 2])
+    assert "grid_gpu" in info["validation"]
+    assert info["measurements"]["timing"].endswith("the maximum over the ranks")
+
+
 def test_bench_grid_two_gpus(tmp_path):
+    import pyarrow.parquet as pq
     out = tmp_path / "bench.json"
-    proc = bfs_cli("bench", "--backend", "gpu", "--grid", "1x2", "--scales", 12,
-                   "--algorithms", "2d,2d@comm=mpi,1d,2d-do", "--roots", 4, "--out", out,
-                   ranks=2, env=ENV)
-    rec = json.loads(out.read_text())["records"][0]
-    assert rec["grid"] == "1x2" and set(rec["placement"]) == {"1x2", "2x1"}
+    bfs_cli("bench", "--backend", "gpu", "--grid", "1x2", "--scales", 12,
+            "--algorithms", "2d,2d@comm=mpi,1d,2d-do", "--roots", 4, "--out", out,
+            ranks=2, env=ENV)
+    summary = json.loads(out.read_text())
+    assert summary["grid"] == [1, 2] and summary["valid"]
+    rec = summary["records"][0]
     assert rec["algorithms"]["1d"]["grid"] == "2x1"    # 1d runs on the P x 1 grid
     assert rec["algorithms"]["2d-do"]["grid"] == "1x2"
     for name in ("2d", "2d@comm=mpi", "1d", "2d-do"):
         a = rec["algorithms"][name]
-        assert a["valid"] and a["validated"] == 4
-        assert {r["rank"] for r in a["levels_first_root"]} == {0, 1}
+        assert a["valid"] and a["n_validated"] == 4 and "placement" in a
+        levels = pq.read_table(Path(a["run_dir"]) / "levels.parquet").to_pylist()
+        assert {r["rank"] for r in levels} == {0, 1}
     assert rec["algorithms"]["2d"]["comm"] == "nccl"
     assert rec["algorithms"]["2d@comm=mpi"]["comm"] == "mpi"
-    assert "all valid" in proc.stdout
+    # the run directories are the report's like any other
+    bfs_cli("report", "table", "graphs", *sorted((tmp_path / "bench").glob("*/*")),
+            "--out", tmp_path / "t")

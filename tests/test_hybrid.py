@@ -205,8 +205,8 @@ def test_cli_refuses_without_a_gpu(kron8, tmp_path, capsys, monkeypatch):
 def test_cli_passes_hybrid_options_only_to_hybrid(kron8, tmp_path, monkeypatch):
     from bfs.harness import runner
     seen = {}
-    monkeypatch.setattr(runner, "run", lambda graph, out, opts, extra: seen.update(
-        {opts.algorithm: extra}) or 0)
+    monkeypatch.setattr(runner, "run", lambda graph, out, opts, extra, generate=None:
+                        seen.update({opts.algorithm: extra}) or 0)
     assert main(["run", str(kron8), "--algorithm", "hybrid", "--tasks", "3", "--mode", "fixed",
                  "--lambda", "inf", "--gpu-share", "0.25", "--out", str(tmp_path / "r")]) == 0
     assert seen["hybrid"] == {"tasks": 3, "mode": "fixed", "lambda": "inf",

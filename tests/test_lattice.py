@@ -6,6 +6,7 @@ from bfs.algorithms.seq_csr import bfs_csr
 from bfs.errors import BfsError
 from bfs.graphs.graphdir import read_edges, read_meta
 from bfs.graphs.lattice import lattice_edges
+from bfs.harness.rundir import read_run_json
 from bfs.algorithms.kernel1 import build_csr
 
 from helpers import bfs_cli
@@ -63,3 +64,15 @@ def test_old_generate_grid_still_works_and_says_the_new_name(tmp_path):
     assert "is now `bfs generate lattice`" in said.stderr
     meta = read_meta(tmp_path / "g")
     assert (meta.name, meta.source, meta.n_vertices) == ("lattice-3x4", "lattice", 12)
+
+
+def test_bench_lattice_graphs_and_the_old_flag(tmp_path):
+    """bench --lattice-graphs makes the lattice in memory and writes its run directory;
+    --grid-graphs, the old name, still works and says the new one."""
+    said = bfs_cli("bench", "--backend", "cpu", "--grid-graphs", "5x6", "--algorithms",
+                   "seq-csr", "--roots", "2", "--out", tmp_path / "b")
+    assert "--grid-graphs is now --lattice-graphs" in said.stderr
+    assert "lattice-5x6" in said.stdout
+    info = read_run_json(tmp_path / "b" / "lattice-5x6" / "seq-csr")
+    assert info["valid"] and info["graph"]["source"] == "lattice"
+    assert info["graph"]["n_vertices"] == 30

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass, field
-from typing import Protocol
 
 import numpy as np
 
@@ -75,8 +74,7 @@ class SearchResult:
     level: np.ndarray   # int32, -1 = unreached, level[root] == 0
 
 
-class Searcher(Protocol):
-    def search(self, root: int) -> SearchResult: ...
+from .searcher import Searcher  # noqa: E402,F401  (re-exported; it needs SearchResult)
 
 
 ALGORITHMS: dict[str, AlgorithmSpec] = {

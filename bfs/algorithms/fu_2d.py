@@ -36,7 +36,7 @@ import numba
 import numpy as np
 
 from ..comm.exchange import LevelClock, choose_comm, make_exchange
-from . import RunContext, SearchResult
+from . import RunContext, SearchResult, Searcher
 
 WORD = 64
 
@@ -159,7 +159,9 @@ class PaddedRange:
         return -1
 
 
-class Fu2D:
+class Fu2D(Searcher):
+    world_x = row_x = col_x = None   # the exchanges (none on a from_csr searcher)
+
     def __init__(self, block, ctx: RunContext):
         self._layout(block, ctx)
         self._build_local(block)
@@ -385,6 +387,15 @@ class Fu2D:
     def _results(self) -> tuple[np.ndarray, np.ndarray]:
         """(level_col, pred) of the last search as host arrays (the GPU backend copies)."""
         return self.level_col, self.pred
+
+    def close(self) -> None:
+        """The exchanges' NCCL communicators, not one set per build; the same order on every
+        rank (destroying one waits for its peers)."""
+        freed = []
+        for x in (self.world_x, self.row_x, self.col_x):
+            if x is not None and not any(x is f for f in freed):
+                x.free()
+                freed.append(x)
 
 
 def build(block, ctx: RunContext) -> Fu2D:

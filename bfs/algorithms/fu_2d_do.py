@@ -123,6 +123,7 @@ class DirectionSwitch:
     what Fu2DDo and bfs.algorithms.fu_2d_do_gpu.Fu2DDoGpu (which keeps the words on the
     device) share. Sets alpha, beta, n, and per search bottom_up, directions,
     level_edges_examined and edges_examined."""
+    resolved_options = ("alpha", "beta")   # run.json records them as the search ran
 
     def _switch_options(self, options: dict, n: int, alpha: float = ALPHA,
                         beta: float = BETA) -> None:

@@ -115,6 +115,16 @@ class Fu2DGpu(Fu2D):
     levels_run = EngineAnswers()
     launches = EngineAnswers()
     profile_levels = EngineAnswers()
+    grid_validation = True   # grid_view(), on any grid
+
+    @property
+    def device_resident(self) -> bool:
+        """device_result() and nedge(): only where one GPU holds the whole graph (the engine)."""
+        return self.engine is not None
+
+    @property
+    def level_profiling(self) -> bool:
+        return self.engine is not None and self.engine.level_profiling
 
     def __init__(self, block, ctx: RunContext):
         """The block's CSR in padded local ids, built on the GPU. block.src / dst: global ids,

@@ -68,7 +68,7 @@ import numba
 import numpy as np
 from numba import prange
 
-from . import EdgeList, RunContext, SearchResult
+from . import EdgeList, RunContext, SearchResult, Searcher
 from ..errors import BfsError
 
 DEFAULTS = {"tasks": 16, "mode": "workload", "lambda": 1000.0, "gpu_share": 0.5}
@@ -215,7 +215,7 @@ def parse_options(options: dict) -> dict:
     return opts
 
 
-class HostHybrid:
+class HostHybrid(Searcher):
     """The level-synchronous task driver. `device` is a DeviceSide (GPU tasks) or None (only
     settings whose tasks all run on the CPU; a GPU task then raises)."""
 
@@ -436,6 +436,7 @@ class HybridSearcher(HostHybrid):
     """The registry's searcher: HostHybrid with a DeviceSide, and the single-GPU searchers'
     outputs (bfs bench): the last search's tree (on the host, where the driver keeps it),
     on the device for the GPU validator, and its Graph500 nedge."""
+    device_resident = True   # device_result(): a device copy of the host outputs
 
     def search(self, root: int) -> SearchResult:
         self.last = super().search(root)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import SearchResult
+from . import SearchResult, Searcher
 from ..device import (BLOCK, EDGE_LIST_BYTES_PER_EDGE, KERNEL1_BYTES_PER_EDGE,
                       KERNEL1_BYTES_PER_VERTEX, check_fits, grid_for, largest_kronecker_scale,
                       load_module, require_gpu)
@@ -80,11 +80,12 @@ def warm_up(from_csr) -> None:
     from_csr(offsets, columns).search(0)
 
 
-class DeviceCsrSearcher:
+class DeviceCsrSearcher(Searcher):
     """What the single-GPU searchers over a Kernel-1 device CSR share (merrill, merrill-do,
     gpu-quadratic): the CSR's checks, and the last search's outputs, which a subclass keeps
     in self.parent (int64) and self.level (int32) on the device, with self.offsets_out the
     CSR's offsets under the output's vertex ids (for nedge)."""
+    device_resident = True
 
     def _check_csr(self, offsets, columns, name: str) -> int:
         """Sets self.cp; the vertex count of the CSR, or BfsError if `name` cannot take it."""
@@ -118,12 +119,13 @@ class DeviceCsrSearcher:
 
 def entry_points(searcher, name: str):
     """The registry's module functions for a searcher class over a device CSR (merrill,
-    merrill-do, gpu-quadratic): build (GPU Kernel 1 from the edge list, options from ctx.options[name]),
+    merrill-do, gpu-quadratic): build (GPU Kernel 1 from the edge list, then the searcher with
+    ctx.options as its keyword arguments),
     from_csr (bfs bench's device CSR) and warm_up (Kernel 1 and a search compiled on a
     3-vertex path before Kernel 1 is timed)."""
     def build(graph, ctx):
         offsets, columns = csr_from_edges(graph.src, graph.dst, graph.n_vertices)
-        return searcher(offsets, columns, **ctx.options.get(name, {}))
+        return searcher(offsets, columns, **ctx.options)
 
     def from_csr(offsets, columns, **options):
         return searcher(offsets, columns, **options)

@@ -136,6 +136,7 @@ def hubs_first(offsets, columns, degree, rename: bool, what: str):
 
 
 class MerrillSearcher(kernel1_gpu.DeviceCsrSearcher):
+    level_profiling = True
     """Searches over a device CSR (offsets int64[n+1], columns uint32).
 
     expand: which multi-block level kernel runs (EXPAND_VARIANTS; "tiles" unless measuring).

@@ -143,6 +143,7 @@ class MerrillDoSearcher(MerrillSearcher):
 
     Per search: directions[lv] is the direction that expanded level lv's frontier;
     level_edges_examined / edges_examined are computed on request, after the search."""
+    resolved_options = ("alpha", "beta")   # run.json records them as the search ran
 
     def __init__(self, offsets, columns, alpha: float = ALPHA, beta: float = BETA,
                  bu: str = BOTTOM_UP, writes: str = "dense", offset_bits: int = 0,

@@ -19,7 +19,7 @@ import numpy as np
 
 from .kernel1 import CSR
 from ..comm.mpi import Timer, displacements
-from . import RunContext, SearchResult
+from . import RunContext, SearchResult, Searcher
 
 
 @numba.njit(cache=True)
@@ -104,7 +104,7 @@ def _apply(cand_v, cand_p, level, parent, value):
     return nxt[:k].copy()
 
 
-class Racherla1D:
+class Racherla1D(Searcher):
     def __init__(self, block, ctx: RunContext):
         from mpi4py import MPI
         self.MPI = MPI

@@ -11,7 +11,7 @@ import numba
 import numpy as np
 
 from .kernel1 import build_csr
-from . import EdgeList, RunContext, SearchResult
+from . import EdgeList, RunContext, SearchResult, Searcher
 
 
 @numba.njit(cache=True)
@@ -45,7 +45,7 @@ def bfs_csr(offsets, columns, root):
     return parent, level
 
 
-class SeqCsr:
+class SeqCsr(Searcher):
     def __init__(self, graph: EdgeList):
         self.csr = build_csr(graph.src, graph.dst, graph.n_vertices)
 

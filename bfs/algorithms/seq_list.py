@@ -11,7 +11,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from . import EdgeList, RunContext, SearchResult
+from . import EdgeList, RunContext, SearchResult, Searcher
 from .seq_csr import start_search
 
 
@@ -52,7 +52,7 @@ def bfs_list(head, nxt, src, dst, root):
     return parent, level
 
 
-class SeqList:
+class SeqList(Searcher):
     def __init__(self, graph: EdgeList):
         self.src, self.dst = graph.src, graph.dst
         self.head, self.next = build_lists(graph.src, graph.dst, graph.n_vertices)

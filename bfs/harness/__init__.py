@@ -1,5 +1,8 @@
-"""Stage 5 of the pipeline: the harness behind `bfs run`, `bfs validate` (runner.py) and `bfs
-bench` (bench.py): root selection (roots.py), Graph500 statistics and output (stats.py), the
-environment record (envinfo.py), the run directory's files and their checked reading
-(rundir.py), `bfs verify` over graph, partition and run directories (verify.py), and the shared
-cache of graphs and partitions behind `--cache` (cache.py)."""
+"""Stage 5 of the pipeline: the harness behind `bfs run`, `bfs validate` (runner.py: the one
+place that builds, times, validates and records a search) and `bfs bench` (bench.py, a front
+end over runner's search loop): graphs generated in place (generated.py), search timing
+(timing.py), the --validate policy (validation.py), root selection (roots.py), Graph500
+statistics, output and bench's summaries (stats.py), the environment record (envinfo.py), the
+run directory's files and their checked reading (rundir.py), `bfs verify` over graph, partition
+and run directories (verify.py), and the shared cache of graphs and partitions behind
+`--cache` (cache.py)."""

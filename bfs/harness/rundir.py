@@ -25,10 +25,14 @@ REMEDY = "run it again (bfs run) or restore the file"
 SEARCHES_SCHEMA = pa.schema([("root", pa.int64()), ("time_s", pa.float64()),
                              ("nedge", pa.int64()), ("teps", pa.float64()),
                              ("depth", pa.int64()), ("reached", pa.int64()),
+                             # valid and validate_s null: not validated (--validate first|none;
+                             # nedge, depth and reached then counted from the search's levels)
                              ("valid", pa.bool_()), ("validate_s", pa.float64()),
                              # edges the search read (all ranks): null where the algorithm does
                              # not count them; beside nedge it shows what bottom-up levels save
-                             ("edges_examined", pa.int64())])
+                             ("edges_examined", pa.int64()),
+                             # gpu-out-of-core: bytes streamed host -> device and their seconds
+                             ("bytes_copied", pa.int64()), ("copy_s", pa.float64())])
 LEVELS_SCHEMA = pa.schema([("root", pa.int64()), ("rank", pa.int64()), ("level", pa.int64()),
                            ("frontier_size", pa.int64()), ("expand_s", pa.float64()),
                            ("comm_s", pa.float64()), ("comm_bytes", pa.int64()),

@@ -2,10 +2,12 @@
 
 Quartiles use the reference's integer-index rule; TEPS statistics are taken on
 s_i = time_i / nedge_i and inverted, so the "mean" TEPS is the harmonic mean (Graph500 3.0).
+Also the summaries `bfs bench` tabulates (hmean, summarize, examined_per_nedge).
 """
 from __future__ import annotations
 
 import math
+import statistics
 
 import numpy as np
 
@@ -80,3 +82,28 @@ def output_block(*, scale, edgefactor, nbfs, graph_generation, num_mpi_processes
     out.append(line("bfs  harmonic_stddev_TEPS", _g(teps["harmonic_stddev"])))
     out += [line(f"bfs  {k}_validate", _g(stats["validate"][k])) for k in order]
     return "\n".join(out) + "\n"
+
+
+def hmean(values) -> float:
+    """Harmonic mean of the positive values (0.0 where there is none)."""
+    values = [v for v in values if v > 0]
+    return len(values) / sum(1.0 / v for v in values) if values else 0.0
+
+
+def examined_per_nedge(rows) -> float:
+    """Median over the searches (dicts with edges_examined and nedge) of directed edges read /
+    Graph500 nedge, where the algorithm counts the edges it reads (direction-optimizing
+    searches); nan where none does (edges_examined None, or NaN as pandas reads a null). A
+    top-down search reads every reached edge from both ends: about 2."""
+    ratios = [r["edges_examined"] / r["nedge"] for r in rows
+              if r.get("edges_examined") is not None and r["edges_examined"] == r["edges_examined"]
+              and r.get("nedge")]
+    return statistics.median(ratios) if ratios else math.nan
+
+
+def summarize(times, nedges) -> dict:
+    """hmean TEPS and the median / min / max search time of a run's searches."""
+    teps = [ne / t for ne, t in zip(nedges, times) if t > 0]
+    return {"n": len(times), "hmean_teps": hmean(teps), "median_time_s": statistics.median(times)
+            if times else math.nan, "min_time_s": min(times, default=math.nan),
+            "max_time_s": max(times, default=math.nan)}

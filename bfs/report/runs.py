@@ -24,7 +24,7 @@ import pandas as pd
 
 from ..atomic import atomic_write  # noqa: F401  (tables and figures import it from here)
 from ..errors import BfsError
-from ..harness.bench import examined_per_nedge
+from ..harness.stats import examined_per_nedge
 from ..harness.rundir import (LEVELS_FILE, RUN_JSON, SEARCHES_FILE, check_run_file,
                               read_run_json, read_run_table)
 
@@ -66,7 +66,8 @@ def _read_run(run_dir: Path) -> tuple[dict, pd.DataFrame]:
     searches = read_run_table(run_dir, info, SEARCHES_FILE).to_pandas()
     if searches.empty:
         _refuse(run_dir, "searches.parquet holds no search")
-    bad = searches.loc[~searches["valid"].astype(bool), "root"].tolist()
+    # valid null: a search left unvalidated (--validate first|none), not an invalid one
+    bad = searches.loc[searches["valid"].eq(False), "root"].tolist()
     if bad:
         _refuse(run_dir, f"{len(bad)} search(es) failed validation (roots {bad[:5]})")
     return info, searches
@@ -136,7 +137,8 @@ def _run_row(run_dir: Path, info: dict, searches: pd.DataFrame) -> dict:
         "n_edges": graph["n_edges"],
         # Fu's directed-edge count: the largest traversed component's input edges, both ways
         "directed_edges": 2 * int(searches["nedge"].max()),
-        "algorithm": params["algorithm"],
+        # bench's variants (merrill@expand=v0) are series of their own, not repeats
+        "algorithm": params.get("variant") or params["algorithm"],
         "backend": backend,
         "ranks": int(params["mpi_size"]),
         "gpus": len(env.get("gpus") or []) if backend == "gpu" else 0,

@@ -1,0 +1,195 @@
+"""Graphs generated in place: `bfs run --generate kronecker:scale=S[,edgefactor=16][,seeds=2:3]
+[,version=3.0]` and `bfs bench --scales`, no graph or partition directory on disk.
+
+Where the edges are made and go:
+  * one process on the CPU: the whole edge list by bfs.graphs.kronecker.generate_edges;
+  * one process on a GPU: the whole edge list on the device (bfs.graphs.kronecker_gpu);
+  * P ranks (distributed algorithms): every rank generates its contiguous share
+    [rank * m / P, (rank + 1) * m / P) of the edge list (the generator is splittable: edge e's
+    stream is the seed skipped by e * 2^64) and routes both directions of every non-loop edge
+    to the rank owning its block, so each rank holds the block `bfs partition` would write
+    for it (the same directed edges as a multiset): on GPUs by bfs.partition.route_gpu (one
+    all-to-all through the world exchange), on CPUs by the partitioner's router
+    (bfs.partition.blocks._Router) and one MPI Alltoallv per column.
+The edges are bit-identical to `bfs generate kronecker` with the same parameters, so a run
+from a generated graph and one from its graph directory search the same graph.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import BfsError
+from ..graphs.graphdir import GraphMeta, id_dtype
+
+GEN_CHUNK = 1 << 26  # edges per generator launch on a GPU
+DEFAULT_SEEDS = (2, 3)
+
+
+
+@dataclass(frozen=True)
+class GeneratedKronecker:
+    scale: int
+    edgefactor: int = 16
+    seeds: tuple[int, int] = DEFAULT_SEEDS
+    version: str = "3.0"
+
+    @property
+    def n_vertices(self) -> int:
+        return 2 ** self.scale
+
+    @property
+    def n_edges(self) -> int:
+        return self.edgefactor * 2 ** self.scale
+
+    @property
+    def spec(self) -> str:
+        """The --generate text that makes this graph again (recorded in run.json)."""
+        return (f"kronecker:scale={self.scale},edgefactor={self.edgefactor},"
+                f"seeds={self.seeds[0]}:{self.seeds[1]},version={self.version}")
+
+    def meta(self, generation_time: float) -> GraphMeta:
+        """The graph.json `bfs generate kronecker` writes for the same graph (the same name,
+        so the report pools runs of either)."""
+        return GraphMeta(name=f"kron-s{self.scale}-e{self.edgefactor}", source="kronecker",
+                         n_vertices=self.n_vertices, n_edges=self.n_edges,
+                         directed_source=False, scale=self.scale, edgefactor=self.edgefactor,
+                         seeds=list(self.seeds), graph500_version=self.version,
+                         extra={"generation_time": generation_time})
+
+    def record(self, meta: GraphMeta) -> dict:
+        """run.json's graph: as a graph directory's, with `generated` instead of `dir`."""
+        return {"generated": self.spec, **meta.to_json()}
+
+    # ------------------------------------------------------------------ the edges
+
+    def host_edges(self, start: int = 0, stop: int | None = None):
+        from ..graphs.kronecker import generate_edges
+        return generate_edges(self.scale, self.edgefactor, self.seeds, self.version, start, stop)
+
+    def device_edges(self, start: int = 0, stop: int | None = None):
+        """Edges [start, stop) into fresh device arrays, GEN_CHUNK edges per launch."""
+        import cupy as cp
+
+        from ..graphs.kronecker_gpu import generate_edges_gpu
+        stop = self.n_edges if stop is None else stop
+        dtype = id_dtype(self.n_vertices)
+        src, dst = cp.empty(stop - start, dtype), cp.empty(stop - start, dtype)
+        for a in range(start, stop, GEN_CHUNK):
+            b = min(a + GEN_CHUNK, stop)
+            generate_edges_gpu(self.scale, self.edgefactor, self.seeds, self.version, a, b,
+                               out=(src[a - start:b - start], dst[a - start:b - start]))
+        cp.cuda.get_current_stream().synchronize()
+        return src, dst
+
+    def share(self, rank: int, size: int) -> tuple[int, int]:
+        return share(self.n_edges, rank, size)
+
+
+def share(n_edges: int, rank: int, size: int) -> tuple[int, int]:
+    """The contiguous range of edges [lo, hi) rank generates or routes."""
+    return rank * n_edges // size, (rank + 1) * n_edges // size
+
+
+def parse_generate(text: str) -> GeneratedKronecker:
+    """'kronecker:scale=27,edgefactor=16,seeds=2:3,version=3.0' -> GeneratedKronecker; errors
+    name the bad key or value."""
+    kind, colon, rest = text.partition(":")
+    if kind != "kronecker":
+        raise BfsError(f"--generate {text!r}: unknown graph kind {kind!r} (only kronecker)")
+    values: dict = {}
+    for item in filter(None, rest.split(",")):
+        key, eq, value = item.partition("=")
+        if not eq:
+            raise BfsError(f"--generate {text!r}: {item!r} is not KEY=VALUE")
+        try:
+            if key in ("scale", "edgefactor"):
+                values[key] = int(value)
+                if values[key] < 1:
+                    raise ValueError
+            elif key == "seeds":
+                a, b = value.split(":")
+                values[key] = (int(a, 0), int(b, 0))
+                if min(values[key]) < 0:
+                    raise ValueError
+            elif key == "version":
+                if value not in ("3.0", "2.1.4"):
+                    raise ValueError
+                values[key] = value
+            else:
+                raise BfsError(f"--generate {text!r}: unknown key {key!r} (keys: scale, "
+                               "edgefactor, seeds, version)")
+        except ValueError:
+            expected = {"scale": "an integer >= 1", "edgefactor": "an integer >= 1",
+                        "seeds": "two integers U1:U2 >= 0", "version": "3.0 or 2.1.4"}[key]
+            raise BfsError(f"--generate {text!r}: {key}={value!r} is not {expected}") from None
+    if "scale" not in values:
+        raise BfsError(f"--generate {text!r}: scale=S is required")
+    return GeneratedKronecker(**values)
+
+
+# ---------------------------------------------------------------------- blocks of a grid
+
+def _share(comm, n_edges: int, edges):
+    """edges(lo, hi) of this rank's share of the n_edges, timed from a barrier (the slowest
+    rank's seconds); then a barrier, so the routing is timed alone."""
+    from ..comm.mpi import allreduce_scalar
+    comm.Barrier()
+    t = time.perf_counter()
+    src, dst = edges(*share(n_edges, comm.Get_rank(), comm.Get_size()))
+    placed = {"generation_s": allreduce_scalar(comm, time.perf_counter() - t, "MAX")}
+    comm.Barrier()
+    return src, dst, placed
+
+
+def place_gpu(comm, exchange, layout, n_edges: int, edges):
+    """This rank's share, edges(lo, hi) as device arrays (generated on its GPU, say), routed
+    to the layout's blocks: (block src, block dst, timings). Collective."""
+    from ..comm.mpi import allreduce_scalar
+    from ..partition.route_gpu import route_to_blocks
+    src, dst, placed = _share(comm, n_edges, edges)
+    t = time.perf_counter()
+    block_src, block_dst = route_to_blocks(layout, src, dst, exchange)
+    del src, dst
+    placed["route_s"] = allreduce_scalar(comm, time.perf_counter() - t, "MAX")
+    return block_src, block_dst, placed
+
+
+def place_cpu(comm, layout, n_edges: int, edges):
+    """This rank's share, edges(lo, hi) as host arrays (generated on the CPU, say), routed to
+    the layout's blocks with the partitioner's router and MPI Alltoallv (buffers, no pickles):
+    (block src, block dst, timings). Collective."""
+    from mpi4py import MPI
+
+    from ..comm.mpi import allreduce_scalar, displacements
+    from ..partition.blocks import _Router
+    src, dst, placed = _share(comm, n_edges, edges)
+    t = time.perf_counter()
+    dtype = id_dtype(layout.n_vertices)
+    parts = _Router(layout, dtype).route(src, dst)   # (rank, src, dst) per non-empty block
+    send_counts = np.zeros(comm.Get_size(), np.int64)
+    for rank, s, _ in parts:
+        send_counts[rank] = len(s)
+    recv_counts = np.empty_like(send_counts)
+    comm.Alltoall(send_counts, recv_counts)
+    mpi_type = MPI._typedict[dtype.char]
+    received = []
+    for column in (1, 2):   # src, then dst: the router's output is already in rank order
+        send = (np.concatenate([p[column] for p in parts]) if parts
+                else np.empty(0, dtype))
+        recv = np.empty(int(recv_counts.sum()), dtype)
+        comm.Alltoallv([send, send_counts, displacements(send_counts), mpi_type],
+                       [recv, recv_counts, displacements(recv_counts), mpi_type])
+        received.append(recv)
+    placed["route_s"] = allreduce_scalar(comm, time.perf_counter() - t, "MAX")
+    return received[0], received[1], placed
+
+
+def manifest(kind: str, layout, meta: GraphMeta, n_directed_edges: int) -> dict:
+    """The partition manifest's fields a distributed searcher and the session read, for blocks
+    made in memory."""
+    return {"kind": kind, "grid": [layout.rows, layout.cols], "bounds": layout.bounds.tolist(),
+            "n_vertices": layout.n_vertices, "n_directed_edges": int(n_directed_edges),
+            "graph": {"graph_json": meta.to_json()}}

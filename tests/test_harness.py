@@ -1,0 +1,161 @@
+"""The one harness: `bfs run --generate`, `--validate`, `bfs bench` writing run directories the
+report reads, and the Searcher protocol every registered searcher follows (CPU; the GPU paths
+are in test_gpu.py and test_gpu_grid.py)."""
+import importlib
+import inspect
+import json
+import shutil
+
+import pytest
+
+from bfs.algorithms import ALGORITHMS, Searcher
+from bfs.errors import BfsError
+from bfs.harness.generated import GeneratedKronecker, parse_generate
+from helpers import bfs_cli, searches
+
+GENERATE = "kronecker:scale=10"
+KEY = ("root", "reached", "nedge", "depth")
+
+
+@pytest.fixture(scope="module")
+def kron10(tmp_path_factory):
+    """The graph --generate kronecker:scale=10 makes, as a graph directory, and seq-csr's run."""
+    base = tmp_path_factory.mktemp("kron10")
+    bfs_cli("generate", "kronecker", "--scale", 10, "--out", base / "g")
+    bfs_cli("run", base / "g", "--algorithm", "seq-csr", "--roots", 4, "--out", base / "ref")
+    return base / "g", [tuple(r[k] for k in KEY) for r in searches(base / "ref")]
+
+
+def test_every_searcher_class_is_a_searcher():
+    """Each class of a registered module that searches inherits the protocol (the harness
+    reads its attributes, never probes for them)."""
+    found = []
+    for spec in ALGORITHMS.values():
+        for module_name in spec.modules.values():
+            module = importlib.import_module(module_name)
+            for name, cls in inspect.getmembers(module, inspect.isclass):
+                if cls.__module__ == module_name and callable(getattr(cls, "search", None)):
+                    assert issubclass(cls, Searcher), f"{module_name}.{name}"
+                    found.append(name)
+    assert {"SeqCsr", "SeqList", "Fu2D", "Fu2DGpu", "Racherla1D", "MerrillSearcher",
+            "MerrillDoSearcher", "CupyBaseline", "HybridSearcher"} <= set(found)
+
+
+def test_generated_run_is_the_graph_dirs_run(kron10, tmp_path):
+    g, reference = kron10
+    run = tmp_path / "run"
+    bfs_cli("run", "--generate", GENERATE, "--algorithm", "seq-csr", "--roots", 4,
+            "--out", run)
+    assert [tuple(r[k] for k in KEY) for r in searches(run)] == reference
+    info = json.loads((run / "run.json").read_text())
+    graph = info["graph"]
+    assert graph["generated"] == "kronecker:scale=10,edgefactor=16,seeds=2:3,version=3.0"
+    assert (graph["name"], graph["n_vertices"], graph["n_edges"]) == ("kron-s10-e16", 1024,
+                                                                       16384)
+    assert info["measurements"]["n_validated"] == 4
+    assert info["measurements"]["timing"].startswith("host clock")
+    # bfs validate generates the graph again; --graph reads a directory instead
+    assert "valid (1/1" in bfs_cli("validate", run).stdout
+    assert "valid (1/1" in bfs_cli("validate", run, "--graph", g).stdout
+    bfs_cli("report", "table", "graphs", run, "--out", tmp_path / "t")
+
+
+def test_unvalidated_searches_are_recorded_and_reported(kron10, tmp_path):
+    g, reference = kron10
+    run = tmp_path / "run"
+    bfs_cli("run", g, "--algorithm", "seq-csr", "--roots", 4, "--validate", "first",
+            "--out", run)
+    rows = searches(run)
+    assert [r["valid"] for r in rows] == [True, None, None, None]
+    # nedge, depth and reach of the unvalidated ones counted from their levels: the same
+    assert [tuple(r[k] for k in KEY) for r in rows] == reference
+    info = json.loads((run / "run.json").read_text())
+    assert info["valid"] and info["parameters"]["validate"] == "first"
+    assert info["measurements"]["n_validated"] == 1
+    bfs_cli("report", "table", "graphs", run, "--out", tmp_path / "t")
+    assert "kron-s10-e16" in (tmp_path / "t.md").read_text()
+
+
+@pytest.mark.mpi
+@pytest.mark.skipif(shutil.which("mpiexec") is None, reason="no mpiexec on PATH")
+@pytest.mark.parametrize("algorithm,validate", [("2d", "every"), ("1d", "every"),
+                                                ("2d", "none")])
+def test_generated_in_place_on_4_ranks(kron10, tmp_path, algorithm, validate):
+    """Each rank generates its share and routes it to the blocks (2d: 2x2, 1d: 4x1)."""
+    _, reference = kron10
+    run = tmp_path / "run"
+    bfs_cli("run", "--generate", GENERATE, "--algorithm", algorithm, "--roots", 4,
+            "--validate", validate, "--out", run, ranks=4)
+    assert [tuple(r[k] for k in KEY) for r in searches(run)] == reference
+    info = json.loads((run / "run.json").read_text())
+    assert info["partition"]["grid"] == ([2, 2] if algorithm == "2d" else [4, 1])
+    assert info["partition"]["kind"] == ALGORITHMS[algorithm].partition
+    assert info["measurements"]["n_validated"] == (4 if validate == "every" else 0)
+    assert info["measurements"]["placement"]["route_s"] >= 0
+    bfs_cli("validate", run)
+
+
+@pytest.mark.parametrize("args,message", [
+    (["GRAPH", "--generate", GENERATE], "not both"),
+    ([], "not neither"),
+    (["--generate", "kronecker:scale=ten"], "scale='ten' is not an integer"),
+    (["--generate", "kronecker:scale=10,colour=red"], "unknown key 'colour'"),
+    (["--generate", "kronecker:scale=10,seeds=2"], "seeds='2' is not two integers"),
+    (["--generate", "kronecker:edgefactor=8"], "scale=S is required"),
+    (["--generate", "rmat:scale=10"], "unknown graph kind 'rmat'"),
+])
+def test_input_errors_name_the_problem(kron10, tmp_path, args, message):
+    g, _ = kron10
+    args = [g if a == "GRAPH" else a for a in args]
+    proc = bfs_cli("run", *args, "--algorithm", "seq-csr", "--out", tmp_path / "r",
+                   check=False)
+    assert proc.returncode == 1 and message in proc.stderr, proc.stderr
+    assert not (tmp_path / "r").exists()
+
+
+def test_parse_generate_defaults():
+    assert parse_generate("kronecker:scale=12") == GeneratedKronecker(12, 16, (2, 3), "3.0")
+    g = parse_generate("kronecker:scale=12,edgefactor=8,seeds=0x5:7,version=2.1.4")
+    assert g == GeneratedKronecker(12, 8, (5, 7), "2.1.4")
+    assert parse_generate(g.spec) == g
+    with pytest.raises(BfsError, match="version='4'"):
+        parse_generate("kronecker:scale=12,version=4")
+
+
+def test_bench_writes_run_dirs_the_report_reads(kron10, tmp_path):
+    _, reference = kron10
+    out = tmp_path / "b.json"
+    proc = bfs_cli("bench", "--backend", "cpu", "--scales", 10, "--algorithms",
+                   "seq-csr,seq-list", "--roots", 4, "--validate", "first", "--out", out)
+    summary = json.loads(out.read_text())
+    assert summary == json.loads((tmp_path / "b" / "bench.json").read_text())
+    rec = summary["records"][0]
+    assert rec["graph"] == "kron-s10-e16" and set(rec["algorithms"]) == {"seq-csr", "seq-list"}
+    for name, a in rec["algorithms"].items():
+        run = tmp_path / "b" / "kron-s10-e16" / name
+        assert a["run_dir"] == str(run) and a["valid"] and a["n_validated"] == 1
+        assert [tuple(r[k] for k in KEY) for r in searches(run)] == reference
+    assert "seq-list" in proc.stdout.splitlines()[-1]     # the table comes last
+    bfs_cli("report", "table", "graphs", *sorted((tmp_path / "b").glob("*/*")),
+            "--out", tmp_path / "t")
+    table = (tmp_path / "t.md").read_text()
+    assert "seq-csr" in table and "seq-list" in table
+
+
+@pytest.mark.mpi
+@pytest.mark.skipif(shutil.which("mpiexec") is None, reason="no mpiexec on PATH")
+def test_bench_grid_on_cpu_ranks(kron10, tmp_path):
+    """bench --grid runs the distributed algorithms through the same harness; variants are
+    series of their own in the report."""
+    _, reference = kron10
+    bfs_cli("bench", "--backend", "cpu", "--grid", "2x2", "--scales", 10, "--algorithms",
+            "2d,2d@exchange=wave,1d", "--roots", 4, "--out", tmp_path / "b", ranks=4)
+    rec = json.loads((tmp_path / "b" / "bench.json").read_text())["records"][0]
+    assert {n: a["grid"] for n, a in rec["algorithms"].items()} == \
+        {"2d": "2x2", "2d@exchange=wave": "2x2", "1d": "4x1"}
+    for name in rec["algorithms"]:
+        run = tmp_path / "b" / "kron-s10-e16" / name
+        assert [tuple(r[k] for k in KEY) for r in searches(run)] == reference
+    bfs_cli("report", "table", "graphs", *sorted((tmp_path / "b").glob("*/*")),
+            "--out", tmp_path / "t")
+    assert "2d@exchange=wave" in (tmp_path / "t.md").read_text()
