@@ -87,10 +87,10 @@ def profile_search(searcher, root: int, name: str) -> dict:
     searcher.split_profile(levels)
     examined, depth, reached = searcher.level_edges_examined, 0, 1
     for lv in levels:   # edges read and the bytes each step must move, where modelled
-        min_bytes = searcher.step_bytes(lv, reached)
+        read = sum(examined[depth:depth + lv["levels"]])
+        min_bytes = searcher.step_bytes({**lv, "edges_read": read}, reached)
         if min_bytes is not None:
-            lv["edges_read"] = sum(examined[depth:depth + lv["levels"]])
-            lv["min_bytes"] = min_bytes
+            lv.update(edges_read=read, min_bytes=min_bytes)
         depth += lv["levels"]
         reached += lv["next_vertices"]
     log(f"{name} level profile, root {root}: {total_ms:.3f} ms, {len(levels)} steps")
