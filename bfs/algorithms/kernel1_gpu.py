@@ -118,12 +118,13 @@ class DeviceCsrSearcher:
 
 def entry_points(searcher, name: str):
     """The registry's module functions for a searcher class over a device CSR (merrill,
-    merrill-do, gpu-quadratic): build (GPU Kernel 1 from the edge list, options from ctx.options[name]),
+    merrill-do, gpu-quadratic): build (GPU Kernel 1 from the edge list; the searcher's options are
+    ctx.options, which `bfs run` checked against the registry's declarations),
     from_csr (bfs bench's device CSR) and warm_up (Kernel 1 and a search compiled on a
     3-vertex path before Kernel 1 is timed)."""
     def build(graph, ctx):
         offsets, columns = csr_from_edges(graph.src, graph.dst, graph.n_vertices)
-        return searcher(offsets, columns, **ctx.options.get(name, {}))
+        return searcher(offsets, columns, **ctx.options)
 
     def from_csr(offsets, columns, **options):
         return searcher(offsets, columns, **options)
