@@ -288,3 +288,17 @@ def test_run_context_options_reach_the_module(toy):
     assert options == {"hops": 4}
     with pytest.raises(TypeError):
         toy_algorithm.build(None, RunContext("cpu", {"hops": "4"}))
+
+
+def test_a_gpu_searchers_build_gets_the_run_options(monkeypatch):
+    """merrill, merrill-do, gpu-quadratic, cupy-baseline: build() hands ctx.options (what
+    `bfs run` checked: flags and NAME@KEY=VALUE) to the searcher as keywords. (The CSR is
+    stubbed: this runs without a GPU.)"""
+    from bfs.algorithms import EdgeList, kernel1_gpu
+    monkeypatch.setattr(kernel1_gpu, "csr_from_edges", lambda src, dst, n: ("off", "col"))
+    seen = {}
+    build, _, _ = kernel1_gpu.entry_points(
+        lambda offsets, columns, **options: seen.update(options, csr=(offsets, columns)))
+    _, options = parse_algorithm("merrill-do@tail=0,alpha=30")
+    build(EdgeList(None, None, 0), RunContext("gpu", options))
+    assert seen == {"tail": 0, "alpha": 30.0, "csr": ("off", "col")}

@@ -116,7 +116,7 @@ class DeviceCsrSearcher:
         return int(self.cp.sum(self.cp.diff(self.offsets_out)[self.level >= 0])) // 2
 
 
-def entry_points(searcher, name: str):
+def entry_points(searcher):
     """The registry's module functions for a searcher class over a device CSR (merrill,
     merrill-do, gpu-quadratic): build (GPU Kernel 1 from the edge list; the searcher's options are
     ctx.options, which `bfs run` checked against the registry's declarations),

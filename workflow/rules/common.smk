@@ -136,7 +136,7 @@ def check_comm_choices():
     """comm: nccl moves device buffers, so it needs GPU runs; a cpu experiment exchanges
     through MPI only. (backend auto may resolve either way: nccl is taken as asked.)"""
     for name, exp in EXPERIMENTS.items():
-        if exp.get("backend", "cpu") == "cpu" and "nccl" in exp.get("comm", []):
+        if exp.get("backend", "cpu") == "cpu" and "nccl" in experiment_axes(name).get("comm", []):
             raise ValueError(
                 f"config: experiments.{name}: comm nccl exchanges device buffers between GPUs "
                 "and needs backend: gpu; backend cpu runs exchange through MPI only "
