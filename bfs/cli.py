@@ -113,13 +113,21 @@ def cmd_generate_grid(args) -> int:
 def cmd_run(args) -> int:
     from .algorithms import get_algorithm
     from .algorithms.options import options_from_args, parse_algorithm
+    from .comm.mpi import launcher_rank
     from .harness.runner import RunOptions, run
-    # the algorithm's options: NAME@KEY=VALUE and the flags, checked by its declarations
-    name, given = parse_algorithm(args.algorithm) if "@" in args.algorithm \
-        else (get_algorithm(args.algorithm).name, {})
+    try:
+        # the algorithm's options: NAME@KEY=VALUE and the flags, checked by its declarations
+        name, given = parse_algorithm(args.algorithm) if "@" in args.algorithm \
+            else (get_algorithm(args.algorithm).name, {})
+        options = options_from_args(name, args, given)
+    except BfsError as e:
+        # every task of `mpiexec -n P bfs run` reads the same command line: the first says
+        # what is wrong with it (as the parser does), the others only exit 1 too
+        e.reports = launcher_rank() == 0
+        raise
     opts = RunOptions(algorithm=name, backend=args.backend, n_roots=args.roots,
                       root=args.root, save_parents=args.save_parents, force=args.force)
-    return run(Path(args.graph), Path(args.out), opts, options_from_args(name, args, given))
+    return run(Path(args.graph), Path(args.out), opts, options)
 
 
 def cmd_bench(args) -> int:

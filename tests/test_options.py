@@ -302,3 +302,17 @@ def test_a_gpu_searchers_build_gets_the_run_options(monkeypatch):
     _, options = parse_algorithm("merrill-do@tail=0,alpha=30")
     build(EdgeList(None, None, 0), RunContext("gpu", options))
     assert seen == {"tail": 0, "alpha": 30.0, "csr": ("off", "col")}
+
+
+@pytest.mark.skipif(subprocess.run(["which", "mpiexec"], capture_output=True).returncode != 0,
+                    reason="needs mpiexec")
+def test_a_refused_option_under_mpiexec_is_one_line(kron8, tmp_path):
+    part = tmp_path / "p"
+    assert main(["partition", str(kron8), "--grid", "1x2", "--out", str(part)]) == 0
+    proc = subprocess.run(["mpiexec", "-n", "2", sys.executable, "-m", "bfs", "run", str(part),
+                           "--algorithm", "2d", "--tasks", "3", "--out", str(tmp_path / "r")],
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode != 0
+    assert proc.stderr.strip() == ("bfs: error: --tasks is not an option of 2d (its options: "
+                                   "exchange, comm, engine)"), proc.stderr
