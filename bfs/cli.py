@@ -3,7 +3,7 @@
     bfs generate kronecker --scale S [--edgefactor 16] [--seeds 2 3] [--cache DIR] --out GRAPH_DIR
     bfs generate snap INPUT --out GRAPH_DIR
     bfs partition GRAPH_DIR (--grid RxC | --1d P) [--cache DIR] --out PART_DIR
-    bfs run GRAPH_DIR --algorithm NAME [--backend auto|cpu|gpu] [--roots 64 | --root V] [--save-parents 1] --out RUN_DIR
+    bfs run GRAPH_DIR --algorithm NAME[@KEY=VALUE,...] [--backend auto|cpu|gpu] [--roots 64 | --root V] [--save-parents 1] --out RUN_DIR
     bfs run GRAPH_DIR --algorithm gpu-out-of-core [--device-memory-limit BYTES] --out RUN_DIR
     mpiexec -n P bfs run PART_DIR --algorithm 2d|2d-do|1d|semiring [--exchange scan|wave] [--alpha A --beta B] [--comm nccl|mpi] --out RUN_DIR
     bfs run GRAPH_DIR --algorithm hybrid [--tasks T] [--mode workload|fixed] [--lambda L] [--gpu-share S] --out RUN_DIR
