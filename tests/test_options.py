@@ -316,3 +316,16 @@ def test_a_refused_option_under_mpiexec_is_one_line(kron8, tmp_path):
     assert proc.returncode != 0
     assert proc.stderr.strip() == ("bfs: error: --tasks is not an option of 2d (its options: "
                                    "exchange, comm, engine)"), proc.stderr
+
+
+def test_an_option_name_has_one_meaning(toy, monkeypatch):
+    """Two declarations of one name would give one flag and one config key two meanings."""
+    from dataclasses import replace
+    from bfs.algorithms import AlgorithmSpec
+    other = replace(toy, name="toy2", options=(replace(toy.options[0], default=9),))
+    monkeypatch.setitem(ALGORITHMS, "toy2", other)
+    with pytest.raises(ValueError, match="option 'hops' is declared twice, differently "
+                                         r"\(algorithm toy2\)"):
+        all_options()
+    monkeypatch.setitem(ALGORITHMS, "toy2", replace(other, options=toy.options))   # shared
+    assert all_options()["hops"] is toy.options[0]
