@@ -4,7 +4,7 @@
     bfs generate snap INPUT --out GRAPH_DIR
     bfs generate lattice --rows R --cols C [--diagonal-prob P] --out GRAPH_DIR
     bfs partition GRAPH_DIR (--grid RxC | --1d P) [--cache DIR] --out PART_DIR
-    bfs run GRAPH_DIR --algorithm NAME [--backend auto|cpu|gpu] [--roots 64 | --root V] [--save-parents 1] [--validate every|first|none] --out RUN_DIR
+    bfs run GRAPH_DIR --algorithm NAME[@KEY=VALUE,...] [--backend auto|cpu|gpu] [--roots 64 | --root V] [--save-parents 1] [--validate every|first|none] --out RUN_DIR
     [mpiexec -n P] bfs run --generate kronecker:scale=S[,edgefactor=16,seeds=2:3] --algorithm NAME ... --out RUN_DIR
     bfs run GRAPH_DIR --algorithm gpu-out-of-core [--device-memory-limit BYTES] --out RUN_DIR
     mpiexec -n P bfs run PART_DIR --algorithm 2d|2d-do|1d|semiring [--exchange scan|wave] [--alpha A --beta B] [--comm nccl|mpi] --out RUN_DIR
@@ -14,7 +14,7 @@
     bfs report table strong_scaling|weak_scaling|graphs|kernel1|... RUN_DIR... --out STEM
     bfs report figure strong_scaling|weak_scaling|frontier|comm_vs_compute|teps_vs_scale \
         RUN_DIR... [--runs-file FILE] --out STEM
-    bfs algorithms
+    bfs algorithms [--options]
 
 Inputs are positional, outputs are --out, every output is written atomically (with the umask's
 modes). Errors print one line naming what was wrong and exit 1 (BFS_DEBUG=1 shows the traceback
@@ -32,6 +32,7 @@ from pathlib import Path
 from . import __version__
 from .atomic import atomic_write
 from .graphs.graphdir import GRAPH_JSON, read_meta, write_json
+from .algorithms.options import add_run_flags, nonnegative_int, positive_int
 from .errors import BfsError, debugging, input_errors, one_line
 from .log import log
 
@@ -115,29 +116,25 @@ def cmd_generate_lattice(args) -> int:
 
 
 def cmd_run(args) -> int:
+    from .algorithms import get_algorithm
+    from .algorithms.options import options_from_args, parse_algorithm
+    from .comm.mpi import launcher_rank
     from .harness.runner import RunOptions, run
-    opts = RunOptions(algorithm=args.algorithm, backend=args.backend, n_roots=args.roots,
+    try:
+        # the algorithm's options: NAME@KEY=VALUE and the flags, checked by its declarations
+        name, given = parse_algorithm(args.algorithm) if "@" in args.algorithm \
+            else (get_algorithm(args.algorithm).name, {})
+        options = options_from_args(name, args, given)
+    except BfsError as e:
+        # every task of `mpiexec -n P bfs run` reads the same command line: the first says
+        # what is wrong with it (as the parser does), the others only exit 1 too
+        e.reports = launcher_rank() == 0
+        raise
+    opts = RunOptions(algorithm=name, backend=args.backend, n_roots=args.roots,
                       root=args.root, save_parents=args.save_parents, force=args.force,
-                      validate=args.validate, profile_levels=args.profile_levels)
-    extra = {"comm": args.comm} if args.comm else {}
-    if args.algorithm in ("2d", "2d-do"):
-        extra["exchange"] = args.exchange
-    if args.algorithm == "2d-do":
-        extra.update({k: v for k, v in (("alpha", args.alpha), ("beta", args.beta))
-                      if v is not None})
-    if args.algorithm == "1d":
-        extra["small_frontier"] = args.small_frontier
-    if args.algorithm == "hybrid":
-        # run.json is strict JSON: an infinite lambda is recorded as "inf"
-        extra.update({"tasks": args.tasks, "mode": args.mode,
-                      "lambda": args.lam if args.lam != float("inf") else "inf",
-                      "gpu_share": args.gpu_share})
-    if args.device_memory_limit is not None:
-        if args.algorithm != "gpu-out-of-core":
-            raise BfsError(f"--device-memory-limit is for --algorithm gpu-out-of-core, not "
-                           f"{args.algorithm}")
-        extra["device_memory_limit"] = args.device_memory_limit
-    return run(Path(args.graph) if args.graph else None, Path(args.out), opts, extra,
+                      validate=args.validate, profile_levels=args.profile_levels,
+                      grid=args.grid)
+    return run(Path(args.graph) if args.graph else None, Path(args.out), opts, options,
                generate=args.generate)
 
 
@@ -289,48 +286,12 @@ def cmd_algorithms(args) -> int:
     for spec in ALGORITHMS.values():
         print(f"{spec.name:<14} {'/'.join(spec.backends):<8} "
               f"{'mpi ' if spec.distributed else ''}{spec.summary}")
+        if args.options:
+            for option in spec.options:
+                how = option.flag_name if option.flag else f"{spec.name}@{option.name}=VALUE"
+                sweep = ", sweepable" if option.sweep else ""
+                print(f"    {option.name:<20} {how}{sweep}: {option.help}")
     return 0
-
-
-def positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
-    return value
-
-
-def positive_float(text: str) -> float:
-    value = float(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be > 0, got {value}")
-    return value
-
-
-def nonnegative_float(text: str) -> float:
-    value = float(text)
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
-    return value
-
-
-def unit_float(text: str) -> float:
-    value = float(text)
-    if not 0 <= value <= 1:
-        raise argparse.ArgumentTypeError(f"must be in [0, 1], got {value}")
-    return value
-def byte_count(text: str) -> int:
-    from .device import parse_bytes
-    try:
-        return parse_bytes(text)
-    except BfsError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
-
-
-def nonnegative_int(text: str) -> int:
-    value = int(text, 0)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
-    return value
 
 
 def shown(value) -> str:
@@ -446,7 +407,13 @@ def build_parser() -> argparse.ArgumentParser:
                         "in place (the GPU's memory on --backend gpu; under mpiexec each rank "
                         "generates its share and routes it to the blocks: the squarest R x C "
                         "grid, P x 1 for 1d); edgefactor 16 and seeds 2:3 unless given")
-    r.add_argument("--algorithm", required=True, help="see `bfs algorithms`")
+    r.add_argument("--grid", type=grid, metavar="RxC",
+                   help="with --generate under mpiexec -n R*C: the grid of ranks the graph is "
+                        "placed on, as `bfs partition --grid` would cut it (default: the "
+                        "squarest; 1d runs on R*C x 1)")
+    r.add_argument("--algorithm", required=True,
+                   help="see `bfs algorithms`; NAME@KEY=VALUE,... sets any option it declares "
+                        "(`bfs algorithms --options`)")
     r.add_argument("--backend", choices=["cpu", "gpu", "auto"], default="auto",
                    help="where the searches run: cpu, gpu (CUDA through CuPy), or auto: the CPU "
                         "for the algorithms that have a CPU backend, else the GPU; `bfs "
@@ -459,36 +426,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="save the parent and level arrays of the first K searches under "
                         "parents/, for `bfs validate` to check again: 12 bytes a vertex each, "
                         "0 saves none")
-    r.add_argument("--exchange", choices=["scan", "wave"], default="scan",
-                   help="2d, 2d-do: contraction scheme, log p pairwise scan (Fu) or p-step wave "
-                        "(Checconi)")
-    r.add_argument("--alpha", type=positive_float,
-                   help="2d-do: go bottom-up when the frontier's edges exceed the unreached "
-                        "vertices' edges / ALPHA (default 15 on the CPU, 40 on the GPU)")
-    r.add_argument("--beta", type=positive_float,
-                   help="2d-do: back to top-down when the frontier shrinks below "
-                        "vertices / BETA (default 18 on the CPU, inf on the GPU: never back)")
-    r.add_argument("--small-frontier", type=nonnegative_int, default=1000, metavar="N",
-                   help="1d: levels with fewer frontier vertices run on rank 0 alone")
-    r.add_argument("--tasks", type=positive_int, default=16, metavar="T",
-                   help="hybrid: contiguous vertex-range tasks")
-    r.add_argument("--mode", choices=["workload", "fixed"], default="workload",
-                   help="hybrid: per-level task placement by frontier share (workload) or a "
-                        "fixed GPU share of the tasks (fixed)")
-    r.add_argument("--lambda", dest="lam", type=nonnegative_float, default=1000.0,
-                   metavar="L", help="hybrid workload: a task's level runs on the GPU when its "
-                                     "frontier holds more than L vertices (0: all GPU, inf: "
-                                     "all CPU)")
-    r.add_argument("--gpu-share", type=unit_float, default=0.5, metavar="S",
-                   help="hybrid fixed: fraction of the tasks the GPU owns")
-    r.add_argument("--device-memory-limit", type=byte_count, metavar="BYTES",
-                   help="gpu-out-of-core: GPU memory the search may use (e.g. 65536, 512M, "
-                        "16G; K/M/G/T are powers of 1024): the vertex state plus two edge-block "
-                        "buffers (default: the GPU's free memory less 1/16)")
-    r.add_argument("--comm", choices=["nccl", "mpi"],
-                   help="2d, 2d-do, 1d, semiring: per-level exchanges on device buffers through NCCL "
-                        "(the GPU default) or through MPI, device buffers staged on the host "
-                        "(the CPU backend's only choice)")
+    # the algorithms' flags (--exchange, --tasks, ...), from the registry's declarations; an
+    # option the chosen algorithm does not declare is refused (more: NAME@KEY=VALUE)
+    add_run_flags(r)
     r.add_argument("--validate", choices=["every", "first", "none"], default="every",
                    help="which timed searches are validated (untimed): every one (Graph500's "
                         "rule), the first, or none; the others are recorded with valid null")
@@ -578,6 +518,9 @@ def build_parser() -> argparse.ArgumentParser:
     b.set_defaults(func=cmd_bench)
 
     a = sub.add_parser("algorithms", help="list the registered algorithms")
+    a.add_argument("--options", action="store_true",
+                   help="also each algorithm's options: flag or NAME@KEY=VALUE, and whether "
+                        "an experiment may sweep it")
     a.set_defaults(func=cmd_algorithms)
     return p
 

@@ -40,8 +40,9 @@ from helpers import SNAP_DIR, bfs_cli, searches  # noqa: E402
 
 
 def merrill(src, dst, n, name="merrill", **options):
+    # build() passes ctx.options to the searcher as keywords (what `bfs run` checked)
     return get_algorithm(name).load("gpu").build(EdgeList(src, dst, n),
-                                            RunContext("gpu", options))
+                                                 RunContext("gpu", options))
 
 
 # merrill-do switching settings: the GPU defaults; Beamer's paper values; bottom-up from the

@@ -78,19 +78,21 @@ def test_unvalidated_searches_are_recorded_and_reported(kron10, tmp_path):
 
 @pytest.mark.mpi
 @pytest.mark.skipif(shutil.which("mpiexec") is None, reason="no mpiexec on PATH")
-@pytest.mark.parametrize("algorithm,validate", [("2d", "every"), ("1d", "every"),
-                                                ("2d", "none")])
-def test_generated_in_place_on_4_ranks(kron10, tmp_path, algorithm, validate):
-    """Each rank generates its share and routes it to the blocks (2d: 2x2, 1d: 4x1)."""
+@pytest.mark.parametrize("algorithm,validate,grid,placed", [
+    ("2d", "every", None, [2, 2]), ("1d", "every", None, [4, 1]), ("2d", "none", None, [2, 2]),
+    ("2d", "first", "1x4", [1, 4]), ("1d", "first", "2x2", [4, 1])])
+def test_generated_in_place_on_4_ranks(kron10, tmp_path, algorithm, validate, grid, placed):
+    """Each rank generates its share and routes it to the blocks: the squarest grid (2d: 2x2,
+    1d: 4x1) or the one --grid names (the shape a workflow run id gives; 1d: R*C x 1)."""
     _, reference = kron10
     run = tmp_path / "run"
     bfs_cli("run", "--generate", GENERATE, "--algorithm", algorithm, "--roots", 4,
-            "--validate", validate, "--out", run, ranks=4)
+            "--validate", validate, *(["--grid", grid] if grid else []), "--out", run, ranks=4)
     assert [tuple(r[k] for k in KEY) for r in searches(run)] == reference
     info = json.loads((run / "run.json").read_text())
-    assert info["partition"]["grid"] == ([2, 2] if algorithm == "2d" else [4, 1])
+    assert info["partition"]["grid"] == placed
     assert info["partition"]["kind"] == ALGORITHMS[algorithm].partition
-    assert info["measurements"]["n_validated"] == (4 if validate == "every" else 0)
+    assert info["measurements"]["n_validated"] == {"every": 4, "first": 1, "none": 0}[validate]
     assert info["measurements"]["placement"]["route_s"] >= 0
     bfs_cli("validate", run)
 
@@ -103,6 +105,7 @@ def test_generated_in_place_on_4_ranks(kron10, tmp_path, algorithm, validate):
     (["--generate", "kronecker:scale=10,seeds=2"], "seeds='2' is not two integers"),
     (["--generate", "kronecker:edgefactor=8"], "scale=S is required"),
     (["--generate", "rmat:scale=10"], "unknown graph kind 'rmat'"),
+    (["GRAPH", "--grid", "1x2"], "--grid RxC places a generated graph"),
 ])
 def test_input_errors_name_the_problem(kron10, tmp_path, args, message):
     g, _ = kron10

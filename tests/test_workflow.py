@@ -632,17 +632,20 @@ def test_in_place_graph_runs_generate_it_and_write_no_graph_or_partition(tmp_pat
                                        "small": {"scale": 8, "edgefactor": 8}}},
               "experiments": {
                   "strong_scaling": {"graphs": ["big", "small"], "algorithms": ["2d", "1d"],
-                                     "backend": "gpu", "grids": ["1x1", "1x2"],
+                                     "backend": "gpu", "grids": ["1x1", "1x2", "2x1"],
                                      "reference": "merrill-do"}}}
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
     plan = snakemake(tmp_path, "-n", "-p").stdout
     jobs = planned_bfs_jobs(plan)
     spec = "--generate kronecker:scale=9,edgefactor=8,seeds=2:3,version=3.0"
     big = {run: job for run, job in jobs.items() if run.startswith("big/")}
-    assert set(big) == {"big/2d/gpu-1x1-scan", "big/2d/gpu-1x2-scan", "big/1d/gpu-p1-default",
-                        "big/1d/gpu-p2-default", "big/merrill-do/gpu-serial-default"}
+    assert set(big) == {"big/2d/gpu-1x1-scan", "big/2d/gpu-1x2-scan", "big/2d/gpu-2x1-scan",
+                        "big/1d/gpu-p1-default", "big/1d/gpu-p2-default",
+                        "big/merrill-do/gpu-serial-default"}
     for run, job in big.items():
-        assert f"bfs run {spec} --algorithm" in job["shell"], (run, job["shell"])
+        grid = re.search(r"gpu-([0-9]+x[0-9]+)-", run)
+        placed = f" --grid {grid.group(1)}" if grid else ""
+        assert f"bfs run {spec}{placed} --algorithm" in job["shell"], (run, job["shell"])
         assert "results/graphs/big" not in job["shell"] and not job.get("input"), (run, job)
     planned = {(j["rule"], j["output"]) for j in planned_jobs(plan)}
     assert ("kronecker", "results/graphs/small") in planned
@@ -650,6 +653,6 @@ def test_in_place_graph_runs_generate_it_and_write_no_graph_or_partition(tmp_pat
     assert "bfs partition results/graphs/small --grid 1x2" in plan
     validations = [j for j in planned_jobs(plan) if j["rule"] == "validate"]
     big_checks = [j for j in validations if "validation/big/" in j["output"]]
-    assert len(big_checks) == 5 and all("--graph" not in j["shell"] for j in big_checks)
+    assert len(big_checks) == 6 and all("--graph" not in j["shell"] for j in big_checks)
     assert all("--graph results/graphs/small" in j["shell"] for j in validations
                if "validation/small/" in j["output"])

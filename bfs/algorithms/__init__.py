@@ -12,6 +12,12 @@ imports its GPU twin). A module provides
 `search` returns only when its result is complete (a GPU searcher synchronizes its stream, a
 distributed one has every rank's part), so the harness can time it with a host clock. Modules are
 imported only when chosen, so a CPU run never imports CuPy or MPI.
+
+Each entry declares its options (bfs.algorithms.options.Option): the ctx.options keys its
+modules read. `bfs run`'s flags, NAME@KEY=VALUE variants, the workflow's run ids and the config
+schema's option keys are all derived from these declarations, so a new algorithm touches its
+module(s) and its entry here, nothing else. BFS_EXTRA_ALGORITHMS=module[,module] adds the
+entries of modules outside the package (each module's ALGORITHMS, a list of AlgorithmSpec).
 """
 from __future__ import annotations
 
@@ -21,6 +27,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import BfsError
+from .options import (Option, byte_count, extra_registry_modules, integral, nonnegative_float,
+                      nonnegative_int, positive_float, positive_int, unit_float)
 
 
 @dataclass(frozen=True)
@@ -32,6 +40,7 @@ class AlgorithmSpec:
     partition: str = "2d"      # a distributed one's partition kind (bfs partition --grid / --1d)
     host_graph: bool = False   # a GPU algorithm whose graph stays in host memory (out-of-core):
                                # `bfs run` keeps the edge list on the host and validates there
+    options: tuple[Option, ...] = ()   # the ctx.options its modules read
 
     @property
     def backends(self) -> tuple[str, ...]:
@@ -77,6 +86,56 @@ class SearchResult:
 from .searcher import Searcher  # noqa: E402,F401  (re-exported; it needs SearchResult)
 
 
+# --- options several algorithms share (declared once: one flag, one config key) ----------
+
+COMM = Option(
+    "comm", "per-level exchanges on device buffers through NCCL (the GPU default) or through "
+    "MPI, device buffers staged on the host (the CPU backend's only choice)",
+    choices=("nccl", "mpi"), default={"cpu": "mpi", "gpu": "nccl"}, flag=True,
+    # run ids name it only where it is not the backend's default (2d/gpu-1x2-scan-mpi); a GPU
+    # run's command names it always, a CPU run's never (MPI is its only exchange)
+    sweep=True, id_omits_default=True, fixed_on=("cpu",))
+EXCHANGE = Option(
+    "exchange", "contraction scheme, log p pairwise scan (Fu) or p-step wave (Checconi)",
+    choices=("scan", "wave"), default="scan", flag=True, sweep=True, id_always=True)
+ALPHA = Option(
+    "alpha", "go bottom-up when the frontier's edges exceed the unreached vertices' edges / "
+    "ALPHA (default 15 on the CPU, 40 on the GPU)", parse=positive_float, flag=True)
+BETA = Option(
+    "beta", "back to top-down when the frontier shrinks below vertices / BETA (default 18 on "
+    "the CPU, inf on the GPU: never back)", parse=positive_float, flag=True)
+ROWS = Option("rows", "(GPU) the bottom-up rows' neighbours by falling degree (degree, a copy "
+              "of the columns), as given (graph), or degree where the copy fits (auto, the "
+              "default)", choices=("auto", "degree", "graph"))
+ENGINE = Option("engine", "(GPU) a grid of one rank runs the single-GPU engine (1, the "
+                "default) or the grid's level loop (0: bench's per-block path)",
+                parse=int, choices=(0, 1))
+EXPAND = Option("expand", "the multi-block level kernel (merrill.EXPAND_VARIANTS; tiles, the "
+                "default, unless measuring)")
+
+# hybrid's setting: a run a sweep chose names all of it (t16-l1000, fixed-t16-s0.5), so that
+# no default hides in its id
+HYBRID_SETTING = ("tasks", "mode", "lambda", "gpu_share")
+HYBRID_OPTIONS = (
+    Option("tasks", "contiguous vertex-range tasks", parse=positive_int, default=16,
+           metavar="T", flag=True, sweep=True, id_prefix="t", id_text=integral,
+           id_pattern="[0-9]+", together=HYBRID_SETTING),
+    Option("mode", "per-level task placement by frontier share (workload) or a fixed GPU "
+           "share of the tasks (fixed)", choices=("workload", "fixed"), default="workload",
+           flag=True, sweep=True, id_omits_default=True, id_rank=0, together=HYBRID_SETTING),
+    Option("lambda", "(mode workload) a task's level runs on the GPU when its frontier holds "
+           "more than L vertices (0: all GPU, inf: all CPU)", parse=nonnegative_float,
+           default=1000.0, dest="lam", metavar="L", flag=True, sweep=True, id_prefix="l",
+           id_text=integral, id_pattern="[0-9]+", together=HYBRID_SETTING,
+           only_when=("mode", "workload"),
+           config_schema={"type": "integer", "minimum": 0}),   # ids name whole numbers
+    Option("gpu_share", "(mode fixed) fraction of the tasks the GPU owns", parse=unit_float,
+           default=0.5, metavar="S", flag=True, sweep=True, id_prefix="s",
+           # repr: the shortest text that reads back as the same float, so the share is exact
+           id_text=lambda v: repr(float(v)), id_pattern="[0-9.]+", together=HYBRID_SETTING,
+           only_when=("mode", "fixed")),
+)
+
 ALGORITHMS: dict[str, AlgorithmSpec] = {
     spec.name: spec
     for spec in [
@@ -87,28 +146,53 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
         AlgorithmSpec("2d", {"cpu": "bfs.algorithms.fu_2d",
                              "gpu": "bfs.algorithms.fu_2d_gpu"},
                       "Fu et al. 2D bitmap BFS over an RxC grid (--exchange scan|wave)",
-                      distributed=True),
+                      distributed=True, options=(EXCHANGE, COMM, ENGINE)),
         AlgorithmSpec("2d-do", {"cpu": "bfs.algorithms.fu_2d_do",
                                 "gpu": "bfs.algorithms.fu_2d_do_gpu"},
                       "direction-optimizing 2d (Beamer et al. 2013): bottom-up levels over the "
                       "block CSC when the frontier holds many edges (--alpha, --beta)",
-                      distributed=True),
+                      distributed=True, options=(EXCHANGE, COMM, ALPHA, BETA, ROWS, ENGINE)),
         AlgorithmSpec("1d", {"cpu": "bfs.algorithms.racherla_1d",
                              "gpu": "bfs.algorithms.racherla_1d_gpu"},
                       "Racherla 1D BFS: discoveries all-gathered (CPU: pairs, small frontiers "
                       "on rank 0; GPU: Out bitmaps, lists for small frontiers)",
-                      distributed=True, partition="1d"),
+                      distributed=True, partition="1d", options=(
+                          Option("small_frontier", "levels with fewer frontier vertices run on "
+                                 "rank 0 alone", parse=nonnegative_int, default=1000,
+                                 metavar="N", flag=True, sweep=True, id_prefix="sf",
+                                 id_text=integral, id_pattern="[0-9]+", config_wide=True),
+                          COMM)),
         AlgorithmSpec("semiring", {"cpu": "bfs.algorithms.semiring",
                                    "gpu": "bfs.algorithms.semiring_gpu"},
                       "CombBLAS BFS of the SEI report: y = A^T x over (select2nd, min) on the "
                       "2D grid; each parent is the smallest-id neighbour one level up",
-                      distributed=True),
+                      distributed=True, options=(COMM,)),
         AlgorithmSpec("merrill", {"gpu": "bfs.algorithms.merrill"},
                       "Merrill-Garland-Grimshaw GPU BFS: scan-allocated expand-contract, "
-                      "bitmask + warp culling, single-CTA small frontiers"),
+                      "bitmask + warp culling, single-CTA small frontiers",
+                      options=(EXPAND, Option(
+                          "order", "search the CSR as given (graph, the default) or renamed by "
+                          "falling degree (degree, expand tiles only)",
+                          choices=("graph", "degree")))),
         AlgorithmSpec("merrill-do", {"gpu": "bfs.algorithms.merrill_do"},
                       "direction-optimizing merrill (Beamer et al. 2012): bottom-up levels "
-                      "over a frontier bitmap when the frontier holds many edges"),
+                      "over a frontier bitmap when the frontier holds many edges",
+                      options=(ALPHA, BETA, ROWS, EXPAND,
+                               Option("bu", "the bottom-up kernel's shape KxH[mM] "
+                                      "(merrill_do.BOTTOM_UP_VARIANTS; default 1x4m4)"),
+                               Option("writes", "bottom-up parent/level writes: dense (the "
+                                      "default) or reset", choices=("dense", "reset")),
+                               Option("offset_bits", "CSR offsets read as 32 or 64 bits; 0 (the "
+                                      "default): 32 below 2^32 directed edges", parse=int,
+                                      choices=(0, 32, 64)),
+                               Option("ahead", "bottom-up levels enqueued past a host decision "
+                                      "(0-64, default 8)", parse=nonnegative_int),
+                               Option("head", "1 (the default): each vertex's first neighbour "
+                                      "from a vertex-indexed copy; 0: from the CSR", parse=int,
+                                      choices=(0, 1)),
+                               Option("tail", "1 (the default): the last levels search a list "
+                                      "of the vertices still open; 0: the bitmap", parse=int,
+                                      choices=(0, 1)))),
         AlgorithmSpec("cupy-baseline", {"gpu": "bfs.algorithms.cupy_baseline"},
                       "plain level-synchronous BFS in CuPy array operations (searchsorted "
                       "expansion, gather, unique): bench's baseline"),
@@ -118,13 +202,24 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
         AlgorithmSpec("hybrid", {"gpu": "bfs.algorithms.hybrid"},
                       "Munguia-Bader-Ayguade task-based hybrid BFS: T vertex-range tasks per "
                       "level on CPU threads or the GPU (--mode workload|fixed, --tasks, "
-                      "--lambda, --gpu-share)"),
+                      "--lambda, --gpu-share)", options=HYBRID_OPTIONS),
         AlgorithmSpec("gpu-out-of-core", {"gpu": "bfs.algorithms.gpu_out_of_core"},
                       "the SEI report's out-of-core GPU BFS: the CSR in pinned host memory, "
                       "streamed per level in edge blocks (--device-memory-limit), "
-                      "double-buffered copies", host_graph=True),
+                      "double-buffered copies", host_graph=True, options=(
+                          Option("device_memory_limit", "GPU memory the search may use (e.g. "
+                                 "65536, 512M, 16G; K/M/G/T are powers of 1024): the vertex "
+                                 "state plus two edge-block buffers (default: the GPU's free "
+                                 "memory less 1/16)", parse=byte_count, metavar="BYTES",
+                                 flag=True),
+                          Option("max_block_bytes", "cap on an edge-block buffer below what "
+                                 "the limit allows (tests: many blocks on a small graph)",
+                                 parse=byte_count))),
     ]
 }
+for _module in extra_registry_modules():
+    ALGORITHMS.update((spec.name, spec)
+                      for spec in importlib.import_module(_module).ALGORITHMS)
 
 
 def get_algorithm(name: str) -> AlgorithmSpec:

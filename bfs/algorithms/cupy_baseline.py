@@ -78,4 +78,4 @@ class CupyBaseline(kernel1_gpu.DeviceCsrSearcher):
 
 
 # the registry's build / from_csr / warm_up: GPU Kernel 1, then this searcher
-build, from_csr, warm_up = kernel1_gpu.entry_points(CupyBaseline, "cupy-baseline")
+build, from_csr, warm_up = kernel1_gpu.entry_points(CupyBaseline)

@@ -132,4 +132,4 @@ class QuadraticSearcher(kernel1_gpu.DeviceCsrSearcher):
 
 
 # the registry's build / from_csr / warm_up: GPU Kernel 1, then this searcher
-build, from_csr, warm_up = kernel1_gpu.entry_points(QuadraticSearcher, "gpu-quadratic")
+build, from_csr, warm_up = kernel1_gpu.entry_points(QuadraticSearcher)

@@ -117,10 +117,10 @@ class DeviceCsrSearcher(Searcher):
         return int(self.cp.sum(self.cp.diff(self.offsets_out)[self.level >= 0])) // 2
 
 
-def entry_points(searcher, name: str):
+def entry_points(searcher):
     """The registry's module functions for a searcher class over a device CSR (merrill,
-    merrill-do, gpu-quadratic): build (GPU Kernel 1 from the edge list, then the searcher with
-    ctx.options as its keyword arguments),
+    merrill-do, gpu-quadratic): build (GPU Kernel 1 from the edge list; the searcher's options are
+    ctx.options, which `bfs run` checked against the registry's declarations),
     from_csr (bfs bench's device CSR) and warm_up (Kernel 1 and a search compiled on a
     3-vertex path before Kernel 1 is timed)."""
     def build(graph, ctx):

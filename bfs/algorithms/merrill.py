@@ -319,4 +319,4 @@ class MerrillSearcher(kernel1_gpu.DeviceCsrSearcher):
 
 
 # the registry's build / from_csr / warm_up: GPU Kernel 1, then this searcher
-build, from_csr, warm_up = kernel1_gpu.entry_points(MerrillSearcher, "merrill")
+build, from_csr, warm_up = kernel1_gpu.entry_points(MerrillSearcher)

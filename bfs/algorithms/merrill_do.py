@@ -419,4 +419,4 @@ class MerrillDoSearcher(MerrillSearcher):
 
 
 # the registry's build / from_csr / warm_up: GPU Kernel 1, then this searcher
-build, from_csr, warm_up = kernel1_gpu.entry_points(MerrillDoSearcher, "merrill-do")
+build, from_csr, warm_up = kernel1_gpu.entry_points(MerrillDoSearcher)

@@ -125,6 +125,8 @@ class RunOptions:
     validate: str = "every"
     profile_levels: bool = False   # GPU searchers that time their level steps (timing.py)
     print_block: bool = True       # the Graph500 output block on stdout (bench: its table)
+    grid: tuple[int, int] | None = None   # a generated graph's R x C grid of ranks (default:
+                                          # the squarest); a partition directory has its own
 
 
 # ------------------------------------------------------------------------------- sessions
@@ -599,6 +601,10 @@ def check_request(source, opts: RunOptions, extra: dict | None):
     options = dict(extra or {})
     if opts.validate not in ("every", "first", "none"):
         raise BfsError(f"--validate {opts.validate!r}: choose one of every, first, none")
+    if opts.grid is not None and not (spec.distributed and isinstance(source,
+                                                                      GeneratedKronecker)):
+        raise BfsError("--grid RxC places a generated graph (--generate) on the ranks of a "
+                       "distributed algorithm; a partition directory has its own grid")
     if spec.distributed:
         if options.get("comm"):
             check_comm(options["comm"], backend)
@@ -644,7 +650,7 @@ def run(input_dir: Path | None, out: Path, opts: RunOptions, extra: dict | None 
             with collective_errors(comm):
                 source = check_input(input_dir, generate)
                 spec, backend, options = check_request(source, opts, extra)
-            session = open_session(source, spec, backend)
+            session = open_session(source, spec, backend, opts.grid)
             return search_run(session, spec, backend, options, opts, out)
     source = check_input(input_dir, generate)
     spec, backend, options = check_request(source, opts, extra)

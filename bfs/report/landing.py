@@ -81,10 +81,10 @@ def best_runs_headline(runs) -> list[str]:
     return lines
 
 
-def experiment_facts(name: str, planned: list[tuple[str, str, str]]) -> dict:
-    """planned: (graph, run id, run dir) of every run the experiment made."""
+def experiment_facts(kind: str, planned: list[tuple[str, str, str]]) -> dict:
+    """planned: (graph, run id, run dir) of every run an experiment of this kind made."""
     runs = load_runs([d for _, _, d in planned])
-    headline = strong_headline(runs) if name == "strong_scaling" else best_runs_headline(runs)
+    headline = strong_headline(runs) if kind == "strong_scaling" else best_runs_headline(runs)
     shared = runs["shared"].dropna()
     return {"graphs": list(dict.fromkeys(g for g, _, _ in planned)),
             "algorithms": list(dict.fromkeys(r.split("/")[0] for _, r, _ in planned)),
@@ -97,12 +97,15 @@ def experiment_facts(name: str, planned: list[tuple[str, str, str]]) -> dict:
 
 
 def write_landing(out, config: dict, plan: dict[str, list[tuple[str, str, str]]]) -> None:
-    """plan: experiment -> (graph, run id, run dir) of its runs."""
+    """plan: experiment -> (graph, run id, run dir) of its runs. An experiment's kind is its
+    `kind`, else its name (the workflow's config)."""
+    experiments = config["experiments"]
     facts = {"roots": config.get("roots"), "repeats": config.get("repeats", 1),
              "environment": environment_facts([d for runs in plan.values()
                                                for _, _, d in runs]),
-             "experiments": {name: {**experiment_facts(name, planned), "repeats":
-                                    config["experiments"][name].get("repeats",
-                                                                    config.get("repeats", 1))}
+             "experiments": {name: {**experiment_facts(experiments[name].get("kind", name),
+                                                       planned),
+                                    "repeats": experiments[name].get("repeats",
+                                                                     config.get("repeats", 1))}
                              for name, planned in plan.items() if planned}}
     atomic_write(Path(out), lambda p: p.write_text(json.dumps(facts, indent=1)))

@@ -1,8 +1,10 @@
 # BFS runs: one validated run directory per (graph, algorithm, backend, layout, variant).
 # A run reads its graph directory (serial) or partition directory, or for an in-place graph
 # generates it (run_source: `bfs run --generate kronecker:...`, no input files).
-# Serial runs are `default` but for hybrid runs of Munguia's sweeps, whose variant is the
-# setting (t{T}-l{lambda}, fixed-t{T}-s{share}).
+# A run id's variant names the settings an experiment chose (bfs.algorithms.options: 2d's
+# exchange, a swept 1d threshold sf1000, a comm that is not the backend's default, hybrid's
+# t{T}-l{lambda} or fixed-t{T}-s{share}), `default` where none; run_flags reads the `bfs run`
+# flags back from it.
 # Multi-rank runs start through `resources.mpi` so a profile can swap the launcher
 # (--set-resources bfs_mpi:mpi="srun --mpi=pmi2"), told the rank count (and with srun across
 # nodes the placement: launcher_args).
@@ -13,7 +15,7 @@
 # nodes, GPUs; bfs_resources, bfs/harness/jobsize.py) follows cluster.gpus_per_node /
 # cpu_ranks_per_node when the config gives them, memory is per node and runtime grows on retry.
 # On one box (`exclusive_gpus: N`) a GPU job asks for all N, so `--resources gpu=N` runs one at
-# a time. GPU runs get `--comm` from the run id's variant (run_options).
+# a time. GPU runs get `--comm` from the run id's variant (run_flags).
 # The conda environment follows the backend (bfs_env): envs/gpu.yaml (CuPy) for gpu and auto
 # runs, envs/cpu.yaml for cpu runs.
 
@@ -26,14 +28,12 @@ rule bfs_serial:
         run_input,
     output:
         directory(f"{RESULTS}/runs/{{graph}}/{{algorithm}}/{{backend}}-serial-{{variant}}"),
-    # `default`, or the hybrid setting a sweep chose (serial_options turns it into flags)
-    wildcard_constraints:
-        variant=f"(?:default|{HYBRID_VARIANT}){REPEAT}",
+    # `default`, or the setting a sweep chose (hybrid's t16-l1000): serial_flags writes it
     params:
         source=run_source,
         roots=config["roots"],
         save=config["save_parents"],
-        options=serial_options,
+        options=serial_flags,
     resources:
         **bfs_resources(),
     log:
@@ -57,7 +57,7 @@ rule bfs_single_rank:
         source=run_source,
         roots=config["roots"],
         save=config["save_parents"],
-        options=run_options,
+        options=run_flags,
     resources:
         **bfs_resources(),
     log:
@@ -82,7 +82,7 @@ rule bfs_mpi:
         source=run_source,
         roots=config["roots"],
         save=config["save_parents"],
-        options=run_options,
+        options=run_flags,
         launch=launcher_args,
     # locally the ranks occupy as many cores; under SLURM each rank is one task
     threads: lambda wc: layout_ranks(wc.layout)

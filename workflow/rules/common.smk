@@ -1,20 +1,54 @@
 # Shared helpers: config validation, the run-path convention, and what each experiment needs.
+# An algorithm's options come from the registry (bfs/algorithms/__init__.py): run ids and the
+# `bfs run` flags of a run are written and read by bfs.algorithms.options, the schema's
+# algorithm names and option keys are injected from it; no algorithm is named here.
 import base64
+import itertools
 import json
 import os
 import re
 import shlex
 import sys
+import tempfile
 from pathlib import Path
 
+import yaml
 from snakemake.utils import validate
 
 from bfs.algorithms import ALGORITHMS
-from bfs.comm.exchange import COMM_KINDS, default_comm
+from bfs.algorithms.options import (all_options, flags_text, variant_flags, variant_name,
+                                    variant_regex)
 from bfs.harness import jobsize
 from bfs.partition import squarest_grid
 
-validate(config, schema="../schemas/config.schema.yaml")
+SCHEMA = Path(workflow.basedir) / "workflow/schemas/config.schema.yaml"
+
+
+def config_schema():
+    """The config schema: workflow/schemas/config.schema.yaml, the readable base, with the
+    registry's algorithm names and sweepable option keys injected (tests check the file
+    lists the package's own), so an algorithm added to the registry is configurable at once."""
+    schema = yaml.safe_load(SCHEMA.read_text())
+    definitions = schema["definitions"]
+    definitions["algorithm"]["enum"] = list(ALGORITHMS)
+    sweepable = {name: o for name, o in all_options().items() if o.sweep}
+    definitions["sweep"]["properties"] = {
+        name: {"type": "array", "items": o.schema(), "minItems": 1, "uniqueItems": True}
+        for name, o in sweepable.items()}
+    for name in ("exchange", "comm"):   # the experiments' lists of these options' values
+        definitions[name]["items"] = sweepable[name].schema()
+    return schema
+
+
+def validate_config():
+    # snakemake's validate reads a schema file (and fills the config's defaults from it)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / SCHEMA.name
+        path.write_text(yaml.safe_dump(config_schema()))
+        validate(config, schema=str(path))
+
+
+validate_config()
 
 RESULTS = config["results"]
 # `--cache DIR` for the rules that make graphs and partitions, when the config names a cache
@@ -52,6 +86,18 @@ def known_graphs():
     return set(KRONECKER) | set(SNAP) | set(LATTICE)
 
 
+# Experiments are data: each has a kind (default: its name, for the names that are kinds), its
+# graphs, algorithms and layouts, and sweep axes (`sweep: {option: [values]}`, or an option's
+# own key: `exchange: [scan, wave]`, `tasks: [...]`); two experiments of one kind sit side by
+# side under different names, each with its own tables and figures.
+KINDS = ("strong_scaling", "weak_scaling", "real_graphs", "implementations",
+         "small_frontier_sweep", "task_count_sweep", "lambda_sweep")
+
+
+def kind(name):
+    return EXPERIMENTS[name].get("kind", name)
+
+
 def listed(exp, one, many):
     """An experiment's `one: x` or `many: [x, ...]` as a list (the schema allows one of them)."""
     return list(exp[many]) if many in exp else [exp[one]]
@@ -59,25 +105,25 @@ def listed(exp, one, many):
 
 def experiment_graphs(name):
     exp = EXPERIMENTS[name]
-    if name in ("strong_scaling", "small_frontier_sweep"):
+    if kind(name) in ("strong_scaling", "small_frontier_sweep"):
         return listed(exp, "graph", "graphs")
-    if name == "weak_scaling":
+    if kind(name) == "weak_scaling":
         return [point["graph"] for point in exp["points"]]
     return list(exp["graphs"])
 
 
 def experiment_algorithms(name):
     exp = EXPERIMENTS[name]
-    if name == "strong_scaling":
+    if kind(name) == "strong_scaling":
         # COST (McSherry et al.): the best single-process search, a run per graph
         reference = [exp["reference"]] if "reference" in exp else []
         return listed(exp, "algorithm", "algorithms") + reference
-    if name == "weak_scaling":
+    if kind(name) == "weak_scaling":
         return listed(exp, "algorithm", "algorithms")
-    if name == "small_frontier_sweep":
+    if kind(name) == "small_frontier_sweep":
         # the swept distributed algorithm, then the serial baseline (one run per graph)
         return [exp.get("algorithm", "1d"), exp.get("serial", "seq-csr")]
-    if name in HYBRID_SWEEPS:
+    if kind(name) in ("task_count_sweep", "lambda_sweep"):
         return [exp.get("algorithm", "hybrid")]
     return list(exp["algorithms"])
 
@@ -99,7 +145,7 @@ def check_comm_choices():
     """comm: nccl moves device buffers, so it needs GPU runs; a cpu experiment exchanges
     through MPI only. (backend auto may resolve either way: nccl is taken as asked.)"""
     for name, exp in EXPERIMENTS.items():
-        if exp.get("backend", "cpu") == "cpu" and "nccl" in exp.get("comm", []):
+        if exp.get("backend", "cpu") == "cpu" and "nccl" in experiment_axes(name).get("comm", []):
             raise ValueError(
                 f"config: experiments.{name}: comm nccl exchanges device buffers between GPUs "
                 "and needs backend: gpu; backend cpu runs exchange through MPI only "
@@ -163,74 +209,64 @@ def run_backend(name, algorithm):
     baseline of small_frontier_sweep, which runs on the CPU whatever the swept backend, and
     a strong-scaling COST reference without that backend, which runs on its own one."""
     exp = EXPERIMENTS[name]
-    if name == "small_frontier_sweep" and algorithm == exp.get("serial", "seq-csr"):
+    if kind(name) == "small_frontier_sweep" and algorithm == exp.get("serial", "seq-csr"):
         return "cpu"
     backend = exp.get("backend", "cpu")
-    if name == "strong_scaling" and algorithm == exp.get("reference") \
+    if kind(name) == "strong_scaling" and algorithm == exp.get("reference") \
             and backend not in ALGORITHMS[algorithm].backends:
         return ALGORITHMS[algorithm].backends[0]
     return exp.get("backend", "cpu")
 
 
 def check_sweep():
-    exp = EXPERIMENTS.get("small_frontier_sweep")
-    if exp and exp.get("algorithm", "1d") not in SMALL_FRONTIER_ALGORITHMS:
-        raise ValueError(
-            "config: experiments.small_frontier_sweep sweeps --small-frontier, which only "
-            f"{', '.join(SMALL_FRONTIER_ALGORITHMS)} takes"
-        )
-    if exp and ALGORITHMS[exp.get("serial", "seq-csr")].distributed:
-        raise ValueError(
-            "config: experiments.small_frontier_sweep: serial names the single-process "
-            "baseline (seq-csr, seq-list)"
-        )
+    """Every option an experiment sets or sweeps is one that some algorithm of it declares
+    (the others' runs ignore it: the serial baseline beside a swept 1d, 1d beside 2d's
+    exchange)."""
+    for name in EXPERIMENTS:
+        algorithms = experiment_algorithms(name)
+        for key in experiment_axes(name):
+            if not any(o.name == key for a in algorithms for o in ALGORITHMS[a].options):
+                raise ValueError(
+                    f"config: experiments.{name} sweeps {key}, which none of its algorithms "
+                    f"({', '.join(algorithms)}) takes")
+    for name in EXPERIMENTS:
+        if kind(name) == "small_frontier_sweep" \
+                and ALGORITHMS[EXPERIMENTS[name].get("serial", "seq-csr")].distributed:
+            raise ValueError(
+                f"config: experiments.{name}: serial names the single-process "
+                "baseline (seq-csr, seq-list)"
+            )
+
+
+def check_kinds():
+    """An experiment named after a kind is of that kind (another name says its kind)."""
+    for name, exp in EXPERIMENTS.items():
+        if name in KINDS and exp.get("kind", name) != name:
+            raise ValueError(f"config: experiments.{name} is of kind {name}; name an "
+                             f"experiment of kind {exp['kind']} otherwise")
 
 
 def check_reference():
     """COST compares the distributed runs with one process: a distributed reference would
     measure nothing."""
-    reference = EXPERIMENTS.get("strong_scaling", {}).get("reference")
-    if reference and ALGORITHMS[reference].distributed:
-        raise ValueError(
-            "config: experiments.strong_scaling: reference names the single-process search "
-            "that COST is measured against (seq-csr on the CPU, merrill-do on a GPU)"
-        )
+    for name in EXPERIMENTS:
+        reference = EXPERIMENTS[name].get("reference") if kind(name) == "strong_scaling" \
+            else None
+        if reference and ALGORITHMS[reference].distributed:
+            raise ValueError(
+                f"config: experiments.{name}: reference names the single-process search "
+                "that COST is measured against (seq-csr on the CPU, merrill-do on a GPU)"
+            )
 
-
-# the algorithms that take --small-frontier (Racherla's rank-0 threshold)
-SMALL_FRONTIER_ALGORITHMS = ("1d",)
-# Munguia et al.'s sweeps of hybrid's settings: task count T (Fig. 9), lambda (Fig. 10)
-HYBRID_SWEEPS = ("task_count_sweep", "lambda_sweep")
-# a hybrid run whose setting a sweep chose names all of it, so that no default hides in the
-# id: --mode workload `t{T}-l{lambda}`, --mode fixed `fixed-t{T}-s{gpu share}`
-HYBRID_VARIANT = r"t[0-9]+-l[0-9]+|fixed-t[0-9]+-s[0-9.]+"
-# the second and later repeats of a point (`repeats: N`) end their variant in -r2 ... -rN;
-# the first keeps its plain name, so a config that adds repeats keeps the runs it has
-REPEAT = r"(?:-r[0-9]+)?"
-
-check_graph_names()
-check_comm_choices()
-check_backend_choices()
-check_sweep()
-check_reference()
-check_cluster()
-
-EXCHANGES = ("scan", "wave")
 
 wildcard_constraints:
     graph="[A-Za-z0-9][A-Za-z0-9._-]*",
     algorithm="|".join(re.escape(a) for a in ALGORITHMS),
     backend="cpu|gpu|auto",
     layout="serial|[0-9]+x[0-9]+|p[0-9]+",
-    # exchange (2d) or sfN (1d's swept small-frontier threshold), then comm where it is not
-    # the backend's default; a swept hybrid setting (serial runs); "default" when none of them
-    variant=f"(?:default|(?:scan|wave|sf[0-9]+)(?:-(?:nccl|mpi))?|nccl|mpi|{HYBRID_VARIANT}){REPEAT}",
-
-
-def backend_comm(backend):
-    """The comm a distributed run of this backend uses when none is asked for: nccl on the
-    GPU, mpi on the CPU; None for auto, which picks its backend (and so its comm) at run time."""
-    return None if backend == "auto" else default_comm(backend)
+    # the settings a run id names, one part each (scan, sf1000, mpi, fixed-t16-s0.5), or
+    # "default" (bfs.algorithms.options.variant_name), then a repeat's -rN
+    variant=variant_regex(),
 
 
 def layout_for(algorithm, ranks=1, grid=None):
@@ -245,62 +281,6 @@ def layout_for(algorithm, ranks=1, grid=None):
     if ALGORITHMS[algorithm].partition == "1d":
         return f"p{rows * cols}"
     return f"{rows}x{cols}"
-
-
-# the algorithms that take --exchange scan|wave (2d-do contracts like 2d)
-EXCHANGE_ALGORITHMS = ("2d", "2d-do")
-
-
-def hybrid_variant(tasks, mode, lam, gpu_share):
-    if mode == "fixed":
-        # repr: the shortest text that reads back as the same float, so --gpu-share is exact
-        return f"fixed-t{int(tasks)}-s{float(gpu_share)!r}"
-    return f"t{int(tasks)}-l{int(lam)}"
-
-
-def variant_hybrid(variant):
-    """`bfs run` options of a hybrid run id's variant ({} for `default`: the CLI's defaults)."""
-    match = re.fullmatch(rf"(fixed-)?t([0-9]+)-(?:l([0-9]+)|s([0-9.]+)){REPEAT}", variant)
-    if not match:
-        return {}
-    fixed, tasks, lam, share = match.groups()
-    if fixed:
-        return {"tasks": tasks, "mode": "fixed", "gpu-share": share}
-    return {"tasks": tasks, "mode": "workload", "lambda": lam}
-
-
-def variant_for(algorithm, backend, exchange="scan", comm=None, small_frontier=None,
-                hybrid=None):
-    """The variant part of a run id: the 2d exchange scheme, or `sf{N}` for a 1d run whose
-    small-frontier threshold an experiment sweeps (others take the config's `small_frontier`
-    and keep their names), then `-{comm}` where the comm is not the backend's default (so CPU
-    runs and default GPU runs keep their plain names); for a hybrid run a sweep sets up, its
-    setting (`hybrid`: tasks, mode, lambda, gpu_share; hybrid_variant); 'default' when nothing
-    remains (other serial runs, 1d on the default comm)."""
-    if hybrid is not None and algorithm == "hybrid":
-        return hybrid_variant(**hybrid)
-    if not ALGORITHMS[algorithm].distributed:
-        return "default"
-    parts = [exchange] if algorithm in EXCHANGE_ALGORITHMS else []
-    if small_frontier is not None and algorithm in SMALL_FRONTIER_ALGORITHMS:
-        parts.append(f"sf{int(small_frontier)}")
-    if comm is not None and comm != backend_comm(backend):
-        parts.append(comm)
-    return "-".join(parts) or "default"
-
-
-def parse_variant(variant):
-    """(exchange or None, comm or None) named in a run id's variant."""
-    parts = [] if variant == "default" else variant.split("-")
-    exchange = next((p for p in parts if p in EXCHANGES), None)
-    comm = next((p for p in parts if p in COMM_KINDS), None)
-    return exchange, comm
-
-
-def variant_small_frontier(variant):
-    """The small-frontier threshold a run id's variant names (`sf{N}`), else None."""
-    match = re.match(r"sf([0-9]+)$", variant.split("-")[0])
-    return int(match.group(1)) if match else None
 
 
 def run_name(algorithm, backend, layout, variant):
@@ -338,15 +318,12 @@ def experiment_layouts(name):
     exp = EXPERIMENTS.get(name)
     if not exp:
         return []
-    exchanges = exp.get("exchange", ["scan"])
-    backend = exp.get("backend", "cpu")
-    comms = exp.get("comm") or [backend_comm(backend)]
-    if name == "strong_scaling":
+    if kind(name) == "strong_scaling":
         # explicit grid shapes first (in the order given), then the squarest grid of each count
         layouts = [{"grid": g} for g in exp.get("grids", [])]
         layouts += [{"ranks": r} for r in exp.get("ranks", [])]
         points = [(graph, layout) for graph in experiment_graphs(name) for layout in layouts]
-    elif name == "weak_scaling":
+    elif kind(name) == "weak_scaling":
         points = [(p["graph"], {"ranks": p["ranks"]}) for p in exp["points"]]
     else:
         counts = exp.get("ranks", 1)
@@ -358,33 +335,38 @@ def experiment_layouts(name):
         for algorithm in experiment_algorithms(name):
             layout = layout_for(algorithm, **shape)
             on = run_backend(name, algorithm)
-            for ex in exchanges:
-                for comm in comms:
-                    for swept in swept_settings(name, exp):
-                        variant = variant_for(algorithm, on, ex, comm, **swept)
-                        runs += [(graph, (algorithm, on, layout, f"{variant}{repeat_suffix(i)}"))
-                                 for i in range(1, repeats + 1)]
+            for settings in experiment_settings(name):
+                # the id names what the settings say of this algorithm's options (others
+                # are not its: the same id, planned once)
+                variant = variant_name(ALGORITHMS[algorithm], on, settings)
+                runs += [(graph, (algorithm, on, layout, f"{variant}{repeat_suffix(i)}"))
+                         for i in range(1, repeats + 1)]
     return list(dict.fromkeys(runs))
 
 
 def repeat_suffix(i):
-    """A run id's repeat part: none for the first run of a point, -r{i} for the others."""
+    """A run id's repeat part: none for the first run of a point (`repeats: N`), -r{i} for
+    the others, so a config that adds repeats keeps the runs it has."""
     return "" if i == 1 else f"-r{i}"
 
 
-def swept_settings(name, exp):
-    """variant_for's keywords of each point a sweep runs ([{}] for other experiments): a
-    small-frontier threshold (its serial baseline once), or a hybrid setting."""
-    if name == "small_frontier_sweep":
-        return [{"small_frontier": sf} for sf in exp["small_frontier"]]
-    if name == "task_count_sweep":
-        return [{"hybrid": {"tasks": t, "mode": mode, "lam": exp.get("lambda", 1000),
-                            "gpu_share": exp.get("gpu_share", 0.5)}}
-                for mode in exp.get("mode", ["workload"]) for t in exp["tasks"]]
-    if name == "lambda_sweep":
-        return [{"hybrid": {"tasks": exp.get("tasks", 16), "mode": "workload", "lam": lam,
-                            "gpu_share": None}} for lam in exp["lambda"]]
-    return [{}]
+def experiment_axes(name):
+    """option -> values of an experiment: its `sweep:` lists, and its keys that name a
+    sweepable option (a list sweeps it, a single value sets it: task_count_sweep's lambda)."""
+    exp = EXPERIMENTS[name]
+    options = {n: o for n, o in all_options().items() if o.sweep}
+    axes = {key: value if isinstance(value, list) else [value]
+            for key, value in exp.items() if key in options}
+    axes.update(exp.get("sweep", {}))
+    # the order runs are planned in: by the options' run-id rank, then the registry's order
+    order = {n: (o.id_rank, i) for i, (n, o) in enumerate(options.items())}
+    return dict(sorted(axes.items(), key=lambda kv: order[kv[0]]))
+
+
+def experiment_settings(name):
+    """{option: value} of each point an experiment's axes span ([{}] without axes)."""
+    axes = experiment_axes(name)
+    return [dict(zip(axes, values)) for values in itertools.product(*axes.values())]
 
 
 def experiment_run_dirs(*names):
@@ -405,38 +387,46 @@ def all_validations():
     return experiment_validations(*EXPERIMENTS)
 
 
+check_kinds()
+check_graph_names()
+check_comm_choices()
+check_backend_choices()
+check_sweep()
+check_reference()
+check_cluster()
 check_exclusive_gpus()
 
 
-# table name -> (report kind, experiments whose runs feed it)
-TABLES = {
-    "strong_scaling": ("strong_scaling", ["strong_scaling"]),
-    "weak_scaling": ("weak_scaling", ["weak_scaling"]),
-    "real_graphs": ("graphs", ["real_graphs"]),
-    "implementations": ("graphs", ["implementations"]),
-    "kernel1": ("kernel1", list(EXPERIMENTS)),
-    "source_lines": ("source_lines", ["implementations"]),
-    "small_frontier": ("small_frontier", ["small_frontier_sweep"]),
-    "task_count": ("task_count", ["task_count_sweep"]),
-    "lambda": ("lambda", ["lambda_sweep"]),
+# What each kind of experiment shows: its own tables and figures, (output name, report kind).
+# An experiment named after its kind writes them under these names (tables/strong_scaling.csv);
+# another writes {experiment}-{name} (tables/gpu_strong-strong_scaling.csv).
+KIND_TABLES = {
+    "strong_scaling": [("strong_scaling", "strong_scaling")],
+    "weak_scaling": [("weak_scaling", "weak_scaling")],
+    "real_graphs": [("real_graphs", "graphs")],
+    "implementations": [("implementations", "graphs"), ("source_lines", "source_lines")],
+    "small_frontier_sweep": [("small_frontier", "small_frontier")],
+    "task_count_sweep": [("task_count", "task_count")],
+    "lambda_sweep": [("lambda", "lambda")],
 }
-# figure name -> (report kind, experiments whose runs feed it)
-FIGURES = {
-    "strong_scaling": ("strong_scaling", ["strong_scaling"]),
-    "weak_scaling": ("weak_scaling", ["weak_scaling"]),
-    "frontier": ("frontier", ["strong_scaling", "real_graphs", "implementations"]),
-    "comm_vs_compute": ("comm_vs_compute", ["strong_scaling", "weak_scaling"]),
-    "teps_vs_scale": ("teps_vs_scale", ["implementations"]),
-    "kernel1_vs_scale": ("kernel1_vs_scale", ["implementations"]),
-    "teps_vs_source_lines": ("teps_vs_source_lines", ["implementations"]),
-    "small_frontier": ("small_frontier", ["small_frontier_sweep"]),
-    "task_count": ("task_count", ["task_count_sweep"]),
-    "lambda": ("lambda", ["lambda_sweep"]),
+KIND_FIGURES = {
+    "strong_scaling": [("strong_scaling", "strong_scaling")],
+    "weak_scaling": [("weak_scaling", "weak_scaling")],
+    "implementations": [("teps_vs_scale", "teps_vs_scale"),
+                        ("kernel1_vs_scale", "kernel1_vs_scale"),
+                        ("teps_vs_source_lines", "teps_vs_source_lines")],
+    "small_frontier_sweep": [("small_frontier", "small_frontier")],
+    "task_count_sweep": [("task_count", "task_count")],
+    "lambda_sweep": [("lambda", "lambda")],
 }
-
-
-# the report's category of each experiment's tables and figures
-EXPERIMENT_TITLES = {
+# tables and figures pooling the experiments of some kinds (None: every kind)
+POOLED_TABLES = {"kernel1": ("kernel1", None)}
+POOLED_FIGURES = {
+    "frontier": ("frontier", ("strong_scaling", "real_graphs", "implementations")),
+    "comm_vs_compute": ("comm_vs_compute", ("strong_scaling", "weak_scaling")),
+}
+# the report's category of each kind's tables and figures
+KIND_TITLES = {
     "strong_scaling": "Strong scaling", "weak_scaling": "Weak scaling",
     "real_graphs": "Real graphs", "implementations": "Implementations",
     "small_frontier_sweep": "Small-frontier sweep", "task_count_sweep": "Hybrid task count",
@@ -444,32 +434,53 @@ EXPERIMENT_TITLES = {
 }
 
 
+def outputs(per_kind, pooled):
+    """output name -> (report kind, experiments whose runs feed it, name in KIND_*/POOLED_*)."""
+    made = {}
+    for name in EXPERIMENTS:
+        for base, report_kind in per_kind.get(kind(name), []):
+            made[base if name == kind(name) else f"{name}-{base}"] = (report_kind, [name], base)
+    for base, (report_kind, kinds) in pooled.items():
+        feeding = list(EXPERIMENTS) if kinds is None \
+            else [n for k in kinds for n in EXPERIMENTS if kind(n) == k]
+        made[base] = (report_kind, feeding, base)
+    return made
+
+
+# table name -> (report kind, experiments whose runs feed it, caption name)
+TABLES = outputs(KIND_TABLES, POOLED_TABLES)
+# figure name -> (report kind, experiments whose runs feed it, caption name)
+FIGURES = outputs(KIND_FIGURES, POOLED_FIGURES)
+
+
+def experiment_title(name):
+    title = KIND_TITLES[kind(name)]
+    return title if name == kind(name) else f"{title}: {name}"
+
+
 def report_category(mapping):
     """A report() category function: the experiment a table or figure shows, or "Across
     experiments" for those fed by several (frontier, Kernel 1, comm vs compute)."""
     def category(wc):
-        experiments = [e for e in mapping[wc.name][1] if e in EXPERIMENTS]
-        return EXPERIMENT_TITLES[experiments[0]] if len(experiments) == 1 \
+        experiments = mapping[wc.name][1]
+        return experiment_title(experiments[0]) if len(experiments) == 1 \
             else "Across experiments"
     return category
 
 
 def wanted(mapping):
-    return [
-        name
-        for name, (_, experiments) in mapping.items()
-        if any(e in EXPERIMENTS for e in experiments)
-    ]
+    return [name for name, (_, experiments, _) in mapping.items() if experiments]
 
 
 LANDING = f"{RESULTS}/report/landing.json"
 
 
 def headline_figure():
-    """The figure the landing page shows: strong scaling (with its COST line) where the
-    config has it, else the first figure it makes."""
+    """The figure the landing page shows: strong scaling (with its COST line; the first
+    strong-scaling experiment's) where the config has it, else the first figure it makes."""
     names = wanted(FIGURES)
-    return "strong_scaling" if "strong_scaling" in names else (names or [None])[0]
+    strong = [n for n in names if FIGURES[n][0] == "strong_scaling"]
+    return (strong or names or [None])[0]
 
 
 HEADLINE_FIGURE = headline_figure()
@@ -510,8 +521,11 @@ def run_source(wc):
     in-place graph `--generate kronecker:...` (every rank makes its share)."""
     if wc.graph in IN_PLACE:
         scale, edgefactor, seeds, version = kronecker_spec(wc.graph)
+        layout = wc.get("layout", "serial")
+        # the grid shape the run id names (2x1 is not 1x2); pP (1d) is P x 1 whatever grid
+        placed = f" --grid {layout}" if "x" in layout else ""
         return (f"--generate kronecker:scale={scale},edgefactor={edgefactor},"
-                f"seeds={seeds[0]}:{seeds[1]},version={version}")
+                f"seeds={seeds[0]}:{seeds[1]},version={version}{placed}")
     if wc.get("layout", "serial") == "serial":
         return f"{RESULTS}/graphs/{wc.graph}"
     return f"{RESULTS}/partitions/{wc.graph}/{wc.layout}"
@@ -541,30 +555,18 @@ def partition_args(wc):
     return f"--grid {wc.layout}"
 
 
-def run_options(wc):
-    """A distributed run's options from its run id: --exchange (2d), --small-frontier (1d),
-    and --comm for GPU runs (nccl unless the variant says mpi) and for auto runs whose variant
-    names one. CPU runs exchange through MPI only and get no --comm, as before it existed."""
-    exchange, comm = parse_variant(wc.variant)
-    options = []
-    if wc.algorithm in EXCHANGE_ALGORITHMS:
-        options.append(f"--exchange {exchange}")
-    if wc.algorithm in SMALL_FRONTIER_ALGORITHMS:
-        swept = variant_small_frontier(wc.variant)
-        threshold = config["small_frontier"] if swept is None else swept
-        options.append(f"--small-frontier {threshold}")
-    comm = comm or backend_comm(wc.backend)
-    if wc.backend != "cpu" and comm is not None:
-        options.append(f"--comm {comm}")
-    return " ".join(options)
+def run_flags(wc):
+    """A run's algorithm flags, read from its run id by the registry's declarations (e.g.
+    --exchange scan --comm nccl, --small-frontier 1000 from the config, --tasks 64 --mode
+    fixed --gpu-share 0.5): bfs.algorithms.options.variant_flags."""
+    spec = ALGORITHMS[wc.algorithm]
+    return flags_text(variant_flags(spec, wc.backend, wc.variant, config))
 
 
-def serial_options(wc):
-    """A single-process run's options from its run id: a swept hybrid setting's --tasks,
-    --mode and --lambda or --gpu-share; none for `default` runs."""
-    if wc.algorithm != "hybrid":
-        return ""
-    return "".join(f" --{k} {v}" for k, v in variant_hybrid(wc.variant).items())
+def serial_flags(wc):
+    # the serial rule's command writes the flags right after --backend, each after a space
+    flags = run_flags(wc)
+    return f" {flags}" if flags else ""
 
 
 def job_ranks(wc):

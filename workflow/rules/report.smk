@@ -1,5 +1,6 @@
 # Aggregate: every validated run into tables (CSV + Markdown) and figures (PNG + SVG), a
-# report category per experiment, and the landing page's facts (what ran, on what, headline
+# report category per experiment (TABLES, FIGURES: each experiment's by its kind, and the
+# pooled ones), and the landing page's facts (what ran, on what, headline
 # numbers). `snakemake figures` redoes only the figures; add --forcerun figure to redraw them.
 # Local rules: under a batch scheduler these read small run files and draw, on the node that
 # runs snakemake, rather than wait in the queue for a compute node each.
@@ -28,6 +29,7 @@ rule table:
         name=names_regex(TABLES),
     params:
         kind=lambda wc: TABLES[wc.name][0],
+        base=lambda wc: TABLES[wc.name][2],   # the caption's (table.rst)
         stem=lambda wc, output: output.csv[: -len(".csv")],
     log:
         f"{RESULTS}/logs/tables/{{name}}.log",
@@ -53,6 +55,7 @@ rule figure:
         name=names_regex(FIGURES),
     params:
         kind=lambda wc: FIGURES[wc.name][0],
+        base=lambda wc: FIGURES[wc.name][2],   # the caption's (figure.rst)
         stem=lambda wc, output: output.png[: -len(".png")],
     log:
         f"{RESULTS}/logs/figures/{{name}}.log",
