@@ -54,6 +54,7 @@ class QuadraticSearcher(kernel1_gpu.DeviceCsrSearcher):
     level (merrill's keys; the frontier's vertices and edges are counted, for the record only,
     outside the CUDA events that time the level).
     """
+    level_profiling = True   # profile_levels: every level step timed (bench)
 
     def __init__(self, offsets, columns):
         n = self._check_csr(offsets, columns, "gpu-quadratic")
