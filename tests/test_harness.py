@@ -162,3 +162,15 @@ def test_bench_grid_on_cpu_ranks(kron10, tmp_path):
     bfs_cli("report", "table", "graphs", *sorted((tmp_path / "b").glob("*/*")),
             "--out", tmp_path / "t")
     assert "2d@exchange=wave" in (tmp_path / "t.md").read_text()
+
+
+def test_generated_graph_takes_a_name_that_leaves_its_edges_alone():
+    """name= (the workflow's graph name) goes into run.json's graph and the spec `bfs validate`
+    reads back; the edges are those of the unnamed graph."""
+    named = parse_generate("kronecker:scale=10,edgefactor=8,name=kron-s10")
+    assert named.meta(0.0).name == "kron-s10" and parse_generate(named.spec) == named
+    assert parse_generate("kronecker:scale=10,edgefactor=8").meta(0.0).name == "kron-s10-e8"
+    for a, b in zip(named.host_edges(), GeneratedKronecker(10, 8).host_edges()):
+        assert (a == b).all()
+    with pytest.raises(BfsError, match="name='a b'"):
+        parse_generate("kronecker:scale=10,name=a b")

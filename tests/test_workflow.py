@@ -637,7 +637,7 @@ def test_in_place_graph_runs_generate_it_and_write_no_graph_or_partition(tmp_pat
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
     plan = snakemake(tmp_path, "-n", "-p").stdout
     jobs = planned_bfs_jobs(plan)
-    spec = "--generate kronecker:scale=9,edgefactor=8,seeds=2:3,version=3.0"
+    spec = "--generate kronecker:scale=9,edgefactor=8,seeds=2:3,version=3.0,name=big"
     big = {run: job for run, job in jobs.items() if run.startswith("big/")}
     assert set(big) == {"big/2d/gpu-1x1-scan", "big/2d/gpu-1x2-scan", "big/2d/gpu-2x1-scan",
                         "big/1d/gpu-p1-default", "big/1d/gpu-p2-default",

@@ -16,6 +16,7 @@ from a generated graph and one from its graph directory search the same graph.
 """
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass
 
@@ -35,6 +36,8 @@ class GeneratedKronecker:
     edgefactor: int = 16
     seeds: tuple[int, int] = DEFAULT_SEEDS
     version: str = "3.0"
+    name: str | None = None   # the graph's name in run.json (default kron-sS-eE): the edges
+                              # do not depend on it
 
     @property
     def n_vertices(self) -> int:
@@ -48,12 +51,14 @@ class GeneratedKronecker:
     def spec(self) -> str:
         """The --generate text that makes this graph again (recorded in run.json)."""
         return (f"kronecker:scale={self.scale},edgefactor={self.edgefactor},"
-                f"seeds={self.seeds[0]}:{self.seeds[1]},version={self.version}")
+                f"seeds={self.seeds[0]}:{self.seeds[1]},version={self.version}"
+                + (f",name={self.name}" if self.name else ""))
 
     def meta(self, generation_time: float) -> GraphMeta:
         """The graph.json `bfs generate kronecker` writes for the same graph (the same name,
         so the report pools runs of either)."""
-        return GraphMeta(name=f"kron-s{self.scale}-e{self.edgefactor}", source="kronecker",
+        return GraphMeta(name=self.name or f"kron-s{self.scale}-e{self.edgefactor}",
+                         source="kronecker",
                          n_vertices=self.n_vertices, n_edges=self.n_edges,
                          directed_source=False, scale=self.scale, edgefactor=self.edgefactor,
                          seeds=list(self.seeds), graph500_version=self.version,
@@ -94,8 +99,8 @@ def share(n_edges: int, rank: int, size: int) -> tuple[int, int]:
 
 
 def parse_generate(text: str) -> GeneratedKronecker:
-    """'kronecker:scale=27,edgefactor=16,seeds=2:3,version=3.0' -> GeneratedKronecker; errors
-    name the bad key or value."""
+    """'kronecker:scale=27,edgefactor=16,seeds=2:3,version=3.0[,name=kron-s27]' ->
+    GeneratedKronecker; errors name the bad key or value."""
     kind, colon, rest = text.partition(":")
     if kind != "kronecker":
         raise BfsError(f"--generate {text!r}: unknown graph kind {kind!r} (only kronecker)")
@@ -118,12 +123,17 @@ def parse_generate(text: str) -> GeneratedKronecker:
                 if value not in ("3.0", "2.1.4"):
                     raise ValueError
                 values[key] = value
+            elif key == "name":
+                if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", value):
+                    raise ValueError
+                values[key] = value
             else:
                 raise BfsError(f"--generate {text!r}: unknown key {key!r} (keys: scale, "
-                               "edgefactor, seeds, version)")
+                               "edgefactor, seeds, version, name)")
         except ValueError:
             expected = {"scale": "an integer >= 1", "edgefactor": "an integer >= 1",
-                        "seeds": "two integers U1:U2 >= 0", "version": "3.0 or 2.1.4"}[key]
+                        "seeds": "two integers U1:U2 >= 0", "version": "3.0 or 2.1.4",
+                        "name": "a plain name (letters, digits, . _ -)"}[key]
             raise BfsError(f"--generate {text!r}: {key}={value!r} is not {expected}") from None
     if "scale" not in values:
         raise BfsError(f"--generate {text!r}: scale=S is required")

@@ -525,7 +525,7 @@ def run_source(wc):
         # the grid shape the run id names (2x1 is not 1x2); pP (1d) is P x 1 whatever grid
         placed = f" --grid {layout}" if "x" in layout else ""
         return (f"--generate kronecker:scale={scale},edgefactor={edgefactor},"
-                f"seeds={seeds[0]}:{seeds[1]},version={version}{placed}")
+                f"seeds={seeds[0]}:{seeds[1]},version={version},name={wc.graph}{placed}")
     if wc.get("layout", "serial") == "serial":
         return f"{RESULTS}/graphs/{wc.graph}"
     return f"{RESULTS}/partitions/{wc.graph}/{wc.layout}"
