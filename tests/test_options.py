@@ -170,16 +170,16 @@ def test_extra_algorithms_hook_reaches_bfs_run_help():
 
 # --- the config schema --------------------------------------------------------------------
 
-def test_schema_file_lists_the_registry():
-    """The YAML (the readable base the workflow injects into) names the package's own
-    algorithms and sweepable options, with the value schemas the declarations give."""
+def test_schema_file_leaves_the_registry_to_the_registry():
+    """The YAML (the readable base the workflow adds to) lists no algorithm and no sweepable
+    option, so a new algorithm or option touches no line of it (the toy's test shows they
+    reach the schema the workflow validates with); the option lists it keeps for experiments
+    (exchange, comm) take the declarations' values, and every kind has its experiment entry."""
     schema = yaml.safe_load((ROOT / "workflow/schemas/config.schema.yaml").read_text())
     definitions = schema["definitions"]
-    assert set(definitions["algorithm"]["enum"]) == set(ALGORITHMS)
+    assert "enum" not in definitions["algorithm"]
+    assert definitions["sweep"]["properties"] == {}
     sweepable = {name: o for name, o in all_options().items() if o.sweep}
-    assert set(definitions["sweep"]["properties"]) == set(sweepable)
-    for name, option in sweepable.items():
-        assert definitions["sweep"]["properties"][name]["items"] == option.schema(), name
     for name in ("exchange", "comm"):
         assert definitions[name]["items"] == sweepable[name].schema()
     assert set(definitions["kind"]["enum"]) == set(schema["properties"]["experiments"]
