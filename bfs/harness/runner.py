@@ -161,7 +161,7 @@ class LocalSession:
 
     @classmethod
     def from_host(cls, meta: GraphMeta, src, dst, graph_record: dict):
-        """The session over edges made in host memory (bench's grid graphs)."""
+        """The session over edges made in host memory (bench's lattices)."""
         return cls(meta, *cls._place(src, dst), graph_record)
 
     @staticmethod
@@ -381,7 +381,7 @@ class MpiSession:
     @classmethod
     def from_host(cls, meta: GraphMeta, src, dst, graph_record: dict, spec, backend: str,
                   grid: tuple[int, int] | None = None):
-        """Every rank holding the whole edge list in host memory (bench's grid graphs and
+        """Every rank holding the whole edge list in host memory (bench's lattices and
         graph directories) routes its share of it to the blocks."""
         from ..comm import mpi
         comm = mpi.world()
