@@ -185,7 +185,7 @@ def test_local_rules_are_not_submitted(tmp_path):
         rules = {rule.name for rule in workflow.rules}
         local = set(workflow._localrules)
     assert local == {"all", "table", "figure", "tables", "figures", "landing", "snap_download"}
-    assert {"kronecker", "grid", "snap_convert", "partition", "bfs_serial", "bfs_single_rank",
+    assert {"kronecker", "lattice", "snap_convert", "partition", "bfs_serial", "bfs_single_rank",
             "bfs_mpi", "validate"} == rules - local
 
 

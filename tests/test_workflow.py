@@ -579,12 +579,6 @@ def test_shipped_configs_plan(tmp_path, config):
     assert "rule bfs_" in out and "rule table" in out, out[-2000:]
 
 
-def test_schema_names_every_registered_algorithm():
-    from bfs.algorithms import ALGORITHMS
-    schema = yaml.safe_load((ROOT / "workflow/schemas/config.schema.yaml").read_text())
-    assert set(schema["definitions"]["algorithm"]["enum"]) == set(ALGORITHMS)
-
-
 def test_cache_shares_graphs_and_partitions(tmp_path):
     """With `cache` in the config a second results directory takes the Kronecker graph and its
     partition from the cache (verified), and a damaged cache entry fails the job naming it."""
