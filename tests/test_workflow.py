@@ -203,6 +203,9 @@ def test_report_landing_page_in_a_browser(finished, tmp_path):
         assert words in text, words
     import platform
     assert f"python {platform.python_version()}" in text
+    # docutils renders a markup problem as a "System Message" in the page (a multi-line MPI
+    # library version once broke the "On what" list)
+    assert "System Message" not in text, text[text.find("System Message") - 300:][:600]
     shown = re.search(r'<img alt="strong_scaling figure" src="data:image/png;base64,([^"]+)"',
                       dom)
     assert shown, "the landing page shows no figure"

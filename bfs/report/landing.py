@@ -34,8 +34,11 @@ def environment_facts(run_dirs: list[str]) -> dict:
     return {"cpu": distinct("cpu_model"), "cores": distinct("cpu_cores"),
             "gpus": distinct("gpus"), "hosts": distinct("hostnames"),
             "versions": versions,
-            # anything the run recorded about its MPI library besides the rank count
-            "mpi": {k: v for k, v in first.items() if k.startswith("mpi") and k != "mpi_size"},
+            # anything the run recorded about its MPI library besides the rank count; its
+            # first line (MPI_Get_library_version runs to a dozen lines: configure flags...),
+            # which keeps the landing page's bullet one line
+            "mpi": {k: str(v).splitlines()[0] for k, v in first.items()
+                    if k.startswith("mpi") and k != "mpi_size" and v},
             "commit": (git.get("commit") or "unknown")[:12] + (" (dirty)" if git.get("dirty")
                                                                 else ""),
             "commits_differ": len(commits) > 1}
