@@ -9,8 +9,8 @@ rule validate:
     output:
         f"{RESULTS}/validation/{{graph}}/{{algorithm}}/{{backend}}-{{layout}}-{{variant}}.json",
     params:
-        # an in-place graph has no directory: bfs validate makes it again from run.json
-        graph=lambda wc: "" if wc.graph in IN_PLACE else f"--graph {RESULTS}/graphs/{wc.graph}",
+        # an in-place graph has no directory (no input): bfs validate makes it again from run.json
+        graph=lambda wc, input: f"--graph {input.graph}" if input.graph else "",
     resources:
         mem_mb=lambda wc: mem_mb_for(wc.graph),
         runtime=lambda wc, attempt: runtime_for(wc.graph, 2 * config['save_parents'] + 2, attempt),
