@@ -127,6 +127,20 @@ def check_fits(bytes_needed: int, what: str, largest_scale_fn=None) -> None:
     raise BfsError(msg)
 
 
+# CuPy's boolean-mask indexing, and other calls that take a C int count, stop past 2^31 - 1
+# elements (OverflowError: a scale-27 block on 1x2 has 2^31 entries): the whole-array steps of
+# an edge list that can pass it go a slice of at most SLICE entries at a time.
+SLICE = 1 << 30
+
+
+def mark_sources(mark, src, dst, step: int = SLICE) -> None:
+    """mark[u] = True for the source u of every edge (src[i], dst[i]) that is not a self-loop:
+    numpy or CuPy arrays alike, a slice of `step` edges at a time (SLICE)."""
+    for a in range(0, len(src), step):
+        s, d = src[a:a + step], dst[a:a + step]
+        mark[s[s != d]] = True
+
+
 def zero_async(array) -> None:
     """Zero a device array's bytes on the current stream (cudaMemsetAsync: the host does not
     wait)."""

@@ -21,7 +21,7 @@ import cupy as cp
 import numpy as np
 from mpi4py import MPI
 
-from bfs.algorithms import RunContext, get_algorithm
+from bfs.algorithms import RunContext, get_algorithm, merrill_do
 from bfs.algorithms.kernel1 import build_csr
 from bfs.algorithms.seq_csr import bfs_csr
 from bfs.comm.exchange import MpiExchange, NcclExchange
@@ -140,16 +140,38 @@ def check_search_do(R, C):
     switch on the same n_f, m_f and m_u), and a search that stays top-down examines the same
     edges per level as the CPU's (the frontier's block edges); the defaults go bottom-up on
     some root, and there examine fewer edges than all top-down from that root."""
-    option_sets = ({"alpha": 1.0}, {"alpha": 1e9}, {}, {"comm": "mpi", "exchange": "wave"})
+    option_sets = ({"alpha": 1.0}, {"alpha": 1e9}, {}, {"comm": "mpi", "exchange": "wave"},
+                   {"beta": 18.0, "ahead": 0}, {"beta": 18.0})
     layout, (bsrc, bdst) = blocks_in_place(R, C)
+    # one rule, the parameters the GPU ran with: its defaults are merrill-do's (alpha 40, beta
+    # inf), the CPU's GAPBS's (15, 18), so the reference takes the GPU's where none is given
     cpus = [searcher_for(R, C, bsrc.get(), bdst.get(), layout, "2d-do", "cpu",
-                         **{k: v for k, v in o.items() if k != "comm"}) for o in option_sets]
+                         **{"alpha": merrill_do.ALPHA, "beta": merrill_do.BETA,
+                            **{k: v for k, v in o.items() if k not in ("comm", "ahead")}})
+            for o in option_sets]
     del bsrc, bdst
     seen = [{} for _ in option_sets]   # per option set: root -> (directions, edges examined)
+    # the host's reads of the device: one a top-down level (two where it compacts In first),
+    # two a chain of bottom-up levels (the decision to start it, its end), whatever its length
+    cls = get_algorithm("2d-do").load("gpu").Fu2DDoGpu
+    read_ctl = cls._read_ctl
+
+    def counted(self):
+        self.reads = getattr(self, "reads", 0) + 1
+        return read_ctl(self)
+
+    cls._read_ctl = counted
 
     def each(k, s, root):
         cpu = cpus[k]
         cpu.search(root)
+        reads, s.reads = getattr(s, "reads", 0), 0
+        if R * C > 1:
+            td, bu = s.directions.count("top-down"), s.directions.count("bottom-up")
+            chains = -(-bu // (s.ahead + 1))
+            assert reads <= td + 2 * chains + 2, (option_sets[k], root, reads, s.directions)
+            if k == 2 and bu > 2:       # the defaults: a chain reads less than its levels
+                assert reads < td + bu + 2, (reads, s.directions)
         mine = (s.directions, s.level_edges_examined, s.edges_examined)
         assert all(x == mine for x in comm.allgather(mine)), (option_sets[k], root)
         assert s.directions == cpu.directions, (option_sets[k], root, mine, cpu.directions)
@@ -160,7 +182,7 @@ def check_search_do(R, C):
         seen[k][root] = (s.directions, s.edges_examined)
 
     search_equals_cpu(R, C, "2d-do", option_sets, each)
-    top_down, heavy, default, wave = seen
+    top_down, heavy, default, wave, one_level, chained = seen
     assert all(set(d) == {"top-down"} for d, _ in top_down.values()), top_down
     assert all(d[:2] == ["top-down", "bottom-up"] for d, _ in heavy.values()), heavy
     assert any("bottom-up" in d for d, _ in default.values()), default
@@ -168,6 +190,9 @@ def check_search_do(R, C):
         if "bottom-up" in d:
             assert examined < top_down[root][1], (root, examined, top_down[root])
     assert [d for d, _ in wave.values()] == [d for d, _ in default.values()]
+    # back to top-down decided on the device inside a chain as the host decides one level at
+    # a time: the same directions and edges
+    assert chained == one_level, (chained, one_level)
 
 
 def check_search_semiring(R, C):
@@ -200,8 +225,8 @@ def search_equals_cpu(R, C, algorithm, option_sets, each=None) -> list:
         kinds = {"bitmap": 0, "list": 0}
         for root in roots:
             s.search(root)
-            for k, levels in getattr(s, "exchanges", {}).items():
-                kinds[k] |= levels > 0
+            for kind, levels in getattr(s, "exchanges", {}).items():
+                kinds[kind] |= levels > 0
             verdict = validate_grid_device(s.grid_view(), root, comm, s.world_x, s.row_x,
                                            s.col_x)
             res = gathered(s)

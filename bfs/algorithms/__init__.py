@@ -110,6 +110,9 @@ ROWS = Option("rows", "(GPU) the bottom-up rows' neighbours by falling degree (d
 ENGINE = Option("engine", "(GPU) a grid of one rank runs the single-GPU engine (1, the "
                 "default) or the grid's level loop (0: bench's per-block path)",
                 parse=int, choices=(0, 1))
+AHEAD = Option("ahead", "(GPU) bottom-up levels enqueued past a host decision, each run or "
+               "skipped on the device, one control read a chain (0-64; default 8 for merrill-do, "
+               "4 for 2d-do, whose skipped levels still exchange)", parse=nonnegative_int)
 EXPAND = Option("expand", "the multi-block level kernel (merrill.EXPAND_VARIANTS; tiles, the "
                 "default, unless measuring)")
 
@@ -151,7 +154,8 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
                                 "gpu": "bfs.algorithms.fu_2d_do_gpu"},
                       "direction-optimizing 2d (Beamer et al. 2013): bottom-up levels over the "
                       "block CSC when the frontier holds many edges (--alpha, --beta)",
-                      distributed=True, options=(EXCHANGE, COMM, ALPHA, BETA, ROWS, ENGINE)),
+                      distributed=True, options=(EXCHANGE, COMM, ALPHA, BETA, ROWS, ENGINE,
+                                                 AHEAD)),
         AlgorithmSpec("1d", {"cpu": "bfs.algorithms.racherla_1d",
                              "gpu": "bfs.algorithms.racherla_1d_gpu"},
                       "Racherla 1D BFS: discoveries all-gathered (CPU: pairs, small frontiers "
@@ -185,8 +189,7 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
                                Option("offset_bits", "CSR offsets read as 32 or 64 bits; 0 (the "
                                       "default): 32 below 2^32 directed edges", parse=int,
                                       choices=(0, 32, 64)),
-                               Option("ahead", "bottom-up levels enqueued past a host decision "
-                                      "(0-64, default 8)", parse=nonnegative_int),
+                               AHEAD,
                                Option("head", "1 (the default): each vertex's first neighbour "
                                       "from a vertex-indexed copy; 0: from the CSR", parse=int,
                                       choices=(0, 1)),

@@ -76,13 +76,14 @@ compact(const u64* __restrict__ words, i64 nw, const i64* __restrict__ offsets,
 
 // Expand: one CTA per TILE edges of the edge frontier (merrill's staging); a neighbour c not
 // visited and not yet in out is atomicOr'd into out; ctl[2] += bits this launch flipped.
-// pred (one rank only, else null): the edge that flips c's bit records its row vertex as c's
-// parent, so no predecessor pass runs (with one rank the discoverer owns c).
+// pred: the edge that flips c's bit records its row vertex's global id as c's parent, so no
+// predecessor pass runs (contract drops the parents a rank above in the grid column claimed).
 extern "C" __global__ void __launch_bounds__(BLOCK)
 expand_tiles(const i64* __restrict__ offsets, const u32* __restrict__ columns,
              const u32* __restrict__ qin, const i64* __restrict__ scan, i64 q,
              const i64* __restrict__ tile_first, const u64* __restrict__ visited,
-             u64* out, u64* ctl, i64* pred, const i64* __restrict__ row_global)
+             u64* out, u64* ctl, i64* pred, const i64* __restrict__ row_word_offset,
+             const i64* __restrict__ row_lo, int row_pieces)
 {
     __shared__ Tile tile;
     __shared__ u32 s_count;
@@ -101,7 +102,7 @@ expand_tiles(const i64* __restrict__ offsets, const u32* __restrict__ columns,
         if ((__ldg(visited + w) & bit) || (__ldcg(out + w) & bit)) continue;
         if (!(atomicOr(out + w, bit) & bit)) {
             ++won;
-            if (pred) pred[c[it]] = row_global[v[it]];
+            if (pred) pred[c[it]] = padded_to_global(v[it], row_word_offset, row_lo, row_pieces);
         }
     }
 #pragma unroll
@@ -137,10 +138,13 @@ extern "C" __global__ void contract(const u64* __restrict__ out, const u64* __re
 // degrees (2d-do, else null): *unvisited -= the degrees in it of uni's vertices (the block CSC
 // edges of the level's new vertices, taken off the unvisited count of Beamer's switch) in the
 // same pass. Bits dealt out to the lanes as in compact; one atomic per block for each sum.
+// go: null, or a chained level's flag (decide_levels): the level does nothing unless go[0].
 extern "C" __global__ void __launch_bounds__(BLOCK)
 finish(const u64* __restrict__ uni, i64 nw, u64* visited, int* level_col, int lvl, i64 own_lo,
-       i64 own_hi, u64* own_new, const i64* __restrict__ degrees, u64* unvisited)
+       i64 own_hi, u64* own_new, const i64* __restrict__ degrees, u64* unvisited,
+       const u64* __restrict__ go)
 {
+    if (go && go[0] == 0) return;           // a chained level past the search's end (see below)
     const u32 lane = threadIdx.x & 31;
     const i64 warps = ((i64)gridDim.x * BLOCK) >> 5;
     u64 count = 0, reached = 0;
@@ -181,4 +185,65 @@ extern "C" __global__ void subtract_degrees(const u64* __restrict__ words, i64 n
         }
     }
     block_sum_add(0ULL - s, sum);           // the negated sums add up to minus their total
+}
+
+// A new search whose parent and level arrays need no reset pass (2d-do on a grid of one row:
+// its first bottom-up level writes every entry no earlier level reached, whole sectors, and
+// complete_outputs the rest; merrill_do.cu's DENSE): In holds the root, visited the root and
+// the closed columns (init: no in-edge, as merrill-do's isolated vertices start visited, so that
+// complete_outputs leaves the entries DENSE wrote for them), and only the root's entries are set.
+extern "C" __global__ void reset_bitmaps(i64 row_words, i64 col_words, int* level_col,
+                                         u64* in_words, u64* visited, i64 r_root, i64 c_root,
+                                         i64* pred, const u64* __restrict__ init)
+{
+    const i64 n = row_words > col_words ? row_words : col_words;
+    for (i64 w = (i64)blockIdx.x * blockDim.x + threadIdx.x; w < n;
+         w += (i64)gridDim.x * blockDim.x) {
+        if (w < row_words)
+            in_words[w] = (r_root >= 0 && (r_root >> 6) == w) ? (1ULL << (r_root & 63)) : 0ULL;
+        if (w < col_words)
+            visited[w] = init[w]
+                       | ((c_root >= 0 && (c_root >> 6) == w) ? (1ULL << (c_root & 63)) : 0ULL);
+    }
+    if (blockIdx.x == 0 && threadIdx.x == 0 && c_root >= 0) { level_col[c_root] = 0; pred[c_root] = -1; }
+}
+
+// Chains of bottom-up levels (fu_2d_do_gpu.py): the host enqueues a chain's levels (kernels and
+// NCCL exchanges) back to back and reads the control block once, at the chain's end; between
+// two levels this one thread applies Beamer's bottom-up rule (fu_2d_do.DirectionSwitch, same
+// doubles) to the all-reduced totals. chain (u64): [0] go, [1] levels run, [2] the frontier the
+// newest level started from, then 4 words a level run: the totals after it [n_f, m_f,
+// unvisited edges, edges examined]. A level past go = 0 launches its kernels, which return at
+// once, and its exchanges, which move the same buffers again: the state stays the last run
+// level's.
+extern "C" __global__ void chain_start(u64* chain, u64 frontier)
+{
+    chain[0] = 1; chain[1] = 0; chain[2] = frontier;
+}
+
+extern "C" __global__ void decide_levels(const u64* __restrict__ totals, u64* chain,
+                                         double n_over_beta)
+{
+    if (!chain[0]) return;
+    const u64 run = chain[1], f = totals[0];
+    for (int j = 0; j < 4; ++j) chain[3 + 4 * run + j] = totals[j];
+    chain[1] = run + 1;
+    chain[0] = f > 0 && ((double)f >= n_over_beta || f > chain[2]);
+    chain[2] = f;
+}
+
+// A chained bottom-up level's counts for the all-reduce, from the kernel's sums lvl (u64[5]:
+// [0] found, [1] their block CSC degrees, [2:4] unused, [4] in-edges read), which it clears:
+// counts[3] = edges examined; on a grid of one row (own = 1: the column range is the own
+// piece, there is no union) also counts[0] = found and counts[2] -= their degrees, which
+// finish does after the union on taller grids (counts[0] cleared for it here).
+extern "C" __global__ void level_counts(const u64* __restrict__ go, u64* lvl, u64* counts,
+                                        int own)
+{
+    if (!go[0]) return;
+    counts[0] = own ? lvl[0] : 0;
+    counts[1] = 0;
+    if (own) counts[2] -= lvl[1];
+    counts[3] = lvl[4];
+    lvl[0] = 0; lvl[1] = 0; lvl[4] = 0;
 }

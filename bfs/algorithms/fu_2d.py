@@ -289,16 +289,20 @@ class Fu2D(Searcher):
             if frontier == 0:
                 clock.end_level(level, 0, 0)
                 break
-            sent = self._level_body(level, clock)
-            # one all-reduce a level: the next frontier's size, which also ends the search
-            self.world_x.allreduce(self.counts, self.totals)
-            sent += self.counts.nbytes
-            clock.mark("allreduce")
-            clock.end_level(level, frontier, sent)
-            level += 1
+            level += self._levels(level, frontier, clock)
         self.levels_run = level
         self.profile_steps = clock.steps()
         self.profile = clock.rows(self.profile_steps)
+
+    def _levels(self, level: int, frontier: int, clock: LevelClock) -> int:
+        """Runs the level (its body and the count all-reduce) and returns the levels run: 1
+        here; bfs.algorithms.fu_2d_do_gpu runs chains of bottom-up levels behind one read."""
+        sent = self._level_body(level, clock)
+        # one all-reduce a level: the next frontier's size, which also ends the search
+        self.world_x.allreduce(self.counts, self.totals)
+        clock.mark("allreduce")
+        clock.end_level(level, frontier, sent + self.counts.nbytes)
+        return 1
 
     def _level_body(self, level: int, clock: LevelClock) -> int:
         """Fig. 5's level over the grid; returns the bytes this rank sent. The local work goes

@@ -41,15 +41,30 @@ runs merrill-do's kernels over the rank's block:
               the next level if it stays top-down (one read a level); after a bottom-up level
               the switch looks at n_f alone, and a level switching back to top-down compacts
               and reads again.
-The host read a level on more than one rank: a top-down level's tile grid is sized by the
-compacted frontier's edge count, a size only the host knows at launch, and the read also
-carries the all-reduced switch words. Run-ahead chains over the grid (bottom-up levels whose
-union, all-gather and count all-reduce are enqueued behind the kernel, as merrill-do's chain
-is) are the next step; they need two GPUs to measure.
+Chains of bottom-up levels (ahead, default 4): once a level goes bottom-up, the host enqueues
+it and `ahead` more back to back, each level's kernels, its exchanges (NCCL on the stream, the
+same fixed-size buffers every level) and the all-reduce of the switch words, and between two
+levels one thread (fu_2d.cu's decide_levels) applies the bottom-up rule to the all-reduced
+words, so each level runs or is skipped on the device; the host reads one control block a
+chain (the run count and each level's words, which it replays through DirectionSwitch, so the
+directions and counts are the CPU 2d-do's). A skipped level's kernels return at once and its
+exchanges move the same buffers again, leaving the last run level's state; each costs its
+collectives (tens of us), so the chain is shorter than merrill-do's. A top-down level still
+reads the device once: its tile grid is sized by the compacted frontier's edge count.
+
+A grid of one row (1 x C: every column's in-edges are in its block, the column range is the
+own piece): a bottom-up level has nothing to union, so the kernel does all of the level, as
+merrill-do's does: visited marked, parent and level written (the first bottom-up level writes
+every entry no earlier level reached in whole sectors, so the search needs no reset pass over
+parent and level: merrill_do.cu's DENSE and GUESS, and complete_outputs at the end), the found
+vertices and their block CSC degrees summed for the switch; then the row all-gathers Out into
+In and the switch words are all-reduced. No contract, no finish pass. Parents go to global
+ids by tiles.cuh's padded_to_global (a search over the C pieces), not a per-row table. The CSC
+offsets are read as 32 bits below 2^32 block entries, as merrill-do's are.
 
 Options (bench's 2d-do@KEY=VALUE, besides alpha and beta): rows (auto / degree / graph, also
-merrill-do's on one rank) and engine (1; 0 runs the grid's levels on one rank too, to measure
-the per-block path on one GPU).
+merrill-do's on one rank), engine (1; 0 runs the grid's levels on one rank too, to measure
+the per-block path on one GPU) and ahead (the chain's length past the host's decision).
 
 Memory it adds to 2d's: the block CSC, built on the device as the CSR is (kernel1_gpu's
 block_csr with keys and values swapped): int64 offsets per column-range vertex + a uint32 row
@@ -68,9 +83,10 @@ from .fu_2d import WORD
 from .fu_2d_do import DirectionSwitch
 from .fu_2d_gpu import BLOCK, EngineAnswers, Fu2DGpu
 
-# merrill-do's bottom-up shape over a block (64-bit CSC offsets: a block may pass 2^32 entries)
-BOTTOM_UP = merrill_do.bottom_up_kernel(merrill_do.BOTTOM_UP, "i64", block_ids=True)
-TOTALS, COUNTS = 4, 8      # ctl offsets of the all-reduced totals and of this rank's counts
+TOTALS, COUNTS, CHAIN = 4, 8, 12   # ctl offsets: all-reduced totals, this rank's counts, chain
+AHEAD = 4        # chained bottom-up levels past the host's decision: a Kronecker search's
+                 # bottom-up levels at scales 25-27 in one chain, few skipped ones
+LOG = 3          # chain words before the per-level log (fu_2d.cu's decide_levels)
 
 
 class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
@@ -87,15 +103,19 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         self.rows_order = ctx.options.get("rows", "auto")
         if self.rows_order not in ("auto", "degree", "graph"):
             raise BfsError(f"2d-do rows must be auto, degree or graph, got {self.rows_order!r}")
+        ahead = ctx.options.get("ahead", AHEAD)
+        if not (isinstance(ahead, int) and 0 <= ahead <= 64):
+            raise BfsError(f"2d-do ahead must be an integer from 0 to 64, got {ahead!r}")
+        self.ahead = ahead
         super().__init__(block, ctx)
 
     def _engine_options(self, options: dict) -> dict:
-        return {"alpha": self.alpha, "beta": self.beta, "rows": self.rows_order}
+        extra = {"ahead": options["ahead"]} if "ahead" in options else {}
+        return {"alpha": self.alpha, "beta": self.beta, "rows": self.rows_order, **extra}
 
     def _build_blocks(self, row_local, col_local) -> None:
-        """The block's device CSR, then its CSC (column -> rows, each column's rows sorted),
-        each column's first row (the head copy) and the columns with no in-edge here (closed:
-        bottom-up never deals them; half the vertices of a Kronecker graph have no edge)."""
+        """The block's device CSR, then its CSC (column -> rows, each column's rows sorted).
+        The CSC's rows are put hubs first (_finish_blocks) once the local ids are gone."""
         super()._build_blocks(row_local, col_local)
         n_col_bits, nnz = self.cols.n_words * WORD, int(col_local.size)
         self.csc_nnz = nnz
@@ -105,11 +125,25 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
                           f"2d-do block CSC ({n_col_bits} columns, {nnz} entries)")
         self.csc_offsets, self.csc_rows = kernel1_gpu.block_csr(col_local, row_local, n_col_bits,
                                                                 what="2d-do block CSC")
+
+    def _finish_blocks(self) -> None:
+        """After the entries' local ids are freed (their 8 bytes an entry would crowd the
+        re-sort out of an 80 GB GPU at scale 26 on one rank): the CSC's rows hubs first, each
+        column's first row (the head copy), the columns with no in-edge here (closed: bottom-up
+        never deals them; half the vertices of a Kronecker graph have no edge) and the 32-bit
+        offsets bottom-up reads below 2^32 entries."""
         cp = device.require_gpu()
+        n_col_bits, nnz = self.cols.n_words * WORD, self.csc_nnz
         self._rows_hubs_first(n_col_bits, nnz)
         self.closed = cp.packbits(cp.diff(self.csc_offsets) == 0,
                                   bitorder="little").view(cp.uint32)
         self.head = merrill_do.head_entries(self.csc_offsets, self.csc_rows, nnz)
+        if nnz < 2**32:
+            device.check_fits(4 * (n_col_bits + 1), "2d-do 32-bit block CSC offsets")
+            self.bu_offsets, o_type = self.csc_offsets.astype(cp.uint32), "u32"
+        else:
+            self.bu_offsets, o_type = self.csc_offsets, "i64"
+        self.bu_kernel = merrill_do.bottom_up_kernel(merrill_do.BOTTOM_UP, o_type, block_ids=True)
 
     def _rows_hubs_first(self, n_col_bits: int, nnz: int) -> None:
         """rows=degree (auto: where the copy fits): each column's rows in the block CSC by
@@ -137,79 +171,187 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         cp = self.cp
         # ctl: [0] frontier vertices, [1] frontier edges, [2] Out bits (fu_2d_gpu's; [0:4] are
         # cleared with each compaction); [4:8] the totals, [8:12] this rank's counts of the
-        # level's all-reduce: [n_f, m_f, unvisited CSC edges, edges examined]. A level reads
-        # ctl once at its start (totals, and the queue _finish compacted after a top-down
-        # level); a top-down level after a bottom-up one compacts and reads again.
-        self.ctl = cp.zeros(12, cp.uint64)
+        # level's all-reduce: [n_f, m_f, unvisited CSC edges, edges examined]; [12:] a chain's
+        # control and log (fu_2d.cu's decide_levels). One read of ctl brings all to the host.
+        self.ctl = cp.zeros(CHAIN + LOG + 4 * (self.ahead + 1), cp.uint64)
         self.totals, self.counts = self.ctl[TOTALS:COUNTS], self.ctl[COUNTS:COUNTS + 4]
-        self.host_ctl = cupyx.empty_pinned((12,), dtype=np.uint64)
-        self.k[BOTTOM_UP] = merrill_do.module(BOTTOM_UP).get_function(BOTTOM_UP)
-        self.bu_blocks = device.resident_grid(self.k[BOTTOM_UP], BLOCK)
-        self.bu_counts = cp.zeros(4, cp.uint64)   # the kernel's found / degree sums: unused
+        self.chain = self.ctl[CHAIN:]
+        self.host_ctl = cupyx.empty_pinned((self.ctl.size,), dtype=np.uint64)
+        mod = merrill_do.module(self.bu_kernel)
+        self.k["bottom_up"] = mod.get_function(self.bu_kernel)
+        self.k["complete"] = mod.get_function("complete_outputs")
+        self.bu_blocks = device.resident_grid(self.k["bottom_up"], BLOCK)
+        # the bottom-up kernel's sums: [0] found, [1] their CSC degrees, [2:4] its other
+        # counter (unused here), [4] in-edges read; level_counts moves and clears them
+        self.level_sums = cp.zeros(5, cp.uint64)
         self.launches["bottom_up"] = 0
+        # a grid of one row: the kernel does the whole level, without a reset pass (docstring)
+        self.own_levels = self.R == 1
+
+    def _reset_device(self, r_local: int, c_local: int) -> None:
+        self._c_root = c_local
+        if not self.own_levels:
+            super()._reset_device(r_local, c_local)
+            return
+        n = max(self.rows.n_words, self.cols.n_words)
+        self.k["reset_bitmaps"]((device.grid_for(n),), (BLOCK,),
+                                (np.int64(self.rows.n_words), np.int64(self.cols.n_words),
+                                 self.level_col, self.in_words, self.visited,
+                                 np.int64(r_local), np.int64(c_local), self.pred,
+                                 self.closed.view(self.cp.uint64)))
+
+    def _complete(self, c_local: int) -> None:
+        """A grid of one row: parent = level = -1 for every column no level reached (with no
+        bottom-up level, the closed ones too), as merrill-do ends a search."""
+        if not self.own_levels:
+            return
+        nw = self.cols.n_words
+        self.k["complete"]((device.grid_for(2 * nw),), (BLOCK,),
+                           (self.visited.view(self.cp.uint32), self.closed, np.int64(2 * nw),
+                            np.int64(nw * WORD), np.uint32(c_local if c_local >= 0 else 2**32 - 1),
+                            np.int32(not self.dense_done), self.pred, self.level_col))
 
     def _level_loop(self) -> None:
         """Fu2D's level loop (fu_2d_gpu's search has reset the bitmaps, zeroed ctl and set
         totals[0] = 1: level 0 reads only that word), after a new search's switch state and
         counts[2]: this rank's CSC entries of the column vertices not visited, which after the
-        reset is all but the root's (visited holds only the root, if this column range has
-        it). counts[2] is kept across levels, never zeroed."""
+        reset is all but the root's, if this column range has it (subtract_degrees over the
+        root's word of visited, whose other bits are closed columns of degree 0). counts[2] is
+        kept across levels, never zeroed."""
         self._switch_reset()
         self._queued = False           # level 0 compacts the root's In itself
+        self._fresh = False            # host_ctl holds the device's ctl (a chain just read it)
+        self.dense_done = self.level_known = False
         self.counts[2:3].fill(self.csc_nnz)
-        nw = int(self.visited.size)
-        self.k["subtract_degrees"]((device.grid_for(nw),), (BLOCK,),
-                                   (self.visited, np.int64(nw), self.csc_offsets, self.counts[2:3]))
+        if self._c_root >= 0:
+            w = self._c_root // WORD
+            self.k["subtract_degrees"]((1,), (BLOCK,),
+                                       (self.visited[w:w + 1], np.int64(1),
+                                        self.csc_offsets[w * WORD:], self.counts[2:3]))
         super()._level_loop()
 
     def _begin_level(self, level: int) -> int:
-        """The level's direction from the last all-reduce's totals: one read of ctl. A
-        top-down level takes the queue the last level's _finish compacted (its vertices in
-        ctl[0], its edges in counts[1]), or, after a bottom-up level or at level 0, compacts
-        In now and reads ctl again. A bottom-up level reads In as a bitmap: no queue."""
-        ctl = self._read_ctl()
+        """The level's direction from the last all-reduce's totals: one read of ctl (none just
+        after a chain, which read it). A top-down level takes the queue the last level's
+        _finish compacted (its vertices in ctl[0], its edges in counts[1]), or, after a
+        bottom-up level or at level 0, compacts In now and reads ctl again. A bottom-up level
+        reads In as a bitmap: no queue."""
+        ctl = self.host_ctl if self._fresh else self._read_ctl()
+        self._fresh = False
         frontier = self._switch(level, ctl[TOTALS:COUNTS])
         if frontier and not self.bottom_up:
+            self.level_known = False
             if self._queued:
                 self._q, self._edges = int(ctl[0]), int(ctl[COUNTS + 1])
             else:
                 self._q, self._edges, _ = self._compact(level)
         return frontier
 
-    def _expand_level(self, level: int) -> None:
+    def _levels(self, level: int, frontier: int, clock) -> int:
         if not self.bottom_up:
-            # top-down reads every edge of the compacted frontier: ctl[1], read this level
-            self.counts[3:4].fill(self._edges)
-            super()._expand_level(level)
-            return
+            return super()._levels(level, frontier, clock)
+        return self._bottom_up_chain(level, frontier, clock)
+
+    def _bottom_up_chain(self, level: int, frontier: int, clock) -> int:
+        """The bottom-up level `level` (the host's decision) and `ahead` more, each run or
+        skipped on the device (fu_2d.cu's decide_levels); one read of ctl for all. The log of
+        each run level's totals is replayed through the host's switch (the same rule), so
+        directions and edges examined are kept as one level at a time would keep them.
+        Returns the levels run."""
+        k = self.k
+        go = self.chain[0:1]
+        k["chain_start"]((1,), (1,), (self.chain, np.uint64(frontier)))
+        marks, sent = [], []
+        for step in range(self.ahead + 1):
+            self._chained_bottom_up(level + step, go)
+            clock.mark("expand")
+            if self.own_levels:
+                # nothing to union: the kernel marked visited and wrote the levels
+                k["level_counts"]((1,), (1,), (go, self.level_sums, self.counts, np.int32(1)))
+                clock.mark("finish")
+                bytes_sent = self._gather_row(self.out[self.own], self.in_words)
+                clock.mark("union")
+            else:
+                k["level_counts"]((1,), (1,), (go, self.level_sums, self.counts, np.int32(0)))
+                bytes_sent = self._scan()
+                clock.mark("scan")
+                self._contract()
+                clock.mark("contract")
+                bytes_sent += self._share_union()
+                clock.mark("union")
+                self._launch_finish(self.uni, level + step + 1, degrees=self.csc_offsets,
+                                    unvisited=self.counts[2:3], go=go)
+                clock.mark("finish")
+            self.world_x.allreduce(self.counts, self.totals)
+            clock.mark("allreduce")
+            k["decide_levels"]((1,), (1,), (self.totals, self.chain,
+                                             np.float64(self.n / self.beta)))
+            clock.mark("switch")
+            marks.append(clock.take())
+            sent.append(bytes_sent + self.counts.nbytes)
+        self.launches["bottom_up"] += self.ahead + 1
+        ctl = self._read_ctl()
+        self._fresh = True
+        run = int(ctl[CHAIN + 1])
+        log = ctl[CHAIN + LOG:CHAIN + LOG + 4 * run].reshape(run, 4)
+        for j in range(run):
+            if j:
+                # the device ran level + j: the host's rule, replayed, must say bottom-up too
+                f = self._switch(level + j, log[j - 1])
+                if not (self.bottom_up and f == int(log[j - 1][0])):
+                    raise BfsError(f"2d-do: the device and the host switch disagree at level "
+                                   f"{level + j}")
+            clock.add_level(level + j, frontier if j == 0 else int(log[j - 1][0]), sent[j],
+                            marks[j])
+        # the skipped levels' time (their collectives) goes to the last level run
+        last = clock.levels[-1][3]
+        for ms in marks[run:]:
+            last.extend(ms[1:])
+        self._queued = False
+        self.level_known = True
+        return run
+
+    def _chained_bottom_up(self, level: int, go) -> None:
+        """One chained bottom-up level's kernel (merrill_do.cu's bottom_up over the block CSC);
+        on a grid of one row in merrill-do's write modes (DENSE at the search's first
+        bottom-up level), else leaving visited and levels to finish (LEVEL_KNOWN)."""
         cp, nw = self.cp, self.cols.n_words
-        self.counts[3:4].fill(0)
-        self.k[BOTTOM_UP]((self.bu_blocks,), (BLOCK,),
-                          (self.csc_offsets, self.csc_rows, np.int64(2 * nw), np.int64(nw * WORD),
-                           self.in_words.view(cp.uint32), self.out.view(cp.uint32),
-                           self.visited.view(cp.uint32), self.closed, self.pred, self.level_col,
-                           np.int32(level + 1), np.int32(merrill_do.LEVEL_KNOWN),
-                           self.bu_counts[0:2], self.bu_counts[2:4], self.counts[3:4],
-                           np.uint64(0), np.uint64(0) if self.head is None else self.head,
-                           np.uint64(0), np.uint64(0), np.uint64(0), np.int64(0),
-                           self.row_global))
-        self.launches["bottom_up"] += 1
+        if self.own_levels:
+            mode = merrill_do.GUESS | merrill_do.OWN_VISITED \
+                | (merrill_do.LEVEL_KNOWN if self.level_known else 0) \
+                | (0 if self.dense_done else merrill_do.DENSE)
+            self.dense_done = self.level_known = True
+        else:
+            mode = merrill_do.LEVEL_KNOWN
+        self.k["bottom_up"]((self.bu_blocks,), (BLOCK,),
+                            (self.bu_offsets, self.csc_rows, np.int64(2 * nw), np.int64(nw * WORD),
+                             self.in_words.view(cp.uint32), self.out.view(cp.uint32),
+                             self.visited.view(cp.uint32), self.closed, self.pred, self.level_col,
+                             np.int32(level + 1), np.int32(mode), self.level_sums[0:2],
+                             self.level_sums[2:4], self.level_sums[4:5], go,
+                             np.uint64(0) if self.head is None else self.head,
+                             np.uint64(0), np.uint64(0), np.uint64(0), np.int64(0),
+                             *self.row_ids))
+
+    def _expand_level(self, level: int) -> None:
+        """A top-down level (bottom-up ones run in chains): every edge of the compacted
+        frontier, ctl[1], read this level."""
+        self.counts[3:4].fill(self._edges)
+        super()._expand_level(level)
 
     def _finish(self, level: int) -> None:
         """fu_2d_gpu's levels and count of the own piece's new vertices (counts[0]), with
-        counts[2] -= the block CSC degrees of the level's new vertices in the same pass; then,
-        after a top-down level, the next In compacted (Fu2D's loop shares the union, the row
-        all-gather into In included, before it finishes a level): its block CSR edges are
-        m_f (counts[1]), and its queue serves the next level if that stays top-down. After a
-        bottom-up level the switch looks at n_f alone: no m_f, no queue. counts[3] stays as
-        the expand set it."""
+        counts[2] -= the block CSC degrees of the level's new vertices in the same pass; then
+        the next In compacted (Fu2D's loop shares the union, the row all-gather into In
+        included, before it finishes a level): its block CSR edges are m_f (counts[1]), and
+        its queue serves the next level if that stays top-down. counts[3] stays as the expand
+        set it."""
         self.counts[0:2].fill(0)
         self._launch_finish(self.uni, level, degrees=self.csc_offsets,
                             unvisited=self.counts[2:3])
         self.clock.mark("finish")
-        self._queued = not self.bottom_up
-        if self._queued:
-            self._launch_compact(n_edges=self.counts[1:2])
+        self._queued = True
+        self._launch_compact(n_edges=self.counts[1:2])
         self.clock.mark("switch")
 
 

@@ -148,6 +148,7 @@ class Fu2DGpu(Fu2D):
             return
         self._build_blocks(row_local, col_local)
         del row_local, col_local
+        self._finish_blocks()
         self._allocate()
 
     def _start_engine(self, offsets, columns, options: dict) -> None:
@@ -166,6 +167,9 @@ class Fu2DGpu(Fu2D):
         """The block's device CSR from its entries' padded local ids (2d-do adds its CSC)."""
         self.csr_offsets, self.csr_cols = kernel1_gpu.block_csr(row_local, col_local,
                                                                 self.rows.n_words * WORD)
+
+    def _finish_blocks(self) -> None:
+        """What the blocks need once the entries' local ids are freed (2d-do's CSC order)."""
 
     def _local_ids(self, ids, rng: PaddedRange, first_piece: int, stride: int):
         """Global ids -> padded local ids of a row or column range (uint32, on the device),
@@ -227,6 +231,10 @@ class Fu2DGpu(Fu2D):
         self.pred = cp.empty(n_col_bits, cp.int64)
         self.row_global = cp.asarray(rows.global_id)
         self.col_global = cp.asarray(cols.global_id)
+        # the row range's pieces (padded_to_global in tiles.cuh): parents go to global ids by a
+        # search over C words, not a random read of row_global per parent
+        self.row_ids = (cp.asarray(rows.word_offset), cp.asarray(rows.lo),
+                        np.int32(len(rows.pieces)))
         self.in_words = cp.empty(rows.n_words, cp.uint64)
         self.out, self.visited, self.uni, self.inclusive, self.received = (
             cp.empty(cols.n_words, cp.uint64) for _ in range(5))
@@ -247,7 +255,8 @@ class Fu2DGpu(Fu2D):
         self.scanner = tiles.Scan(cp, mod, self.qdeg.size)
         self.k = {name: mod.get_function(name) for name in
                   ("reset", "compact", "partition_tiles", "expand_tiles", "contract", "finish",
-                   "subtract_degrees")}
+                   "subtract_degrees", "reset_bitmaps", "chain_start", "decide_levels",
+                   "level_counts")}
         self.launches = {"expand": 0, "levels": 0}
         cp.cuda.get_current_stream().synchronize()
 
@@ -286,14 +295,15 @@ class Fu2DGpu(Fu2D):
         k["expand_tiles"]((tiles,), (BLOCK,),
                           (self.csr_offsets, self.csr_cols, self.queue, self.scan,
                            np.int64(q), self.tile_first, self.visited, self.out, self.ctl,
-                           self.pred, self.row_global))
+                           self.pred, *self.row_ids))
         self.launches["expand"] += 1
 
     def _launch_finish(self, uni, level: int, counted: slice | None = None,
-                       count_into=None, degrees=None, unvisited=None) -> None:
+                       count_into=None, degrees=None, unvisited=None, go=None) -> None:
         """visited |= uni, levels; the bits of uni in the words `counted` (default: the own
         piece) are added to count_into (default: self.counts); degrees (offsets) given, the
-        degrees of uni's vertices are taken off unvisited[0] in the same pass (2d-do)."""
+        degrees of uni's vertices are taken off unvisited[0] in the same pass (2d-do); go (a
+        chained level's flag, 2d-do) given, nothing happens unless go[0]."""
         nw = self.cols.n_words
         counted = counted or self.own
         self.k["finish"]((device.grid_for(nw),), (BLOCK,),
@@ -301,7 +311,8 @@ class Fu2DGpu(Fu2D):
                           np.int64(counted.start), np.int64(counted.stop),
                           self.counts if count_into is None else count_into,
                           np.uint64(0) if degrees is None else degrees,
-                          np.uint64(0) if unvisited is None else unvisited))
+                          np.uint64(0) if unvisited is None else unvisited,
+                          np.uint64(0) if go is None else go))
 
     def search(self, root: int) -> None:
         cp = self.cp
@@ -313,15 +324,26 @@ class Fu2DGpu(Fu2D):
             return
         rows, cols = self.rows, self.cols
         r_local, c_local = rows.find(root), cols.find(root)
+        self._reset_device(r_local, c_local)
+        self.ctl.fill(0)
+        self.totals.fill(1)    # level 0's frontier: the root
+        self._level_loop()
+        self._complete(c_local)
+        cp.cuda.get_current_stream().synchronize()
+
+    def _reset_device(self, r_local: int, c_local: int) -> None:
+        """A new search's bitmaps, with every column's level and parent -1 (the root's level
+        0); r_local / c_local: the root's padded local ids (-1 where not in the range)."""
+        rows, cols = self.rows, self.cols
         n = max(rows.n_words, cols.n_words) * WORD
         self.k["reset"]((device.grid_for(n),), (BLOCK,),
                         (np.int64(rows.n_words * WORD), np.int64(cols.n_words * WORD),
                          self.level_col, self.in_words, self.visited,
                          np.int64(r_local), np.int64(c_local), self.pred))
-        self.ctl.fill(0)
-        self.totals.fill(1)    # level 0's frontier: the root
-        self._level_loop()
-        cp.cuda.get_current_stream().synchronize()
+
+    def _complete(self, c_local: int) -> None:
+        """After the level loop: nothing here (the reset wrote every level and parent); 2d-do
+        on a grid of one row marks what no level reached."""
 
     @property
     def profile(self) -> np.ndarray:

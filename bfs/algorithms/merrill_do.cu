@@ -75,6 +75,7 @@ __device__ __forceinline__ void add_block_counts(u64 a, u64 b, u64 c, u64* count
 #define DENSE 1
 #define GUESS 2
 #define LEVEL_KNOWN 4
+#define OWN_VISITED 8    // BLOCK_IDS on a grid of one row: the level marks its finds visited itself
 #define TAIL_COLLECT 1   // tail modes (decide_bottom_up)
 #define TAIL_SPARSE 2
 #define HEAD_K 4      // open vertices per lane in flight while bottom_up reads heads
@@ -104,8 +105,11 @@ __device__ __forceinline__ void add_block_counts(u64 a, u64 b, u64 c, u64* count
 // columns are the block CSC (column -> rows), frontier is the row range's In, visited and
 // next_frontier (Out) the column range's; a found vertex's parent is its row's global id
 // (row_global[p]); visited_init marks the columns with no in-edge in the block (never dealt);
-// visited is left to the level's finish, after the grid column's union, and so are the levels
-// (mode LEVEL_KNOWN). The rest (head step, dealing, whole-word Out) is merrill-do's.
+// on a grid of several rows visited is left to the level's finish, after the grid column's
+// union, and so are the levels (mode LEVEL_KNOWN); on a grid of one row the block holds every
+// in-edge of its columns, so nothing is left to a union: the level marks visited itself
+// (OWN_VISITED) and writes parent and level as merrill-do does (DENSE, GUESS). Row ids go to
+// global ids by padded_to_global. The rest (head step, dealing, whole-word Out) is merrill-do's.
 template <int K, int HEAD, typename O, int MIN_BLOCKS, bool TAIL, bool BLOCK_IDS>
 __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
 bottom_up(const O* __restrict__ offsets, const u32* __restrict__ columns, i64 n_words, i64 n,
@@ -114,9 +118,14 @@ bottom_up(const O* __restrict__ offsets, const u32* __restrict__ columns, i64 n_
           i64* __restrict__ parent, int* __restrict__ level, int next_level, int mode,
           u64* counter, u64* other_counter, u64* read, const u64* __restrict__ go,
           const u32* __restrict__ head, u64* tail, u32* __restrict__ lists,
-          u32* __restrict__ list_len, i64 list_cap, const i64* __restrict__ row_global)
+          u32* __restrict__ list_len, i64 list_cap, const i64* __restrict__ row_word_offset,
+          const i64* __restrict__ row_lo, int row_pieces)
 {
     if (go && go[0] == 0) return;            // grid-uniform: decide_bottom_up ran before
+    // a found vertex's parent: the row's global id over a block (BLOCK_IDS), else the vertex
+    auto row_id = [&](u32 p) -> i64 {
+        return BLOCK_IDS ? padded_to_global(p, row_word_offset, row_lo, row_pieces) : (i64)p;
+    };
     __shared__ u32 s_next[BLOCK];
     __shared__ u32 s_miss[BLOCK];            // open vertices whose head neighbour missed
     __shared__ u32 s_parent[BLOCK * 32];     // DENSE: the parents a warp's 1024 vertices found
@@ -206,7 +215,7 @@ bottom_up(const O* __restrict__ offsets, const u32* __restrict__ columns, i64 n_
             if (mode & DENSE) {
                 found_parent[owner * 32 + (v & 31)] = p;
             } else {
-                parent[v] = BLOCK_IDS ? row_global[p] : (i64)p;
+                parent[v] = row_id(p);
                 if (!(mode & LEVEL_KNOWN)) level[v] = next_level;
             }
             atomicOr(next_words + owner, 1u << (v & 31));
@@ -275,7 +284,7 @@ bottom_up(const O* __restrict__ offsets, const u32* __restrict__ columns, i64 n_
                 const u32 isolated = __shfl_sync(FULL, init, j) & bit;
                 const i64 x = (w0 + j) * 32 + lane;
                 if (x >= n || (seen && !isolated)) continue;
-                parent[x] = found ? (i64)found_parent[j * 32 + lane] : -1;
+                parent[x] = found ? row_id(found_parent[j * 32 + lane]) : -1;
                 level[x] = found ? next_level
                          : !seen && (mode & GUESS) ? next_level + 1 : -1;
             }
@@ -283,7 +292,7 @@ bottom_up(const O* __restrict__ offsets, const u32* __restrict__ columns, i64 n_
         }
         if (my_word < n_words) {
             next_frontier[my_word] = mask;
-            if (mask && !BLOCK_IDS) visited[my_word] = word | mask;
+            if (mask && (!BLOCK_IDS || (mode & OWN_VISITED))) visited[my_word] = word | mask;
         }
         if (tail_mode & TAIL_COLLECT) {  // the open vertices not found: the warp's list
             u32 left = open & ~mask, left_incl;

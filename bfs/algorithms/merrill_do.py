@@ -108,7 +108,7 @@ LEVEL_SLOTS = 1024      # per-level counts of neighbours read (deeper levels sha
 # bottom-up level writes whole words and guesses levels; "reset" = a reset pass writes -1 to
 # every entry and bottom-up levels write the vertices they find (the earlier scheme, measured)
 WRITES = ("dense", "reset")
-DENSE, GUESS, LEVEL_KNOWN = 1, 2, 4     # bottom_up's mode bits
+DENSE, GUESS, LEVEL_KNOWN, OWN_VISITED = 1, 2, 4, 8     # bottom_up's mode bits
 
 
 def tail_lists_bytes(n: int) -> int:
@@ -292,7 +292,7 @@ class MerrillDoSearcher(MerrillSearcher):
                               self.ctl_slots[1 - slot], self.level_read[d:d + 1],
                               np.uint64(0) if k == 0 else self.chain,
                               np.uint64(0) if self.head is None else self.head, *tail_args,
-                              np.uint64(0)))
+                              np.uint64(0), np.uint64(0), np.int32(0)))
             self.k_decide((1,), (1,), (self.ctl_slots[slot], self.chain, np.uint64(q),
                                        np.int32(k == 0), n_over_beta, *decide_tail))
             if self.dense:

@@ -332,8 +332,16 @@ class LevelClock:
         self.marks.append((step, self._now()))
 
     def end_level(self, level: int, frontier: int, sent: int) -> None:
-        self.levels.append((level, frontier, sent, self.marks))
-        self.marks = [(None, self.marks[-1][1])]
+        self.add_level(level, frontier, sent, self.take())
+
+    def take(self) -> list:
+        """The marks since the last level ended, for a level whose frontier the host learns
+        only later (a chained level, bfs.algorithms.fu_2d_do_gpu): add_level files them."""
+        marks, self.marks = self.marks, [(None, self.marks[-1][1])]
+        return marks
+
+    def add_level(self, level: int, frontier: int, sent: int, marks: list) -> None:
+        self.levels.append((level, frontier, sent, marks))
 
     def steps(self) -> np.ndarray:
         """Seconds per level (rows) and step (columns, in STEPS order)."""

@@ -38,7 +38,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .. import __version__
+from .. import __version__, device
 from . import envinfo
 from ..algorithms import ALGORITHMS, Block, EdgeList, RunContext, Searcher, get_algorithm
 from ..errors import BfsError
@@ -454,11 +454,11 @@ class MpiSession:
         if self.gpu and not isinstance(src, np.ndarray):   # a block generated on the GPU
             import cupy as cp
             mark = cp.zeros(self.meta.n_vertices, cp.bool_)
-            mark[src[src != dst]] = True
+            device.mark_sources(mark, src, dst)
             has_edge = mark.get()
         else:
             has_edge = np.zeros(self.meta.n_vertices, np.bool_)
-            has_edge[src[src != dst]] = True
+            device.mark_sources(has_edge, src, dst)
         bits = np.packbits(has_edge)
         total = np.empty_like(bits) if self.is_root else None
         self.comm.Reduce(bits, total, op=MPI.BOR, root=0)

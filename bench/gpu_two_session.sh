@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Two GPUs against one, in one call on a two-GPU machine (nvidia-h100-x2):
+#   check        the grid GPU tests of 2d-do (two GPUs, and grids of ranks sharing one)
+#   push S...    per scale: merrill-do on one GPU (bfs run, the COST baseline), then 2d-do
+#                (with its variants: ALGORITHMS) on 1x2 and 2x1 through bfs bench, and the
+#                first search's level steps on 1x2 (bfs run logs them); ROOTS roots (64)
+#   proxy S...   the one-GPU proxy: 2d-do@engine=0 (the grid's level loop on one rank)
+#                beside 2d-do (merrill-do itself) in one bench process
+# Logs and JSON go to $OUT (default bench/results/two).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 PYTHONUNBUFFERED=1
+OUT=${OUT:-bench/results/two}
+ROOTS=${ROOTS:-64}
+mkdir -p "$OUT"
+stage=${1:-check}
+shift || true
+hmean() { grep -E "harmonic_mean_TEPS|construction_time" "$1" | tr -s ' ' | tr '\n' ' '; echo; }
+case "$stage" in
+  check)
+    python3 -m pytest -q -m gpu tests/test_gpu_grid.py -k "search_do or faults or route" \
+      2>&1 | tail -15
+    python3 -m pytest -q -m gpu tests/test_gpu.py -k "2d_do or 2d_gpu or one_rank" 2>&1 | tail -8
+    ;;
+  push)
+    for s in "$@"; do
+      python3 -m bfs run --generate "kronecker:scale=$s" --algorithm merrill-do --backend gpu \
+        --roots "$ROOTS" --validate every --out "/tmp/two-m$s" > "$OUT/s$s-merrill-do.log" 2>&1
+      echo "s$s merrill-do 1 GPU: $(hmean "$OUT/s$s-merrill-do.log")"
+      for grid in 1x2 2x1; do
+        mpiexec -n 2 python3 -m bfs bench --backend gpu --grid "$grid" --scales "$s" \
+          --algorithms "${ALGORITHMS:-2d-do}" --roots "$ROOTS" --out "$OUT/s$s-$grid.json" \
+          > "$OUT/s$s-$grid.txt" 2> "$OUT/s$s-$grid.log"
+        echo "s$s $grid:"; cat "$OUT/s$s-$grid.txt"
+      done
+      mpiexec -n 2 python3 -m bfs run --generate "kronecker:scale=$s" --algorithm 2d-do \
+        --backend gpu --grid 1x2 --roots 4 --validate every --out "/tmp/two-l$s" \
+        > "$OUT/s$s-levels.log" 2>&1
+      grep "level" "$OUT/s$s-levels.log" | head -12
+    done
+    ;;
+  proxy)
+    for s in "$@"; do
+      mpiexec -n 1 python3 -m bfs bench --backend gpu --grid 1x1 --scales "$s" \
+        --algorithms "2d-do,2d-do@engine=0" --roots "$ROOTS" --out "$OUT/s$s-proxy.json" \
+        > "$OUT/s$s-proxy.txt" 2> "$OUT/s$s-proxy.log"
+      echo "s$s proxy:"; cat "$OUT/s$s-proxy.txt"
+    done
+    ;;
+  *) echo "usage: $0 check | push SCALE... | proxy SCALE..." >&2; exit 2 ;;
+esac
