@@ -346,7 +346,7 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         included, before it finishes a level): its block CSR edges are m_f (counts[1]), and
         its queue serves the next level if that stays top-down. counts[3] stays as the expand
         set it."""
-        self.counts[0:2].fill(0)
+        device.zero_async(self.counts[0:2])
         self._launch_finish(self.uni, level, degrees=self.csc_offsets,
                             unvisited=self.counts[2:3])
         self.clock.mark("finish")

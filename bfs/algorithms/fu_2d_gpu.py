@@ -112,6 +112,7 @@ class Fu2DGpu(Fu2D):
     ENGINE: type | None = merrill.MerrillSearcher
     engine = None
     _profile = None
+    _clock = _steps = None       # the last search's LevelClock and its steps, read on request
     levels_run = EngineAnswers()
     launches = EngineAnswers()
     profile_levels = EngineAnswers()
@@ -275,12 +276,12 @@ class Fu2DGpu(Fu2D):
         """In -> the frontier queue: ctl[0:4] cleared, then ctl[0] = its vertices and n_edges
         (default ctl[1:2]) += their edges; Out cleared for the expand."""
         rows = self.rows
-        self.ctl[0:4].fill(0)
+        device.zero_async(self.ctl[0:4])
         self.k["compact"]((device.grid_for(rows.n_words),), (BLOCK,),
                           (self.in_words, np.int64(rows.n_words), self.csr_offsets, self.queue,
                            self.qdeg, self.ctl[0:1], self.ctl[1:2] if n_edges is None
                            else n_edges))
-        self.out.fill(0)
+        device.zero_async(self.out)
 
     def _expand_tiles(self, q: int, edges: int) -> None:
         """The compacted frontier's edges -> Out minus visited; the winner of each new bit
@@ -318,14 +319,14 @@ class Fu2DGpu(Fu2D):
         cp = self.cp
         root = int(root)
         self.root = root
+        self._clock = self._steps = self._profile = None
         if self.engine is not None:
-            self._profile = None
             self.engine.search(root)
             return
         rows, cols = self.rows, self.cols
         r_local, c_local = rows.find(root), cols.find(root)
         self._reset_device(r_local, c_local)
-        self.ctl.fill(0)
+        device.zero_async(self.ctl)
         self.totals.fill(1)    # level 0's frontier: the root
         self._level_loop()
         self._complete(c_local)
@@ -345,12 +346,30 @@ class Fu2DGpu(Fu2D):
         """After the level loop: nothing here (the reset wrote every level and parent); 2d-do
         on a grid of one row marks what no level reached."""
 
+    def _keep_profile(self, clock) -> None:
+        """The clock is kept and its events read when profile or profile_steps is asked for,
+        after the search: reading ~60 events inside it cost the timed search ~0.1 ms."""
+        self._clock, self._profile, self._steps = clock, None, None
+
+    @property
+    def profile_steps(self) -> np.ndarray | None:
+        """Seconds per level and LevelClock step of the last search (None on the engine)."""
+        if self._steps is None and self._clock is not None:
+            self._steps = self._clock.steps()
+        return self._steps
+
+    @profile_steps.setter
+    def profile_steps(self, steps) -> None:
+        self._steps = steps
+
     @property
     def profile(self) -> np.ndarray:
         """Per level (level, frontier, expand s, comm s, bytes sent): the level loop's CUDA
         events; on a single rank the engine chains levels without per-level events, so its
         rows hold each level's frontier size from the level array (after the search, outside
         its timing) and NaN seconds."""
+        if self._profile is None and self._clock is not None:
+            self._profile = self._clock.rows(self.profile_steps)
         if self._profile is None and self.engine is not None:
             e = self.engine
             sizes = self.cp.bincount(e.level[e.level >= 0]).get()
@@ -383,7 +402,7 @@ class Fu2DGpu(Fu2D):
                             np.int64(nw), self.uni, self.pred))
 
     def _finish(self, level: int) -> None:
-        self.counts.fill(0)
+        device.zero_async(self.counts)
         self._launch_finish(self.uni, level)
 
     def grid_view(self) -> SimpleNamespace:

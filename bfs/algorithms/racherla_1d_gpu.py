@@ -73,7 +73,7 @@ class Racherla1DGpu(Fu2DGpu):
     def _level_loop(self) -> None:
         P, nw = self.R, self.cols.n_words
         pairs, pair_displs = np.full(P, 2), 2 * np.arange(P)
-        clock = LevelClock(device=True)
+        clock = LevelClock(device=True, pool=self._event_pool)
         clock.start()
         self.exchanges = {"bitmap": 0, "list": 0}
         level = 0
@@ -107,7 +107,7 @@ class Racherla1DGpu(Fu2DGpu):
             clock.end_level(level, frontier, sent + 16 * (P - 1))
             level += 1
         self.levels_run = level
-        self.profile = clock.rows()
+        self._keep_profile(clock)
 
     def _exchange_bitmaps(self, clock) -> int:
         """Every rank's Out, all-gathered; folded into below (self.prefix) and above

@@ -308,17 +308,25 @@ class LevelClock:
              "comm")
     COMM = frozenset({"scan", "union", "allreduce", "comm"})
 
-    def __init__(self, device: bool):
+    def __init__(self, device: bool, pool: list | None = None):
+        """pool (device): CUDA events to record into, reused from search to search (made as
+        needed), so that a mark is one record; a search's steps must be read before the next
+        search's clock records into them again."""
         self.device = device
         self.levels: list[tuple[int, int, int, list]] = []   # level, frontier, bytes, marks
         self.marks: list = []
+        self.pool = [] if pool is None else pool
+        self.used = 0
         if device:
             import cupy as cp
             self.cp = cp
 
     def _now(self):
         if self.device:
-            ev = self.cp.cuda.Event()
+            if self.used == len(self.pool):
+                self.pool.append(self.cp.cuda.Event())
+            ev = self.pool[self.used]
+            self.used += 1
             ev.record()
             return ev
         return time.perf_counter()
