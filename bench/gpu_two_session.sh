@@ -5,7 +5,10 @@
 #                (with its variants: ALGORITHMS) on 1x2 and 2x1 through bfs bench, and the
 #                first search's level steps on 1x2 (bfs run logs them); ROOTS roots (64)
 #   proxy S...   the one-GPU proxy: 2d-do@engine=0 (the grid's level loop on one rank)
-#                beside 2d-do (merrill-do itself) in one bench process
+#                beside 2d-do (merrill-do itself) and 2d (merrill itself, 2d's and 1d's
+#                one-GPU figure) in one bench process
+#   big S        2d-do on 1x2 at a scale past 2^31 block entries (27): runs and validates
+# WITH_1D=1 adds 1d on 2x1 to push.
 # Logs and JSON go to $OUT (default bench/results/two).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,8 +32,10 @@ case "$stage" in
         --roots "$ROOTS" --validate every --out "/tmp/two-m$s" > "$OUT/s$s-merrill-do.log" 2>&1
       echo "s$s merrill-do 1 GPU: $(hmean "$OUT/s$s-merrill-do.log")"
       for grid in 1x2 2x1; do
+        algorithms=${ALGORITHMS:-2d-do,2d}
+        [ "$grid" = 2x1 ] && algorithms="$algorithms${WITH_1D:+,1d}"
         mpiexec -n 2 python3 -m bfs bench --backend gpu --grid "$grid" --scales "$s" \
-          --algorithms "${ALGORITHMS:-2d-do}" --roots "$ROOTS" --out "$OUT/s$s-$grid.json" \
+          --algorithms "$algorithms" --roots "$ROOTS" --out "$OUT/s$s-$grid.json" \
           > "$OUT/s$s-$grid.txt" 2> "$OUT/s$s-$grid.log"
         echo "s$s $grid:"; cat "$OUT/s$s-$grid.txt"
       done
@@ -43,10 +48,17 @@ case "$stage" in
   proxy)
     for s in "$@"; do
       mpiexec -n 1 python3 -m bfs bench --backend gpu --grid 1x1 --scales "$s" \
-        --algorithms "2d-do,2d-do@engine=0" --roots "$ROOTS" --out "$OUT/s$s-proxy.json" \
+        --algorithms "${PROXY:-2d-do,2d-do@engine=0,2d}" --roots "$ROOTS" \
+        --out "$OUT/s$s-proxy.json" \
         > "$OUT/s$s-proxy.txt" 2> "$OUT/s$s-proxy.log"
       echo "s$s proxy:"; cat "$OUT/s$s-proxy.txt"
     done
     ;;
-  *) echo "usage: $0 check | push SCALE... | proxy SCALE..." >&2; exit 2 ;;
+  big)
+    mpiexec -n 2 python3 -m bfs bench --backend gpu --grid 1x2 --scales "$1" --algorithms 2d-do \
+      --roots "$ROOTS" --out "$OUT/s$1-big.json" > "$OUT/s$1-big.txt" 2> "$OUT/s$1-big.log" \
+      || { tail -30 "$OUT/s$1-big.log"; exit 1; }
+    echo "s$1 1x2:"; cat "$OUT/s$1-big.txt"
+    ;;
+  *) echo "usage: $0 check | push SCALE... | proxy SCALE... | big SCALE" >&2; exit 2 ;;
 esac
