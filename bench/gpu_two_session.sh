@@ -22,9 +22,14 @@ shift || true
 hmean() { grep -E "harmonic_mean_TEPS|construction_time" "$1" | tr -s ' ' | tr '\n' ' '; echo; }
 case "$stage" in
   check)
-    python3 -m pytest -q -m gpu tests/test_gpu_grid.py -k "search_do or faults or route" \
-      2>&1 | tail -15
-    python3 -m pytest -q -m gpu tests/test_gpu.py -k "2d_do or 2d_gpu or one_rank" 2>&1 | tail -8
+    rc=0
+    python3 -m pytest -q -m gpu tests/test_gpu_grid.py ${TESTS:+-k "$TESTS"} \
+      > "$OUT/tests-grid.log" 2>&1 || rc=1
+    tail -4 "$OUT/tests-grid.log"
+    python3 -m pytest -q -m gpu tests/test_gpu.py -k "${GPU_TESTS:-2d or one_rank or run_generate}" \
+      > "$OUT/tests-gpu.log" 2>&1 || rc=1
+    tail -4 "$OUT/tests-gpu.log"
+    exit $rc
     ;;
   push)
     for s in "$@"; do
