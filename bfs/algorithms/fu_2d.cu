@@ -247,3 +247,24 @@ extern "C" __global__ void level_counts(const u64* __restrict__ go, u64* lvl, u6
     counts[3] = lvl[4];
     lvl[0] = 0; lvl[1] = 0; lvl[4] = 0;
 }
+
+// Level 0 of a search: the root's row of the block (r_root: its padded local row id, -1 where
+// this rank's row range lacks it) -> Out minus visited, each new column's parent the root; a
+// grid-stride pass over one row, so the host needs neither the row's length nor a compaction of
+// In (the level's two reads of the device) before it launches. counts[3] = the entries read
+// (the level's edges examined: the whole row, as a top-down level reads).
+extern "C" __global__ void expand_root(const i64* __restrict__ offsets,
+                                       const u32* __restrict__ columns, i64 r_root,
+                                       i64 root_global, const u64* __restrict__ visited, u64* out,
+                                       i64* pred, u64* counts)
+{
+    const i64 b = r_root >= 0 ? offsets[r_root] : 0, e = r_root >= 0 ? offsets[r_root + 1] : 0;
+    if (blockIdx.x == 0 && threadIdx.x == 0) counts[3] = (u64)(e - b);
+    for (i64 i = b + (i64)blockIdx.x * blockDim.x + threadIdx.x; i < e;
+         i += (i64)gridDim.x * blockDim.x) {
+        const u32 c = columns[i];
+        const u64 bit = 1ULL << (c & 63);
+        if ((__ldg(visited + (c >> 6)) & bit) || (__ldcg(out + (c >> 6)) & bit)) continue;
+        if (!(atomicOr(out + (c >> 6), bit) & bit)) pred[c] = root_global;
+    }
+}

@@ -19,7 +19,9 @@ runs merrill-do's kernels over the rank's block:
   Top-down    fu_2d_gpu's level: In compacted into a queue (which also counts the frontier's
               block edges), the load-balanced expand_tiles, parents recorded by the edge that
               flips a bit of Out. Edges examined: all of the compacted frontier's (its edge
-              count, known from the control read).
+              count, known from the control read). Level 0 (the root alone, always
+              top-down) expands the root's row by a grid-stride kernel (expand_root):
+              no compaction and no read of the device before it.
   Bottom-up   merrill_do.cu's bottom_up with BLOCK_IDS: every unvisited column vertex with
               in-edges here (the others start marked, as merrill-do's isolated vertices) reads
               its head (the block CSC's first row, a column-indexed copy) and then its in-edges,
@@ -181,6 +183,7 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         self.k["bottom_up"] = mod.get_function(self.bu_kernel)
         self.k["complete"] = mod.get_function("complete_outputs")
         self.bu_blocks = device.resident_grid(self.k["bottom_up"], BLOCK)
+        self.root_blocks = 2 * device.sm_count()      # expand_root's grid over one row
         # the bottom-up kernel's sums: [0] found, [1] their CSC degrees, [2:4] its other
         # counter (unused here), [4] in-edges read; level_counts moves and clears them
         self.level_sums = cp.zeros(5, cp.uint64)
@@ -189,7 +192,7 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         self.own_levels = self.R == 1
 
     def _reset_device(self, r_local: int, c_local: int) -> None:
-        self._c_root = c_local
+        self._r_root, self._c_root = r_local, c_local
         if not self.own_levels:
             super()._reset_device(r_local, c_local)
             return
@@ -235,7 +238,10 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         after a chain, which read it). A top-down level takes the queue the last level's
         _finish compacted (its vertices in ctl[0], its edges in counts[1]), or, after a
         bottom-up level or at level 0, compacts In now and reads ctl again. A bottom-up level
-        reads In as a bitmap: no queue."""
+        reads In as a bitmap: no queue. Level 0 reads nothing: its frontier is the root, its
+        direction top-down, and _expand_level expands the root's row without a queue."""
+        if level == 0:
+            return self._switch(0, (1, 0, 0, 0))
         ctl = self.host_ctl if self._fresh else self._read_ctl()
         self._fresh = False
         frontier = self._switch(level, ctl[TOTALS:COUNTS])
@@ -335,7 +341,15 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
 
     def _expand_level(self, level: int) -> None:
         """A top-down level (bottom-up ones run in chains): every edge of the compacted
-        frontier, ctl[1], read this level."""
+        frontier, ctl[1], read this level; level 0, the root's row (fu_2d.cu's expand_root)."""
+        if level == 0:
+            device.zero_async(self.out)
+            self.k["expand_root"]((self.root_blocks,), (BLOCK,),
+                                  (self.csr_offsets, self.csr_cols, np.int64(self._r_root),
+                                   np.int64(self.root), self.visited, self.out, self.pred,
+                                   self.counts))
+            self.launches["expand"] += 1
+            return
         self.counts[3:4].fill(self._edges)
         super()._expand_level(level)
 

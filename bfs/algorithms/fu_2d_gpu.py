@@ -257,7 +257,7 @@ class Fu2DGpu(Fu2D):
         self.k = {name: mod.get_function(name) for name in
                   ("reset", "compact", "partition_tiles", "expand_tiles", "contract", "finish",
                    "subtract_degrees", "reset_bitmaps", "chain_start", "decide_levels",
-                   "level_counts")}
+                   "level_counts", "expand_root")}
         self.launches = {"expand": 0, "levels": 0}
         cp.cuda.get_current_stream().synchronize()
 
