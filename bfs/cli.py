@@ -119,7 +119,8 @@ def cmd_run(args) -> int:
     from .algorithms import get_algorithm
     from .algorithms.options import options_from_args, parse_algorithm
     from .comm.mpi import launcher_rank
-    from .harness.runner import RunOptions, run
+    from .harness.request import RunOptions
+    from .harness.runner import run
     try:
         # the algorithm's options: NAME@KEY=VALUE and the flags, checked by its declarations
         name, given = parse_algorithm(args.algorithm) if "@" in args.algorithm \

@@ -1,4 +1,4 @@
-"""The searcher protocol: what the harness (bfs.harness.runner) may ask of a searcher.
+"""The searcher protocol: what the harness (bfs.harness.runner and its sessions) may ask of a searcher.
 
 Every searcher class of bfs/algorithms inherits Searcher. `search` is the one thing each must
 provide; the rest are optional capabilities, declared here with the value that means "not

@@ -36,8 +36,10 @@ from ..errors import BfsError
 from ..graphs.graphdir import GraphMeta, read_edges, read_meta
 from ..log import logger
 from .generated import GeneratedKronecker
-from .runner import (MpiSession, RunOptions, check_request, open_session, search_run,
-                     session_class)
+from .request import RunOptions, check_request, open_session
+from .runner import search_run
+from .sessions_local import session_class
+from .sessions_mpi import MpiSession
 
 BASELINE = "cupy-baseline"
 
