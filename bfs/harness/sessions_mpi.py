@@ -41,6 +41,7 @@ class MpiSession:
     directory, or generated in place and routed: generated.py)."""
     validated_on_gpus = False   # set by validate(): what run.json names
     gathered = True             # set by result(): whether rank 0 holds the last search whole
+    _sources = None             # the host path of count(): the block's non-loop sources
 
     def __init__(self, comm, manifest: dict, src, dst, backend: str, gpu_index: int | None,
                  graph_record: dict, partition_record: dict, extra: dict | None = None):
@@ -239,9 +240,25 @@ class MpiSession:
                                self.meta.n_vertices)
 
     def count(self, searcher, result, root):
-        """(nedge, depth, reached) of a search left unvalidated (rank 0; None elsewhere): rank
-        0 broadcasts which vertices were reached, each rank counts its block's entries leaving
-        them (both directions of every edge are in some block), and the sum is halved."""
+        """(nedge, depth, reached) of a search left unvalidated (rank 0; None elsewhere),
+        counted where the search left its data.
+
+        GPU ranks whose searcher has a device view (grid_validation: every distributed GPU
+        searcher today, 2d, 2d-do, 1d and semiring, on any grid) count on their GPUs from the
+        searcher's own state (bfs.validate.grid_gpu.count_grid_device): the rows' levels
+        all-gathered along the grid row, each rank's degree sum over its reached rows and
+        its own piece's reached count and depth all-reduced; nothing is gathered to rank 0
+        or copied to the host.
+
+        Otherwise (CPU ranks, and any GPU searcher without a device view) the host path:
+        rank 0 broadcasts which vertices were reached (from the result gathered for it),
+        each rank counts its block's entries leaving them (both directions of every edge
+        are in some block), and the sum is halved. The block's non-loop sources are kept
+        from the first count on, so a search copies nothing more of the block."""
+        if self.grid_validation(searcher):
+            from ..validate.grid_gpu import count_grid_device
+            counted = count_grid_device(searcher.grid_view(), self.comm, searcher.row_x)
+            return counted if self.is_root else None
         from mpi4py import MPI
         if not self.gathered:
             result = searcher.gather(self.meta.n_vertices)
@@ -250,16 +267,23 @@ class MpiSession:
                 else np.empty((n + 7) // 8, np.uint8))
         self.comm.Bcast(bits, root=0)
         reached = np.unpackbits(bits, count=n).astype(np.bool_)
-        src, dst = self.src, self.dst
-        if not isinstance(src, np.ndarray):    # a block on the GPU
-            src, dst = src.get(), dst.get()
-        local = np.array([np.count_nonzero(reached[src] & (src != dst))], np.int64)
+        local = np.array([np.count_nonzero(reached[self._count_sources()])], np.int64)
         total = np.zeros(1, np.int64)
         self.comm.Reduce(local, total, op=MPI.SUM, root=0)
         if not self.is_root:
             return None
         return (int(total[0]) // 2, int(result.level.max()),
                 int(np.count_nonzero(result.level >= 0)))
+
+    def _count_sources(self) -> np.ndarray:
+        """The block's sources of non-loop entries on the host, made on the first count (a
+        block on the GPU copied once, not once a search)."""
+        if self._sources is None:
+            src, dst = self.src, self.dst
+            if not isinstance(src, np.ndarray):    # a block on the GPU
+                src, dst = src.get(), dst.get()
+            self._sources = np.ascontiguousarray(src[src != dst])
+        return self._sources
 
     def profile(self, searcher, result, root, first: bool = False):
         """Every rank's levels of the search (rank 0; [] elsewhere); of the first search, where
