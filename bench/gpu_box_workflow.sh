@@ -11,18 +11,8 @@ WORK=${WORK:-/tmp/bfs-gpu-box}
 GPUS=$(nvidia-smi -L | wc -l)
 mkdir -p "$OUT"
 rm -rf "$WORK" && mkdir -p "$WORK" && ln -s "$PWD/data" "$WORK/data"
-python3 - "$WORK/config.yaml" "$S1" "$S2" "$ROOTS" <<'PY'
-import os, sys, yaml
-path, s1, s2, roots = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-c = yaml.safe_load(open(os.environ.get("CONFIG", "config/gpu_box.yaml")))
-c.update(results="results", roots=roots)
-g1, g2 = f"kron-s{s1}", f"kron-s{s2}"
-c["graphs"]["kronecker"] = {g1: {"scale": s1, "edgefactor": 16}, g2: {"scale": s2, "edgefactor": 16}}
-c["experiments"]["strong_scaling"].pop("graph", None)
-c["experiments"]["strong_scaling"]["graphs"] = [g1, g2]
-c["experiments"]["weak_scaling"]["points"] = [{"ranks": 1, "graph": g1}, {"ranks": 2, "graph": g2}]
-yaml.safe_dump(c, open(path, "w"))
-PY
+# the config at S1 and S2, every experiment rewritten or dropped consistently (bench/box_config.py)
+python3 bench/box_config.py "${CONFIG:-config/gpu_box.yaml}" "$WORK/config.yaml" "$S1" "$S2" "$ROOTS"
 smk() { python3 -m snakemake -s "$PWD/Snakefile" -d "$WORK" --configfile "$WORK/config.yaml" "$@"; }
 start=$(date +%s)
 smk -c 16 --resources gpu="$GPUS" > "$OUT/workflow.log" 2>&1

@@ -119,7 +119,8 @@ def cmd_run(args) -> int:
     from .algorithms import get_algorithm
     from .algorithms.options import options_from_args, parse_algorithm
     from .comm.mpi import launcher_rank
-    from .harness.runner import RunOptions, run
+    from .harness.request import RunOptions
+    from .harness.runner import run
     try:
         # the algorithm's options: NAME@KEY=VALUE and the flags, checked by its declarations
         name, given = parse_algorithm(args.algorithm) if "@" in args.algorithm \
@@ -139,10 +140,12 @@ def cmd_run(args) -> int:
 
 
 def cmd_bench(args) -> int:
-    from .algorithms.options import split_algorithms
+    from .algorithms.options import parse_algorithm, split_algorithms
     from .harness.bench import run_bench
     algorithms = split_algorithms(args.algorithms or []) \
         or (["merrill"] if args.backend == "gpu" else ["seq-csr"])
+    if args.baseline not in (None, "none"):
+        parse_algorithm(args.baseline)   # a known variant, its options checked, before any graph
     if args.grid and (not args.scales or args.lattice_graphs or args.graphs):
         raise BfsError("bench --grid RxC (ranks) takes --scales only")
     if not args.scales and not args.lattice_graphs and not args.graphs:
@@ -151,7 +154,8 @@ def cmd_bench(args) -> int:
                      Path(args.out) if args.out else None, args.validate, args.edgefactor,
                      tuple(args.seeds), args.graph500_version,
                      profile_levels=args.profile_levels, lattices=args.lattice_graphs or [],
-                     diagonal_prob=args.diagonal_prob, graph_dirs=args.graphs, grid=args.grid)
+                     diagonal_prob=args.diagonal_prob, graph_dirs=args.graphs, grid=args.grid,
+                     baseline=args.baseline)
 
 
 def add_graph_output(parser, default_name: str) -> None:
@@ -500,7 +504,11 @@ def build_parser() -> argparse.ArgumentParser:
                         "events around every level: frontier sizes and milliseconds in the JSON")
     b.add_argument("--algorithms", nargs="+", metavar="NAME",
                    help="NAME[@KEY=VALUE,...] variants (default: merrill on gpu, seq-csr on "
-                        "cpu); on the gpu cupy-baseline runs first unless named")
+                        "cpu); the baseline (--baseline) runs first unless named")
+    b.add_argument("--baseline", metavar="NAME|none",
+                   help="the variant (NAME[@KEY=VALUE,...]) every other is measured against in "
+                        "the table, run first unless among --algorithms; none: no baseline "
+                        "(default: cupy-baseline on gpu without --grid, none otherwise)")
     b.add_argument("--roots", type=positive_int, default=64, help="Graph500 roots per scale")
     b.add_argument("--validate", choices=["every", "first", "cpu", "none"], default="every",
                    help="every search or the first per algorithm (on the GPU where the "

@@ -28,7 +28,7 @@ from bfs.comm.exchange import MpiExchange, NcclExchange
 from bfs.graphs.kronecker import generate_edges
 from bfs.harness.generated import GeneratedKronecker
 from bfs.algorithms import Block
-from bfs.harness.runner import select_gpu
+from bfs.harness.sessions_mpi import select_gpu
 from bfs.partition import GridLayout
 from bfs.partition.route_gpu import route_to_blocks
 from bfs.validate import validate

@@ -126,8 +126,8 @@ def test_algorithms_lists_the_registry(capsys):
 
 
 def test_gpu_only_algorithm_without_a_gpu_is_named(kron10, tmp_path, capsys, monkeypatch):
-    from bfs.harness import runner
-    monkeypatch.setattr(runner, "gpu_available", lambda: False)
+    from bfs.harness import request
+    monkeypatch.setattr(request, "gpu_available", lambda: False)
     assert main(["run", str(kron10), "--algorithm", "gpu-quadratic", "--out",
                  str(tmp_path / "r")]) == 1
     assert "'gpu-quadratic' runs only on the GPU" in capsys.readouterr().err

@@ -838,6 +838,61 @@ def test_2d_gpu_mpirun_equals_seq_csr(tmp_path, grid):
             assert comparable(searches(out)) == comparable(searches(ref)), (name, options)
 
 
+@pytest.mark.skipif(__import__("shutil").which("mpiexec") is None, reason="no mpiexec on PATH")
+@pytest.mark.parametrize("name,grid", [("2d", "1x1"), ("2d", "1x2"), ("2d-do", "2x1"),
+                                       ("1d", "2"), ("semiring", "2x2")])
+def test_unvalidated_grid_search_is_counted_on_the_gpus(tmp_path, name, grid):
+    """Under mpiexec (ranks sharing the one GPU), a distributed GPU search left unvalidated is
+    counted on the GPUs (bfs.validate.grid_gpu.count_grid_device, no gather, no host copy of
+    the block): the same nedge, depth and reached as the GPU validator gives."""
+    from helpers import random_graph
+    from bfs.algorithms import ALGORITHMS
+    graph = random_graph(tmp_path / "graph", n=2000, m=12000)
+    part = tmp_path / "part"
+    one_d = ALGORITHMS[name].partition == "1d"
+    bfs_cli("partition", graph, "--1d" if one_d else "--grid", grid, "--out", part)
+    ranks = int(grid) if one_d else int(grid[0]) * int(grid[2])
+    runs = {}
+    for mode in ("every", "none"):
+        out = tmp_path / mode
+        bfs_cli("run", part, "--algorithm", name, "--backend", "gpu", "--roots", 4,
+                "--validate", mode, "--save-parents", 0, "--out", out, ranks=ranks)
+        runs[mode] = searches(out)
+    key = lambda rows: [(r["root"], r["nedge"], r["depth"], r["reached"]) for r in rows]
+    assert all(r["valid"] for r in runs["every"])
+    assert all(r["valid"] is None for r in runs["none"])
+    assert key(runs["none"]) == key(runs["every"])
+
+
+def test_count_grid_device_one_rank_engine_and_level_loop():
+    """count_grid_device over a 1x1 grid, with the single-GPU engine's view and with the
+    grid's level loop (engine=0): validate_grid_device's nedge, depth and reached."""
+    from types import SimpleNamespace
+
+    from mpi4py import MPI
+
+    from bfs.algorithms import fu_2d_gpu
+    from bfs.validate.grid_gpu import count_grid_device, validate_grid_device
+    src, dst = generate_edges(11, 16)
+    keep = src != dst     # a block holds both directions of every non-loop edge
+    src, dst = np.concatenate([src[keep], dst[keep]]), np.concatenate([dst[keep], src[keep]])
+    block = SimpleNamespace(comm=MPI.COMM_SELF, src=src, dst=dst,
+                            manifest={"grid": [1, 1], "bounds": [0, 2 ** 11]})
+    roots = graph500_roots(2 ** 11, np.bincount(src, minlength=2 ** 11) > 0, count=3)
+    for engine in (1, 0):
+        s = fu_2d_gpu.build(block, RunContext("gpu", {"engine": engine}))
+        try:
+            for root in roots:
+                s.search(int(root))
+                check = validate_grid_device(s.grid_view(), int(root), MPI.COMM_SELF,
+                                             s.world_x, s.row_x, s.col_x)
+                assert check.valid
+                assert count_grid_device(s.grid_view(), MPI.COMM_SELF, s.row_x) == \
+                    (check.nedge, check.depth, check.reached)
+        finally:
+            s.close()
+
+
 def test_one_rank_searches_with_the_single_gpu_engine(monkeypatch):
     """2d and 2d-do on a 1x1 grid run merrill and merrill-do over the block (Fu2DGpu.ENGINE):
     the same levels as seq-csr and as merrill-do built from Kernel 1 on the same graph, the

@@ -145,6 +145,62 @@ def test_bench_writes_run_dirs_the_report_reads(kron10, tmp_path):
     assert "seq-csr" in table and "seq-list" in table
 
 
+def test_bench_baseline_default_named_or_none():
+    """--baseline: by default cupy-baseline on the GPU without --grid (none otherwise), run
+    first unless listed; a named variant on either backend; none: no baseline at all."""
+    from bfs.harness.bench import BASELINE, baseline_of, bench_variants
+    assert baseline_of("gpu", None, None) == BASELINE
+    assert baseline_of("gpu", (1, 2), None) is None and baseline_of("cpu", None, None) is None
+    assert baseline_of("gpu", None, "none") is None
+    assert baseline_of("cpu", (2, 2), "seq-list") == "seq-list"
+    assert bench_variants(["merrill"], BASELINE) == [BASELINE, "merrill"]
+    assert bench_variants(["merrill", BASELINE], BASELINE) == ["merrill", BASELINE]
+    assert bench_variants(["merrill"], None) == ["merrill"]
+    assert bench_variants(["2d"], "merrill@expand=v0") == ["merrill@expand=v0", "2d"]
+
+
+def test_bench_baseline_on_the_cpu(tmp_path, capsys):
+    """bench --baseline NAME runs that variant first and measures the table against it;
+    --baseline none leaves the table without one; an unknown one is refused before any graph."""
+    from bfs.cli import main
+    out = tmp_path / "b.json"
+    args = ["bench", "--backend", "cpu", "--scales", "8", "--algorithms", "seq-csr",
+            "--roots", "2", "--validate", "none"]
+    assert main([*args, "--baseline", "seq-list", "--out", str(out)]) == 0
+    summary = json.loads(out.read_text())
+    assert summary["algorithms"] == ["seq-list", "seq-csr"] and summary["baseline"] == "seq-list"
+    assert list(summary["records"][0]["algorithms"]) == ["seq-list", "seq-csr"]
+    line = [x for x in capsys.readouterr().out.splitlines() if " seq-csr " in x][0]
+    assert "nan" not in line.split()[4:6]     # base GTEPS and the ratio against it
+    assert main([*args, "--baseline", "none", "--out", str(out)]) == 0
+    summary = json.loads(out.read_text())
+    assert summary["algorithms"] == ["seq-csr"] and summary["baseline"] is None
+    capsys.readouterr()
+    assert main([*args, "--baseline", "no-such-bfs", "--out", str(tmp_path / "x.json")]) == 1
+    assert "no-such-bfs" in capsys.readouterr().err and not (tmp_path / "x.json").exists()
+
+
+def test_bench_summary_is_written_atomically(tmp_path, monkeypatch):
+    """bench's JSON goes through bfs.atomic: a write that fails leaves the summary written
+    before it whole, and no temporary beside it."""
+    from pathlib import Path
+
+    from bfs.harness import bench
+    path = tmp_path / "bench.json"
+    bench._write_summary(path, {"records": [1]})
+    before = path.read_text()
+
+    def broken(self, text, *a, **k):
+        Path.write_bytes(self, text[:5].encode())
+        raise OSError("disk full")
+    monkeypatch.setattr(Path, "write_text", broken)
+    with pytest.raises(OSError, match="disk full"):
+        bench._write_summary(path, {"records": [1, 2]})
+    monkeypatch.undo()
+    assert path.read_text() == before and json.loads(before) == {"records": [1]}
+    assert [p.name for p in tmp_path.iterdir()] == ["bench.json"]
+
+
 @pytest.mark.mpi
 @pytest.mark.skipif(shutil.which("mpiexec") is None, reason="no mpiexec on PATH")
 def test_bench_grid_on_cpu_ranks(kron10, tmp_path):

@@ -193,8 +193,8 @@ def kron8(tmp_path_factory):
 
 
 def test_cli_refuses_without_a_gpu(kron8, tmp_path, capsys, monkeypatch):
-    from bfs.harness import runner
-    monkeypatch.setattr(runner, "gpu_available", lambda: False)
+    from bfs.harness import request
+    monkeypatch.setattr(request, "gpu_available", lambda: False)
     assert main(["run", str(kron8), "--algorithm", "hybrid", "--out", str(tmp_path / "r")]) == 1
     err = capsys.readouterr().err
     assert "bfs: error:" in err and "'hybrid'" in err and "no CUDA GPU" in err

@@ -293,3 +293,34 @@ def test_a_usage_error_is_one_message_and_every_rank_exits_2(part2x2):
     errors, exits = ranks_exits("run", part2x2, "--algorithm", "2d", ranks=4)   # no --out
     assert exits == {0: 2, 1: 2, 2: 2, 3: 2}
     assert errors == ["bfs run: error: the following arguments are required: --out"]
+
+
+COUNTED = [("2d", "1x2"), ("2d-do", "2x1"), ("1d", "3"), ("semiring", "2x2")]
+
+
+@pytest.fixture(scope="module")
+def counted_graph(tmp_path_factory):
+    """A random graph with duplicate edges and self-loops (which nedge leaves out)."""
+    return random_graph(tmp_path_factory.mktemp("counted") / "graph")
+
+
+@pytest.mark.parametrize("kind,shape", COUNTED, ids=[f"{k}-{s}" for k, s in COUNTED])
+def test_unvalidated_count_equals_validated(counted_graph, kind, shape, tmp_path):
+    """A search left unvalidated (--validate none, and every search but the first of
+    --validate first) is counted by the ranks themselves (MpiSession.count): the same nedge,
+    depth and reached as the validator gives for the same roots."""
+    part = tmp_path / "part"
+    bfs_cli("partition", counted_graph, "--grid" if ALGORITHMS[kind].partition == "2d"
+            else "--1d", shape, "--out", part)
+    runs = {}
+    for mode in ("every", "none", "first"):
+        out = tmp_path / mode
+        bfs_cli("run", part, "--algorithm", kind, "--roots", ROOTS, "--validate", mode,
+                "--save-parents", 0, "--out", out, ranks=ranks_of(kind, shape))
+        runs[mode] = searches(out)
+    key = lambda rows: [(r["root"], r["nedge"], r["depth"], r["reached"]) for r in rows]
+    assert all(r["valid"] for r in runs["every"])
+    assert [r["valid"] for r in runs["none"]] == [None] * ROOTS
+    assert [r["valid"] for r in runs["first"]] == [True] + [None] * (ROOTS - 1)
+    assert key(runs["none"]) == key(runs["every"]) == key(runs["first"])
+    assert all(r["nedge"] > 0 for r in runs["none"])

@@ -173,8 +173,8 @@ def test_registered_as_a_gpu_algorithm_on_the_host_graph():
 
 
 def test_cli_refuses_without_a_gpu(small_graph, tmp_path, capsys, monkeypatch):
-    from bfs.harness import runner
-    monkeypatch.setattr(runner, "gpu_available", lambda: False)
+    from bfs.harness import request
+    monkeypatch.setattr(request, "gpu_available", lambda: False)
     assert main(["run", str(small_graph), "--algorithm", "gpu-out-of-core",
                  "--device-memory-limit", "64K", "--out", str(tmp_path / "r")]) == 1
     assert "'gpu-out-of-core' runs only on the GPU" in capsys.readouterr().err

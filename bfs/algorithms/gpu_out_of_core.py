@@ -41,8 +41,9 @@ Algorithm (this implementation; gpu_out_of_core.cu).
 Every search copies the active blocks of every level again (nothing is cached on the device),
 so bytes_copied is usually several times the CSR: it and copy_s (the copies' own time, by CUDA
 events on the copy stream) are kept per search for the transfer rate, to be set against
-host_to_device_bandwidth(). A run validates on the CPU (bfs.harness.runner: the edge list on the
-device that bfs.validate.gpu needs would defeat the point of keeping the graph off it).
+host_to_device_bandwidth(). A run validates on the CPU (bfs.harness.sessions_local: the edge
+list on the device that bfs.validate.gpu needs would defeat the point of keeping the graph off
+it).
 Vertex ids must be below 2^32.
 """
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The searcher protocol: what the harness (bfs.harness.runner) may ask of a searcher.
+"""The searcher protocol: what the harness (bfs.harness.runner and its sessions) may ask of a searcher.
 
 Every searcher class of bfs/algorithms inherits Searcher. `search` is the one thing each must
 provide; the rest are optional capabilities, declared here with the value that means "not
@@ -12,7 +12,9 @@ Who provides what (today):
   * device_result()                        single-GPU searchers: parent and level on the device,
                                            for bfs.validate.gpu (device_resident = True)
   * grid_view(), world_x / row_x / col_x   distributed GPU searchers, for bfs.validate.grid_gpu
-                                           (grid_validation = True)
+                                           (grid_validation = True): the validator, and the
+                                           count of a search left unvalidated
+                                           (count_grid_device)
   * nedge()                                single-GPU searchers: Graph500 nedge of the last
                                            search counted on the device
   * launches                               GPU searchers counting kernel launches per kind

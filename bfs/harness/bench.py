@@ -9,8 +9,9 @@ events on a GPU), validation as --validate says, and a run directory
     OUT/<graph>/<variant>/      run.json, searches.parquet, ... (README "run dir")
 
 that `bfs report table graphs OUT/*/*` reads like any other. On the GPU the baseline,
-cupy-baseline (a plain level-synchronous CuPy BFS), runs first unless named; the table gives
-each variant's harmonic-mean TEPS against it, and the bandwidth floor fraction: floor_time =
+cupy-baseline (a plain level-synchronous CuPy BFS), runs first unless named (--baseline NAME
+picks another variant, on any backend; --baseline none runs none); the table gives each
+variant's harmonic-mean TEPS against it, and the bandwidth floor fraction: floor_time =
 4 bytes * directed edges / B, with B the device-to-device copy bandwidth measured per graph,
 over the median search time. `mpiexec -n R*C bfs bench --grid RxC --scales S...` runs the
 distributed algorithms the same way, each rank generating its share of the graph and routing
@@ -36,8 +37,10 @@ from ..errors import BfsError
 from ..graphs.graphdir import GraphMeta, read_edges, read_meta
 from ..log import logger
 from .generated import GeneratedKronecker
-from .runner import (MpiSession, RunOptions, check_request, open_session, search_run,
-                     session_class)
+from .request import RunOptions, check_request, open_session
+from .runner import search_run
+from .sessions_local import session_class
+from .sessions_mpi import MpiSession
 
 BASELINE = "cupy-baseline"
 
@@ -124,13 +127,29 @@ def bench_graph(name: str, source, variants, backend: str, opts: dict, out_dir: 
     return rec, code
 
 
-def table(records) -> str:
+def baseline_of(backend: str, grid, baseline: str | None) -> str | None:
+    """The variant every search is measured against: --baseline NAME, none for --baseline
+    none; by default cupy-baseline on the GPU without --grid, none otherwise."""
+    if baseline is None:
+        return BASELINE if backend == "gpu" and grid is None else None
+    return None if baseline == "none" else baseline
+
+
+def bench_variants(algorithms, baseline: str | None) -> list[str]:
+    """The variants in the order they run: the baseline first unless listed."""
+    variants = list(algorithms)
+    if baseline is not None and baseline not in variants:
+        variants.insert(0, baseline)
+    return variants
+
+
+def table(records, baseline: str | None = BASELINE) -> str:
     head = (f"{'graph':>16} {'algorithm':<24} {'GTEPS(hm)':>10} {'median ms':>10} "
             f"{'base GTEPS':>10} {'ratio':>7} {'floor frac':>10} {'K1 s':>8} "
             f"{'read/nedge':>10} {'validated':>9} {'valid':>6}")
     lines = [head, "-" * len(head)]
     for rec in records:
-        base = rec["algorithms"].get(BASELINE, {}).get("hmean_teps", math.nan)
+        base = rec["algorithms"].get(baseline, {}).get("hmean_teps", math.nan)
         for name, a in rec["algorithms"].items():
             def num(key):
                 value = a.get(key)
@@ -147,13 +166,13 @@ def table(records) -> str:
 def run_bench(backend: str, scales, algorithms, n_roots: int, out: Path | None,
               validate_mode: str = "every", edgefactor: int = 16, seeds=(2, 3),
               version: str = "3.0", profile_levels: bool = False, lattices=(),
-              diagonal_prob: float = 0.0, graph_dirs=(), grid=None) -> int:
+              diagonal_prob: float = 0.0, graph_dirs=(), grid=None,
+              baseline: str | None = None) -> int:
     """The graphs, each with every algorithm; the table on stdout (rank 0). grid: R x C ranks
-    for the distributed algorithms (under mpiexec)."""
+    for the distributed algorithms (under mpiexec). baseline: --baseline (baseline_of)."""
     seeds = tuple(int(s) for s in seeds)
-    variants = list(algorithms)
-    if backend == "gpu" and grid is None and BASELINE not in variants:
-        variants.insert(0, BASELINE)   # the baseline every GPU search is measured against
+    baseline = baseline_of(backend, grid, baseline)
+    variants = bench_variants(algorithms, baseline)
     graphs = [(f"kron-s{s}-e{edgefactor}", GeneratedKronecker(s, edgefactor, seeds, version))
               for s in scales]
     graphs += [(f"lattice-{r}x{c}", (r, c)) for r, c in lattices]
@@ -167,7 +186,8 @@ def run_bench(backend: str, scales, algorithms, n_roots: int, out: Path | None,
             else Path(scratch)
         opts = {"n_roots": n_roots, "validate": validate_mode, "profile_levels": profile_levels,
                 "print_block": False}   # each run's block is in its graph500.txt
-        result = {"backend": backend, "algorithms": variants, "n_roots": n_roots,
+        result = {"backend": backend, "algorithms": variants, "baseline": baseline,
+                  "n_roots": n_roots,
                   "validate": validate_mode, "grid": list(grid) if grid else None,
                   "records": []}
         code = 0
@@ -184,7 +204,7 @@ def run_bench(backend: str, scales, algorithms, n_roots: int, out: Path | None,
             _write_summary(out_dir / "bench.json" if out else None, result)
             _write_summary(summary_file, result)
         if result["records"]:
-            print(table(result["records"]))
+            print(table(result["records"], baseline))
     if code:
         log("some searches FAILED validation")
     return code

@@ -1,4 +1,5 @@
-"""BFS search keys chosen exactly as the Graph500 3.0.x reference driver chooses them.
+"""BFS search keys chosen exactly as the Graph500 3.0.x reference driver chooses them, and a
+run's roots (choose_roots: --root, or the Graph500 keys of the graph's seeds).
 
 Candidate c (c = 0, 1, ...) is read from the seeded MRG stream skipped by 2*2^128 + 4c
 steps: two doubles, each from two draws a, b as a * 4.65661287524579692e-10 (about 1/m)
@@ -14,7 +15,9 @@ import numba
 import numpy as np
 
 from ..graphs import prng
+from ..graphs.graphdir import GraphMeta
 from ..errors import BfsError
+from .generated import DEFAULT_SEEDS
 
 NBFS = 64
 ROOT_STREAM_SKIP = 2 * 2**128
@@ -84,3 +87,15 @@ def check_root(root, n_vertices: int) -> int:
     if value != root or not 0 <= value < n_vertices:
         raise BfsError(f"root {root!r} is out of range: vertices are 0..{n_vertices - 1}")
     return value
+
+
+def choose_roots(meta: GraphMeta, degree: np.ndarray, n_roots: int,
+                 root: int | None) -> np.ndarray:
+    if root is not None:
+        check_root(root, meta.n_vertices)
+        if degree[root] == 0:
+            raise BfsError(f"--root {root}: vertex has no edge other than self-loops; "
+                           "a search from it traverses nothing")
+        return np.array([root], dtype=np.int64)
+    seeds = tuple(meta.seeds) if meta.seeds else DEFAULT_SEEDS
+    return graph500_roots(meta.n_vertices, degree > 0, count=n_roots, seeds=seeds)

@@ -26,9 +26,14 @@ level, and the one parent some rank of its grid column recorded for it. Per sear
 
 Every exchange goes through the search's own exchanges (bfs.comm.exchange: NCCL on device
 buffers, or MPI staged), so validation moves what a level moves, a few times over.
+
+count_grid_device gives what a search left unvalidated records (nedge, depth, reached) by
+steps 2 (the row range's levels only), 3's nedge and 5's sums: one all-gather along the grid
+row and a degree sum over the reached rows, with no check made.
 """
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import numpy as np
@@ -102,6 +107,52 @@ def validate_grid_device(view, root: int, comm, world_x, row_x, col_x) -> Valida
         return _failure_of(failed[np.lexsort((np.arange(len(failed)), failed[:, 0]))][0],
                            view.n, reached)
     return Validation(True, int(total[0]) // 2, reached, int(depth[0]), 0, "valid")
+
+
+# rows per launch of the degree kernel below: bounds its int64 output to 128 MB
+COUNT_CHUNK = 1 << 24
+
+
+def count_grid_device(view, comm, row_x) -> tuple[int, int, int]:
+    """(nedge, depth, reached) of the last search over an R x C grid of GPUs, counted where the
+    data lies, for a search left unvalidated: the same on every rank, and nothing copied to
+    the host but three numbers a rank. `view` is the search's grid view (as for
+    validate_grid_device; only n_row_bits' worth of levels are exchanged).
+
+    The owners' levels of the row range are all-gathered along the grid row (step 2 above);
+    each rank then sums its block's out-degrees over the rows reached (the block's entries
+    with a reached source: self-loops are dropped when the blocks are cut), and the world's
+    sum, halved, is nedge (each undirected edge is two entries). reached and depth come from
+    each rank's own piece of its levels, summed / maxed over the world."""
+    cp = require_gpu()
+    own_bits = slice(view.own.start * 64, view.own.stop * 64)
+    own_levels = cp.ascontiguousarray(view.level_col[own_bits])
+    row_counts = np.asarray(view.row_words, np.int64) * 64
+    level_row = cp.empty(int(row_counts.sum()), cp.int32)
+    row_x.allgatherv(own_levels, level_row, row_counts, displacements(row_counts))
+    n_rows = min(int(view.csr_offsets.size) - 1, int(level_row.size))
+    degree = _reached_degree_kernel(cp)
+    entries = cp.zeros((), cp.int64)
+    for a in range(0, n_rows, COUNT_CHUNK):
+        b = min(a + COUNT_CHUNK, n_rows)
+        entries += degree(level_row[a:b], view.csr_offsets[a:b + 1]).sum(dtype=cp.int64)
+    local = cp.stack([entries, cp.count_nonzero(own_levels >= 0).astype(cp.int64),
+                      own_levels.max().astype(cp.int64) if own_levels.size
+                      else cp.full((), -1, cp.int64)]).get()
+    from mpi4py import MPI
+    sums = np.empty(2, np.int64)
+    comm.Allreduce(np.ascontiguousarray(local[:2]), sums, op=MPI.SUM)
+    depth = np.empty(1, np.int64)
+    comm.Allreduce(np.ascontiguousarray(local[2:]), depth, op=MPI.MAX)
+    return int(sums[0]) // 2, int(depth[0]), int(sums[1])
+
+
+@functools.cache
+def _reached_degree_kernel(cp):
+    """Per row: its entries in the block CSR where the row's level is >= 0, else 0."""
+    return cp.ElementwiseKernel("int32 level, raw int64 offsets", "int64 d",
+                                "d = level >= 0 ? offsets[i + 1] - offsets[i] : 0",
+                                "bfs_reached_row_degree")
 
 
 def _culprit(ctl, view, root, level_row, level_col, parent_col) -> np.ndarray:

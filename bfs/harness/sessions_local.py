@@ -1,0 +1,231 @@
+"""One-process sessions of the harness (runner.py's search loop runs over them): each holds a
+graph where one process's searches need it and answers the loop's questions about a search
+(its roots, its result on the host, its validation, its count when left unvalidated, its
+per-level profile).
+
+    LocalSession          the host: the searcher sees the whole edge list, bfs.validate reads it
+    GpuSession            one GPU: the edge list in device memory (read through pinned buffers
+                          or generated there); Kernel 1 and bfs.validate.gpu read it there
+    HostGraphGpuSession   one GPU for an algorithm that keeps the graph in host memory
+                          (gpu-out-of-core): validated on the CPU
+
+session_class(spec, backend) picks one; the distributed session is sessions_mpi.MpiSession.
+A session is reused by every algorithm `bfs bench` runs over the graph.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import math
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from . import envinfo
+from ..algorithms import EdgeList, RunContext
+from ..algorithms.kernel1 import nonloop_degrees
+from ..graphs.graphdir import GraphMeta, read_edges, read_meta
+from ..log import logger
+from ..validate import validate
+from .generated import GeneratedKronecker
+from .roots import choose_roots
+from .timing import Clock
+
+if TYPE_CHECKING:
+    from .request import RunOptions
+
+log = logger("bfs")
+
+
+class LocalSession:
+    """One process: the searcher sees the whole edge list, validation reads it too."""
+    rank, size, is_root = 0, 1, True
+    gpu = False
+    ranks = None   # per-rank facts for run.json's environment (MpiSession's)
+
+    def __init__(self, meta: GraphMeta, src, dst, graph_record: dict):
+        self.meta, self.src, self.dst = meta, src, dst
+        self.graph_record = graph_record
+        self.hostnames = envinfo.environment()["hostnames"]
+        self.degree = self.degrees()
+        self.clock = Clock(self.gpu, self.barrier, self.max)
+        self.extra: dict = {}   # what the session measured (the edge list's arrival, ...)
+
+    @classmethod
+    def open(cls, source: Path | GeneratedKronecker, backend: str):
+        """The session over a graph directory or a generated graph."""
+        if isinstance(source, GeneratedKronecker):
+            src, dst, seconds = cls._generate(source)
+            meta = source.meta(seconds)
+            log(f"generated {source.spec}: {meta.n_edges} edges in {seconds:.3f} s "
+                f"({meta.n_edges / max(seconds, 1e-9) / 1e6:.1f} M edges/s)")
+            return cls(meta, src, dst, source.record(meta))
+        meta = read_meta(source)
+        log(f"reading {source} ({meta.n_vertices} vertices, {meta.n_edges} edges)")
+        src, dst = cls._read(source)
+        return cls(meta, src, dst, {"dir": str(Path(source).resolve()), **meta.to_json()})
+
+    @classmethod
+    def from_host(cls, meta: GraphMeta, src, dst, graph_record: dict):
+        """The session over edges made in host memory (bench's lattices)."""
+        return cls(meta, *cls._place(src, dst), graph_record)
+
+    @staticmethod
+    def _generate(graph: GeneratedKronecker):
+        """(src, dst, seconds) of the whole edge list."""
+        t = time.perf_counter()
+        src, dst = graph.host_edges()
+        return src, dst, time.perf_counter() - t
+
+    @staticmethod
+    def _read(graph_dir: Path):
+        return read_edges(graph_dir)
+
+    @staticmethod
+    def _place(src, dst):
+        return src, dst
+
+    def build(self, spec, backend: str, options: dict):
+        graph = EdgeList(self.src, self.dst, self.meta.n_vertices)
+        return spec.load(backend).build(graph, RunContext(backend, options))
+
+    def degrees(self):
+        return nonloop_degrees(self.src, self.dst, self.meta.n_vertices)
+
+    def barrier(self):
+        pass
+
+    def collective(self):
+        return contextlib.nullcontext()
+
+    def max(self, x: float) -> float:
+        return x
+
+    def bcast_roots(self, roots):
+        return roots
+
+    def roots(self, opts: RunOptions) -> np.ndarray:
+        return choose_roots(self.meta, self.degree, opts.n_roots, opts.root)
+
+    def result(self, searcher, result, keep: bool):
+        """The search's parent and level arrays on the host (every search: the per-level
+        profile counts the levels)."""
+        gathered = searcher.gather(self.meta.n_vertices)
+        return gathered if gathered is not None else result
+
+    def validate(self, searcher, result, root, policy):
+        return validate(self.src, self.dst, result.parent, root, result.level)
+
+    def count(self, searcher, result, root):
+        """(nedge, depth, reached) of a search left unvalidated, from its own levels: nedge is
+        half the reached vertices' degree sum (both ends of an edge are reached together)."""
+        reached = result.level >= 0
+        return (int(self.degree[reached].sum()) // 2, int(result.level.max()),
+                int(np.count_nonzero(reached)))
+
+    def profile(self, searcher, result, root, first: bool = False):
+        counts = np.bincount(result.level[result.level >= 0])
+        # direction-optimizing searchers (merrill-do): each level's direction and edges read
+        directions, examined = searcher.directions, searcher.level_edges_examined
+        return [{"root": root, "rank": 0, "level": lv, "frontier_size": int(c),
+                 "expand_s": math.nan, "comm_s": 0.0, "comm_bytes": 0,
+                 "edges_examined": int(examined[lv]) if lv < len(examined) else None,
+                 "direction": directions[lv] if lv < len(directions) else None}
+                for lv, c in enumerate(counts)]
+
+    def describe(self) -> dict:
+        return {"graph": self.graph_record}
+
+    def close(self) -> None:
+        pass
+
+
+@functools.cache
+def device_copy_bandwidth() -> float:
+    """The device-to-device copy bandwidth (bfs.device.copy_bandwidth), measured once per
+    process: every GPU session of a bench uses it."""
+    from ..device import copy_bandwidth
+    return copy_bandwidth()
+
+
+class GpuSession(LocalSession):
+    """One process on one GPU: the edge list in device memory (from the graph directory's row
+    groups through pinned buffers, never whole on the host, or generated there); Kernel 1
+    reads it there, and every search is validated on the GPU (bfs.validate.gpu) against it."""
+    gpu = True
+
+    def __init__(self, meta, src, dst, graph_record):
+        super().__init__(meta, src, dst, graph_record)
+        # the bandwidth floor of a search: 4 bytes a directed edge at the copy bandwidth
+        self.extra["copy_bandwidth_Bps"] = bw = device_copy_bandwidth()
+        self.extra["floor_time_s"] = 4.0 * int(self.degree.sum()) / bw
+        log(f"device-to-device copy {bw / 1e12:.3f} TB/s (read + write)")
+        self.host_edges = None   # bench --validate cpu: copied on first use
+
+    @staticmethod
+    def _generate(graph: GeneratedKronecker):
+        graph.device_edges(0, min(graph.n_edges, 1024))   # compiles the generator: untimed
+        t = time.perf_counter()
+        src, dst = graph.device_edges()
+        return src, dst, time.perf_counter() - t
+
+    @staticmethod
+    def _place(src, dst):
+        from ..graphs.device_edges import to_device_edges
+        return to_device_edges(src, dst)
+
+    @staticmethod
+    def _read(graph_dir: Path):
+        from ..graphs import device_edges
+        t = time.perf_counter()
+        edges = device_edges.read_edges_to_device(graph_dir)
+        t = time.perf_counter() - t
+        log(f"edge list on the GPU in {t:.2f} s ({edges[0].size / max(t, 1e-9) / 1e6:.0f} M "
+            f"edges/s)")
+        return edges
+
+    def degrees(self):
+        from ..graphs.device_edges import nonloop_degrees_device
+        return nonloop_degrees_device(self.src, self.dst, self.meta.n_vertices)
+
+    def validate(self, searcher, result, root, policy):
+        import cupy as cp
+
+        from ..validate.gpu import validate_device
+        if policy.on_host:
+            if self.host_edges is None:
+                self.host_edges = self.src.get(), self.dst.get()
+            return validate(*self.host_edges, result.parent, root, result.level)
+        if searcher.device_resident:    # no copy back from the host
+            res = searcher.device_result()
+            return validate_device(lambda: [(self.src, self.dst)], res.parent, res.level, root)
+        return validate_device(lambda: [(self.src, self.dst)],
+                               cp.asarray(result.parent, dtype=cp.int64),
+                               cp.asarray(result.level, dtype=cp.int32), root)
+
+    def describe(self) -> dict:
+        return {**super().describe(), "validation": "gpu (bfs.validate.gpu)"}
+
+
+class HostGraphGpuSession(LocalSession):
+    """One process on one GPU for an algorithm that keeps the graph in host memory
+    (gpu-out-of-core): the edge list stays on the host, the searcher streams its own CSR to
+    the device, and every search is validated on the CPU (bfs.validate), since the edge list
+    on the device that bfs.validate.gpu needs would not fit where the algorithm is meant to
+    be used."""
+    gpu = True
+
+    def describe(self) -> dict:
+        return {**super().describe(), "validation": "cpu (bfs.validate): graph kept on the host"}
+
+
+def session_class(spec, backend: str) -> type:
+    """The single-process session a run of spec on backend needs. An out-of-core algorithm
+    (spec.host_graph) gets the host session: GpuSession would put the edge list on the device
+    (8 bytes an edge, and bfs.validate.gpu reads it there), the very memory the algorithm is
+    built to do without; so it is validated on the CPU."""
+    if backend != "gpu":
+        return LocalSession
+    return HostGraphGpuSession if spec.host_graph else GpuSession

@@ -1,0 +1,88 @@
+"""bench/box_config.py, the GPU-box workflow's config rewrite (bench/gpu_box_workflow.sh): the
+box configs rewritten at chosen scales pass the workflow's own checks (a Snakemake dry run:
+the schema, then common.smk's checks), every experiment's graphs defined."""
+import importlib.util
+import shutil
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from helpers import ROOT
+
+spec = importlib.util.spec_from_file_location("box_config", ROOT / "bench" / "box_config.py")
+box_config = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(box_config)
+
+CONFIGS = ["gpu_box.yaml", "gpu_box_small.yaml"]
+SCALES = [(26, 27), (19, 20), (12, 13)]
+
+
+def defined(config) -> set:
+    return {g for graphs in config["graphs"].values() if isinstance(graphs, dict) for g in graphs}
+
+
+@pytest.mark.parametrize("name", CONFIGS)
+@pytest.mark.parametrize("s1,s2", SCALES, ids=lambda s: str(s))
+def test_every_experiment_uses_defined_graphs(name, s1, s2):
+    original = yaml.safe_load((ROOT / "config" / name).read_text())
+    c = box_config.box_config(original, s1, s2, 8, log=lambda text: None)
+    assert c["roots"] == 8 and c["results"] == "results"
+    assert set(c["graphs"]["kronecker"]) == {f"kron-s{s1}", f"kron-s{s2}"}
+    assert [c["graphs"]["kronecker"][f"kron-s{s}"]["scale"] for s in (s1, s2)] == [s1, s2]
+    for exp in c["experiments"].values():
+        assert set(box_config.graph_refs(exp)) <= defined(c), exp
+    exps = c["experiments"]
+    assert exps["strong_scaling"]["graphs"] == [f"kron-s{s1}", f"kron-s{s2}"]
+    assert exps["weak_scaling"]["points"] == [{"ranks": 1, "graph": f"kron-s{s1}"},
+                                              {"ranks": 2, "graph": f"kron-s{s2}"}]
+    # hybrid's task count sweep and Racherla's sweep follow their graph's role; the lambda
+    # sweep's graphs are gone, and so is it; the lattice stays
+    assert "lambda_sweep" not in exps and "task_count_sweep" in exps
+    assert any(g.startswith("lattice-") for g in exps["small_frontier_sweep"]["graphs"])
+    # in-place generation kept for the graphs of the role it had
+    in_place = {g for g, p in original["graphs"]["kronecker"].items() if p.get("in_place")}
+    assert bool(in_place) == all(p.get("in_place") for p in c["graphs"]["kronecker"].values())
+    # the original is left as it was
+    assert original == yaml.safe_load((ROOT / "config" / name).read_text())
+
+
+def test_experiment_left_without_graphs_is_dropped_and_single_graph_kept():
+    config = {"results": "r", "roots": 4, "graphs": {
+        "kronecker": {"a": {"scale": 10, "edgefactor": 8}, "b": {"scale": 11}, "c": {"scale": 5}},
+        "lattice": {"l": {"rows": 3, "cols": 3}}},
+        "experiments": {
+            "weak_scaling": {"points": [{"ranks": 2, "graph": "b"}, {"ranks": 1, "graph": "a"}]},
+            "real_graphs": {"graphs": ["c"], "algorithms": ["seq-csr"]},
+            "sf": {"kind": "small_frontier_sweep", "graph": "b"},
+            "implementations": {"graphs": ["a", "c", "l"], "algorithms": ["seq-csr"]}}}
+    said = []
+    c = box_config.box_config(config, 14, 15, 2, log=said.append)
+    assert c["graphs"]["kronecker"] == {"kron-s14": {"scale": 14, "edgefactor": 8},
+                                        "kron-s15": {"scale": 15, "edgefactor": 16}}
+    assert "real_graphs" not in c["experiments"]
+    assert c["experiments"]["sf"] == {"kind": "small_frontier_sweep", "graph": "kron-s15"}
+    assert c["experiments"]["implementations"]["graphs"] == ["kron-s14", "l"]
+    assert any("real_graphs dropped" in s for s in said)
+    with pytest.raises(ValueError, match="differ"):
+        box_config.box_config(config, 14, 14, 2)
+
+
+@pytest.mark.skipif(shutil.which("snakemake") is None, reason="needs snakemake")
+@pytest.mark.parametrize("name", CONFIGS)
+def test_rewritten_config_passes_the_workflow_checks(name, tmp_path):
+    """What gpu_box_workflow.sh does, up to a dry run of the workflow (schema and checks)."""
+    (tmp_path / "data").symlink_to(ROOT / "data")
+    out = tmp_path / "config.yaml"
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "box_config.py"),
+                           str(ROOT / "config" / name), str(out), "12", "13", "4"],
+                          capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    assert "lambda_sweep dropped" in proc.stderr
+    dry = subprocess.run(["snakemake", "-s", str(ROOT / "Snakefile"), "-d", str(tmp_path),
+                          "--configfile", str(out), "-n"], capture_output=True, text=True,
+                         cwd=tmp_path, timeout=600)
+    assert dry.returncode == 0, dry.stdout[-3000:] + dry.stderr[-3000:]
+    assert "kron-s12" in dry.stdout and "kron-s13" in dry.stdout
+    assert "experiments use graphs not defined" not in dry.stderr
