@@ -172,7 +172,7 @@ def test_bench_folders_are_paired_by_graph_and_variant(tmp_path):
         compare.compare(tmp_path / "A", tmp_path / "B" / "kron-s16-e16" / "merrill")
 
 
-def test_cli_writes_tables_figure_and_record(pair_10, tmp_path):
+def test_cli_writes_tables_figure_and_record(pair_10, tmp_path, capsys):
     out = tmp_path / "cmp"
     proc = bfs_cli("compare", *pair_10, "--out", out)
     names = {"summary.csv", "summary.md", "per_root.csv", "per_root.md", "speedups.png",
@@ -187,16 +187,21 @@ def test_cli_writes_tables_figure_and_record(pair_10, tmp_path):
     record = json.loads((out / "comparison.json").read_text())
     assert record["seed"] == compare.SEED and record["resamples"] == compare.RESAMPLES
     assert record["summary"][0]["verdict"] == "B faster"
-    # an existing --out is refused without --force; a refused comparison leaves nothing
-    again = bfs_cli("compare", *pair_10, "--out", out, check=False)
-    assert again.returncode == 1 and "already exists" in again.stderr
-    bfs_cli("compare", *pair_10, "--out", out, "--force", "--resamples", "500")
+    # in this process: an existing --out is refused without --force; a refused comparison
+    # is one line and leaves nothing
+    assert cli.main(["compare", *map(str, pair_10), "--out", str(out)]) == 1
+    assert "already exists" in capsys.readouterr().err
+    assert cli.main(["compare", *map(str, pair_10), "--out", str(out), "--force",
+                     "--resamples", "500"]) == 0
     assert json.loads((out / "comparison.json").read_text())["resamples"] == 500
     roots = roots_of()
     other = write_run(tmp_path / "other", roots[:-1], base_times(roots)[:-1])
-    bad = bfs_cli("compare", pair_10[0], other, "--out", tmp_path / "bad", check=False)
-    assert bad.returncode == 1 and len(bad.stderr.strip().splitlines()) == 1
-    assert bad.stderr.startswith("bfs: error: ") and "different roots" in bad.stderr
+    capsys.readouterr()
+    assert cli.main(["compare", str(pair_10[0]), str(other), "--out",
+                     str(tmp_path / "bad")]) == 1
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1
+    assert err.startswith("bfs: error: ") and "different roots" in err
     assert not (tmp_path / "bad").exists() and not list(tmp_path.glob(".bad*"))
 
 
