@@ -279,7 +279,7 @@ def _interval_text(row) -> str:
 def speedup_figure(summary: pd.DataFrame, per_root: pd.DataFrame):
     """A panel per pair: its per-root speedups B/A sorted, no change (1) dashed, the geometric
     mean as a line within its bootstrap interval (shaded)."""
-    from .figures import _panels, _plt, _suptitle
+    from .figures import _legend, _panels, _plt, _suptitle
     plt, _ = _plt()
     fig, axes = _panels(len(summary), width=6.0, height=4.6)
     for ax, (_, row) in zip(axes, summary.iterrows()):
@@ -298,11 +298,14 @@ def speedup_figure(summary: pd.DataFrame, per_root: pd.DataFrame):
         ax.set_xlabel("roots, sorted by speedup")
         ax.set_ylabel("speedup B/A (TEPS ratio)")
         ax.set_xlim(0.3, s.size + 0.7)
+        low = min(float(s.min()), row["95% CI low"], 1.0)
+        high = max(float(s.max()), row["95% CI high"], 1.0)
+        pad = 0.08 * (high - low) or 0.01
+        ax.set_ylim(low - pad, high + pad)     # 1 always in sight
         ax.set_title(f"{row['graph']}: B {row['B']} vs A {row['A']}\n{_interval_text(row)}, "
                      f"{row['verdict']}", fontsize=9)
-        ax.legend(fontsize=7, loc="upper left")
     _suptitle(fig, "Paired comparison, root by root: speedup of B over A")
-    return fig
+    return _legend(fig)
 
 
 def write_comparison(a, b, out, force: bool = False, resamples: int = RESAMPLES,
@@ -327,7 +330,9 @@ def write_outputs(summary: pd.DataFrame, per_root: pd.DataFrame, out, force: boo
     try:
         with atomic_dir(out, force) as tmp:
             summary.to_csv(tmp / "summary.csv", index=False)
-            (tmp / "summary.md").write_text(to_markdown(summary))
+            shown = summary.copy()   # p-values in Markdown as 7.1e-15, not 0.0000000...
+            shown["Wilcoxon p"] = [f"{p:.2g}" for p in summary["Wilcoxon p"]]
+            (tmp / "summary.md").write_text(to_markdown(shown))
             per_root.to_csv(tmp / "per_root.csv", index=False)
             (tmp / "per_root.md").write_text(to_markdown(per_root))
             for fmt in ("png", "svg"):
