@@ -4,7 +4,8 @@ directed entries (one bucket below scale 25; scale 26 has 2^31 entries, past wha
 with 32-bit item counts takes); per bucket the keys row<<32|col of both directions of every edge
 are appended (one atomicAdd per warp), radix-sorted (CuPy's sort) and their low halves written at
 the bucket's offset. Rows come out sorted by column; duplicates are kept, as in
-bfs.algorithms.kernel1.
+bfs.algorithms.kernel1. With BFS_NVTX=1 each phase is an NVTX range, bfs:kernel1:<phase> (copy
+edges, degrees, offsets, and per bucket keys, sort, columns; bfs.nvtx).
 """
 from __future__ import annotations
 
