@@ -119,6 +119,8 @@ def test_statistics_of_known_speedups():
     assert st["low"] == pytest.approx(1.1) and st["high"] == pytest.approx(1.1)
     with pytest.raises(BfsError, match="positive"):
         compare.speedup_stats([1.0, 0.0])
+    one = compare.speedup_stats([1.5])
+    assert one["speedup"] == 1.5 and math.isnan(one["low"]) and one["verdict"] == "too few roots"
 
 
 def test_runs_of_other_roots_are_refused_naming_them(tmp_path):

@@ -63,9 +63,10 @@ log = logger("compare")
 def bootstrap_interval(log_speedups, resamples: int = RESAMPLES, seed: int = SEED,
                        level: float = LEVEL) -> tuple[float, float]:
     """The percentile bootstrap interval of the geometric mean of exp(log_speedups): the
-    values resampled with replacement `resamples` times from a generator seeded by `seed`."""
+    values resampled with replacement `resamples` times from a generator seeded by `seed`;
+    NaN for fewer than two values (one root has no spread to resample)."""
     x = np.asarray(log_speedups, np.float64)
-    if x.size == 0:
+    if x.size < 2:
         return math.nan, math.nan
     rng = np.random.default_rng(seed)
     means = np.empty(resamples)
@@ -98,6 +99,8 @@ def wilcoxon_p(log_speedups) -> float:
 
 def verdict(low: float, high: float) -> str:
     """What the interval says of B against A."""
+    if math.isnan(low) or math.isnan(high):
+        return "too few roots"
     if low > 1:
         return "B faster"
     if high < 1:
