@@ -405,7 +405,7 @@ def check_comparisons():
     for name, pair in COMPARISONS.items():
         for side in ("a", "b"):
             if pair[side] not in planned:
-                near = sorted(r for r in planned if r.split("/")[0] == pair[side].split("/")[0])
+                near = sorted(r for r in planned if Path(r).parts[0] == Path(pair[side]).parts[0])
                 raise ValueError(
                     f"config: comparisons.{name}.{side}: {pair[side]} is not a run of the "
                     "experiments (a run id is graph/algorithm/backend-layout-variant, as under "
