@@ -36,5 +36,6 @@ rule all:
         validations=all_validations(),
         tables=all_tables(),
         figures=all_figures(),
+        comparisons=all_comparisons(),
         landing=LANDING,
     default_target: True

@@ -14,6 +14,7 @@
     bfs report table strong_scaling|weak_scaling|graphs|kernel1|... RUN_DIR... --out STEM
     bfs report figure strong_scaling|weak_scaling|frontier|comm_vs_compute|teps_vs_scale \
         RUN_DIR... [--runs-file FILE] --out STEM
+    bfs compare RUN_A RUN_B [--resamples 10000] [--seed S] [--force] --out DIR
     bfs algorithms [--options]
 
 Inputs are positional, outputs are --out, every output is written atomically (with the umask's
@@ -260,6 +261,10 @@ REPORT_FIGURES = ("strong_scaling", "weak_scaling", "frontier", "comm_vs_compute
                   "task_count", "lambda")
 
 
+# bfs.report.compare's RESAMPLES and SEED (a test holds them equal), for the same reason
+COMPARE_RESAMPLES, COMPARE_SEED = 10_000, 20140519
+
+
 def _report_runs(args):
     from .report import load_runs, read_runs_file
     run_dirs = list(args.run_dirs)
@@ -281,6 +286,14 @@ def cmd_report_table(args) -> int:
 def cmd_report_figure(args) -> int:
     from .report import write_figure
     for path in write_figure(args.kind, _report_runs(args), args.out):
+        print(path)
+    return 0
+
+
+def cmd_compare(args) -> int:
+    from .report.compare import write_comparison
+    for path in write_comparison(args.run_a, args.run_b, args.out, force=args.force,
+                                 resamples=args.resamples, seed=args.seed):
         print(path)
     return 0
 
@@ -481,6 +494,25 @@ def build_parser() -> argparse.ArgumentParser:
                        help="more run directories, one per line ('#' starts a comment)")
         t.add_argument("--out", required=True, help=f"output stem: writes STEM.{suffixes}")
         t.set_defaults(func=func)
+
+    c = sub.add_parser("compare", help="paired comparison of two runs root by root: speedups "
+                                       "B/A, their geometric mean, bootstrap interval, Wilcoxon p",
+                       description="Per-root speedups B/A (TEPS ratio) of two runs of the same "
+                                   "roots, their geometric mean with a bootstrap 95% interval "
+                                   "and the Wilcoxon signed-rank p-value, written to DIR as "
+                                   "summary.{csv,md}, per_root.{csv,md}, speedups.{png,svg} and "
+                                   "comparison.json. Two bench --out folders compare every "
+                                   "graph and variant they share.")
+    c.add_argument("run_a", metavar="RUN_A", help="run directory (or bench --out folder): A")
+    c.add_argument("run_b", metavar="RUN_B", help="run directory (or bench --out folder): B, "
+                                                  "whose speedup over A is measured")
+    c.add_argument("--resamples", type=positive_int, default=COMPARE_RESAMPLES,
+                   help="bootstrap resamples of the roots")
+    c.add_argument("--seed", type=nonnegative_int, default=COMPARE_SEED,
+                   help="the bootstrap's seed (the same inputs and seed give the same interval)")
+    c.add_argument("--out", required=True, help="directory to write")
+    c.add_argument("--force", action="store_true", help="replace an existing --out")
+    c.set_defaults(func=cmd_compare)
 
     b = sub.add_parser("bench", help="algorithms side by side on graphs made in memory: a run "
                                      "directory per graph and algorithm, the baseline, a table")

@@ -362,6 +362,55 @@ def test_level_profile_adds_up():
         assert prof[0]["frontier_vertices"] == 1 and all(p["ms"] >= 0 for p in prof)
 
 
+def test_nvtx_ranges_name_kernel1_phases_and_every_level_step(monkeypatch, tmp_path):
+    """BFS_NVTX=1: Kernel 1's phases and every level step of merrill and merrill-do are pushed
+    and popped through CuPy's NVTX (recorded on the way), one at a time, named as bfs.nvtx
+    says, and the searches stay right; `bfs run` with BFS_NVTX=1 runs and validates."""
+    import cupy.cuda.nvtx as real
+    from bfs import nvtx
+    names, open_ranges = [], []
+
+    def push(message, id_color=-1):
+        assert not open_ranges, (open_ranges, message)     # never nested
+        open_ranges.append(message)
+        names.append(message)
+        real.RangePush(message, id_color)
+
+    def pop():
+        open_ranges.pop()
+        real.RangePop()
+
+    monkeypatch.setattr(real, "RangePush", push)
+    monkeypatch.setattr(real, "RangePop", pop)
+    monkeypatch.setenv("BFS_NVTX", "1")
+    nvtx.reset()
+    try:
+        src, dst = generate_edges(12, 16)
+        n = 2 ** 12
+        hub = int(np.argmax(np.bincount(src, minlength=n) + np.bincount(dst, minlength=n)))
+        for name in ("merrill", "merrill-do"):
+            names.clear()
+            s = merrill(src, dst, n, name)
+            assert {f"bfs:kernel1:{p}" for p in ("copy edges", "degrees", "offsets", "keys",
+                                                 "sort", "columns")} <= set(names), names
+            names.clear()
+            s.profile_levels = prof = []
+            check_against_cpu(s, src, dst, n, [hub])
+            steps = {f"bfs:{name}:level {p['depth']} {p['kind']}" for p in prof}
+            assert steps <= set(names) and not open_ranges, (steps, names)
+            assert all(x.startswith(f"bfs:{name}:level ") for x in names), names
+            kinds = {x.rsplit(" ", 1)[1] for x in names}
+            assert kinds <= {"small", "top-down", "bottom-up"}
+            assert ("bottom-up" in kinds) == (name == "merrill-do"), kinds
+    finally:
+        nvtx.reset()
+    g = tmp_path / "g"
+    bfs_cli("generate", "kronecker", "--scale", 10, "--out", g)
+    bfs_cli("run", g, "--algorithm", "merrill-do", "--backend", "gpu", "--roots", 4,
+            "--out", tmp_path / "run", env={"BFS_NVTX": "1"})
+    assert all(r["valid"] for r in searches(tmp_path / "run"))
+
+
 def test_long_path_many_levels():
     # a path of 5000 vertices: thousands of tiny levels (the single-CTA kernel's case)
     n = 5000

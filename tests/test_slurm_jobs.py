@@ -169,7 +169,7 @@ def test_uneven_ranks_fill_nodes_and_cpu_runs_keep_a_cpu_each(tmp_path):
 
 
 def test_local_rules_are_not_submitted(tmp_path):
-    """Tables, figures and downloads run where snakemake runs: no sbatch job each. A dry run
+    """Tables, figures, comparisons and downloads run where snakemake runs: no sbatch job each. A dry run
     executes everything locally and cannot show this, so the workflow is loaded through
     snakemake's API and its record of the `localrules` directives read."""
     from snakemake.api import SnakemakeApi
@@ -184,7 +184,8 @@ def test_local_rules_are_not_submitted(tmp_path):
             snakefile=ROOT / "Snakefile", workdir=tmp_path)._workflow
         rules = {rule.name for rule in workflow.rules}
         local = set(workflow._localrules)
-    assert local == {"all", "table", "figure", "tables", "figures", "landing", "snap_download"}
+    assert local == {"all", "table", "figure", "tables", "figures", "compare", "landing",
+                     "snap_download"}
     assert {"kronecker", "lattice", "snap_convert", "partition", "bfs_serial", "bfs_single_rank",
             "bfs_mpi", "validate"} == rules - local
 

@@ -47,6 +47,8 @@ def tiny_config(url: str) -> dict:
             "small_frontier_sweep": {"graphs": ["kron-s8"], "ranks": 2,
                                      "small_frontier": [0, 100]},
         },
+        "comparisons": {"2d-vs-seq-csr": {"a": "gnutella/seq-csr/cpu-serial-default",
+                                          "b": "gnutella/2d/cpu-1x2-scan"}},
     }
 
 
@@ -130,9 +132,14 @@ def test_figures_and_report(finished):
                  "kernel1_vs_scale", "teps_vs_source_lines", "small_frontier"]:
         for ext in ["png", "svg"]:
             assert (figures / f"{name}.{ext}").stat().st_size > 1000, name
+    compared = work / "results" / "comparisons" / "2d-vs-seq-csr"
+    summary = pd.read_csv(compared / "summary.csv")
+    assert list(summary["A"]) == ["seq-csr/cpu"] and list(summary["B"]) == ["2d/cpu/1x2"]
+    assert summary.loc[0, "roots"] == 4 and (compared / "speedups.png").stat().st_size > 1000
     snakemake(work, "--report", str(work / "results" / "report.html"))
     html = (work / "results" / "report.html").read_text(errors="replace")
     assert "strong_scaling" in html and "Fu et al" in html
+    assert "Comparisons" in html and "Paired comparison" in html and "per_root.csv" in html
 
 
 def test_repeats_and_the_cost_reference_are_planned_and_reported(finished):
@@ -653,3 +660,49 @@ def test_in_place_graph_runs_generate_it_and_write_no_graph_or_partition(tmp_pat
     assert len(big_checks) == 6 and all("--graph" not in j["shell"] for j in big_checks)
     assert all("--graph results/graphs/small" in j["shell"] for j in validations
                if "validation/small/" in j["output"])
+
+
+def comparison_config(**comparisons) -> dict:
+    """kron-s8 searched by seq-csr and seq-list (one process each), and the comparisons."""
+    return {"results": "results", "roots": 4,
+            "graphs": {"kronecker": {"kron-s8": {"scale": 8, "edgefactor": 8}}},
+            "experiments": {"real_graphs": {"graphs": ["kron-s8"],
+                                            "algorithms": ["seq-csr", "seq-list"]}},
+            "comparisons": comparisons}
+
+
+LISTS = {"a": "kron-s8/seq-csr/cpu-serial-default", "b": "kron-s8/seq-list/cpu-serial-default"}
+
+
+def test_a_comparison_plans_its_compare_job(tmp_path):
+    """comparisons: {name: {a, b}} plans `bfs compare` of the two runs (after both are
+    validated) into results/comparisons/<name>/, and the target rule asks for it."""
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(comparison_config(lists=LISTS)))
+    plan = snakemake(tmp_path, "-n", "-p").stdout
+    jobs = [j for j in planned_jobs(plan) if j["rule"] == "compare"]
+    assert len(jobs) == 1, plan[-3000:]
+    job = jobs[0]
+    assert job["shell"].startswith(
+        "python3 -m bfs compare results/runs/kron-s8/seq-csr/cpu-serial-default "
+        "results/runs/kron-s8/seq-list/cpu-serial-default --out results/comparisons/lists "
+        "--force"), job["shell"]
+    for name in ("summary.csv", "summary.md", "per_root.csv", "speedups.png", "speedups.svg"):
+        assert f"results/comparisons/lists/{name}" in job["output"]
+    for run in LISTS.values():
+        assert f"results/validation/{run}.json" in job["input"]
+
+
+@pytest.mark.parametrize("comparison, says", [
+    ({"a": "kron-s8/seq-csr", "b": LISTS["b"]}, "does not match"),
+    ({**LISTS, "c": LISTS["a"]}, "Additional properties are not allowed"),
+    ({"a": LISTS["a"], "b": "kron-s8/seq-list/cpu-serial-default-r2"},
+     "comparisons.x.b: kron-s8/seq-list/cpu-serial-default-r2 is not a run of the experiments"),
+    ({"a": LISTS["a"], "b": LISTS["a"]}, "a and b are the same run")])
+def test_a_wrong_comparison_is_refused(tmp_path, comparison, says):
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(comparison_config(x=comparison)))
+    proc = snakemake(tmp_path, "-n", check=False)
+    assert proc.returncode != 0
+    said = proc.stdout + proc.stderr
+    assert says in said, said[-3000:]
+    assert "rule bfs_" not in said
+

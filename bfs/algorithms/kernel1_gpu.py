@@ -4,7 +4,8 @@ directed entries (one bucket below scale 25; scale 26 has 2^31 entries, past wha
 with 32-bit item counts takes); per bucket the keys row<<32|col of both directions of every edge
 are appended (one atomicAdd per warp), radix-sorted (CuPy's sort) and their low halves written at
 the bucket's offset. Rows come out sorted by column; duplicates are kept, as in
-bfs.algorithms.kernel1.
+bfs.algorithms.kernel1. With BFS_NVTX=1 each phase is an NVTX range, bfs:kernel1:<phase> (copy
+edges, degrees, offsets, and per bucket keys, sort, columns; bfs.nvtx).
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from . import SearchResult, Searcher
+from .. import nvtx
 from ..device import (BLOCK, EDGE_LIST_BYTES_PER_EDGE, KERNEL1_BYTES_PER_EDGE,
                       KERNEL1_BYTES_PER_VERTEX, check_fits, grid_for, largest_kronecker_scale,
                       load_module, require_gpu)
@@ -66,7 +68,8 @@ def csr_from_edges(src, dst, n: int):
     """Kernel 1 for an edge list on the host (copied to the device first) or the device."""
     cp = require_gpu()
     if not isinstance(src, cp.ndarray):
-        src, dst = to_device_edges(src, dst)
+        with nvtx.kernel1("copy edges"):
+            src, dst = to_device_edges(src, dst)
     return build_csr_gpu(src, dst, n)
 
 
@@ -164,16 +167,18 @@ def _csr_from_chunks(edge_chunks, n: int, sort_limit: int, what: str, directed: 
     directed: each pair is one CSR entry src -> dst (block_csr); else an undirected edge."""
     cp = require_gpu()
     mod = _kernel1_module()
-    deg = cp.zeros(n, dtype=cp.uint64)
-    for src, dst in edge_chunks():
-        if src.size:
-            mod.get_function("count_degrees")((grid_for(src.size),), (BLOCK,),
-                                              (src, dst, np.int64(src.size), deg,
-                                               np.int32(directed)))
-    offsets = cp.zeros(n + 1, dtype=cp.int64)
-    cp.cumsum(deg.view(cp.int64), out=offsets[1:])
-    del deg
-    offsets_h = offsets.get()
+    with nvtx.kernel1("degrees"):
+        deg = cp.zeros(n, dtype=cp.uint64)
+        for src, dst in edge_chunks():
+            if src.size:
+                mod.get_function("count_degrees")((grid_for(src.size),), (BLOCK,),
+                                                  (src, dst, np.int64(src.size), deg,
+                                                   np.int32(directed)))
+    with nvtx.kernel1("offsets"):
+        offsets = cp.zeros(n + 1, dtype=cp.int64)
+        cp.cumsum(deg.view(cp.int64), out=offsets[1:])
+        del deg
+        offsets_h = offsets.get()
     columns = cp.empty(int(offsets_h[-1]), dtype=cp.uint32)
     count = cp.zeros(1, dtype=cp.uint64)
 
@@ -208,14 +213,17 @@ def sort_rows(offsets_h: np.ndarray, columns, fill_bucket, sort_limit: int = SOR
         want = int(offsets_h[r1] - offsets_h[r0])
         if want == 0:
             continue
-        got = fill_bucket(r0, r1, keys)
+        with nvtx.kernel1("keys"):
+            got = fill_bucket(r0, r1, keys)
         if got != want:  # cannot happen unless the device misbehaves: never return junk
             raise BfsError(f"{what}: rows [{r0}, {r1}) produced {got} entries, "
                            f"their degrees say {want}")
         part = keys[:want]
-        part.sort()  # CuPy: radix sort for unsigned integer keys
+        with nvtx.kernel1("sort"):
+            part.sort()  # CuPy: radix sort for unsigned integer keys
         base = int(offsets_h[r0])
-        low_words(part, columns[base:base + want])
+        with nvtx.kernel1("columns"):
+            low_words(part, columns[base:base + want])
         del part
     del keys
 

@@ -47,6 +47,8 @@ grows past those bounds or the search ends.
 
 Profiling. Setting searcher.profile_levels to a list makes search() record every level step
 (kind, frontier vertices and edges, CUDA-event milliseconds); `bfs bench --profile-levels`.
+With BFS_NVTX=1 every level step is an NVTX range, bfs:merrill:level <k> <kind> (bfs.nvtx), for
+Nsight Systems and `ncu --nvtx --nvtx-include`.
 
 Outputs. search(root) returns after the device is synchronized, with a SearchResult holding
 the device arrays (parent int64, level int32); gather(n) copies them to the host (outside the
@@ -61,7 +63,7 @@ import numpy as np
 
 from . import kernel1_gpu
 from ..device import load_module
-from .. import device
+from .. import device, nvtx
 from ..errors import BfsError
 from . import SearchResult, tiles
 
@@ -137,6 +139,7 @@ def hubs_first(offsets, columns, degree, rename: bool, what: str):
 
 class MerrillSearcher(kernel1_gpu.DeviceCsrSearcher):
     level_profiling = True
+    nvtx_name = "merrill"     # the algorithm in the level steps' NVTX ranges (bfs.nvtx)
     """Searches over a device CSR (offsets int64[n+1], columns uint32).
 
     expand: which multi-block level kernel runs (EXPAND_VARIANTS; "tiles" unless measuring).
@@ -266,11 +269,25 @@ class MerrillSearcher(kernel1_gpu.DeviceCsrSearcher):
         self.cur ^= 1
         return int(ctl[2 * slot]), int(ctl[2 * slot + 1]), 1
 
+    @staticmethod
+    def _top_down_kind(q, edges) -> str:
+        """Which top-down step a frontier of q vertices and `edges` edges takes: "small" (the
+        single-CTA kernel, level after level in one launch) or "top-down" (one multi-block
+        level)."""
+        return "small" if q <= SMALL_Q and edges <= SMALL_E else "top-down"
+
+    def _run_top_down(self, kind, q, edges, depth):
+        """The top-down step of that kind; returns (q, edges, levels done)."""
+        if kind == "small":
+            return self._small_levels(q, depth)
+        return self._top_down_level(q, edges, depth)
+
     def _step(self, q, edges, depth):
-        """Run one level step; returns (kind, q, edges, levels done)."""
-        if q <= SMALL_Q and edges <= SMALL_E:
-            return ("small",) + self._small_levels(q, depth)
-        return ("top-down",) + self._top_down_level(q, edges, depth)
+        """Run one level step (an NVTX range with BFS_NVTX=1); returns (kind, q, edges,
+        levels done)."""
+        kind = self._top_down_kind(q, edges)
+        with nvtx.level(self.nvtx_name, depth, kind):
+            return (kind,) + self._run_top_down(kind, q, edges, depth)
 
     def _start(self, root: int) -> None:
         """Hook for subclasses: per-search state beyond the queues."""

@@ -75,7 +75,8 @@ and reads one control block for the whole chain: between bottom-up levels the GP
 waits for the host's round trip and launch (~60 us a level on the H100, BENCHMARKS.md).
 ahead=0 is the earlier one-level-per-read loop. A profiled search (--profile-levels) runs the
 same chains with a CUDA event after each level's kernels, and split_profile turns a chain's
-step into one entry per level.
+step into one entry per level. With BFS_NVTX=1 each level of a chain is an NVTX range of its own,
+bfs:merrill-do:level <k> bottom-up, around the kernels enqueued for it (bfs.nvtx).
 """
 from __future__ import annotations
 
@@ -86,7 +87,7 @@ import numpy as np
 
 from . import kernel1_gpu
 from ..device import load_module
-from .. import device
+from .. import device, nvtx
 from ..errors import BfsError
 from .merrill import BLOCK, MerrillSearcher
 
@@ -144,6 +145,7 @@ class MerrillDoSearcher(MerrillSearcher):
     Per search: directions[lv] is the direction that expanded level lv's frontier;
     level_edges_examined / edges_examined are computed on request, after the search."""
     resolved_options = ("alpha", "beta")   # run.json records them as the search ran
+    nvtx_name = "merrill-do"
 
     def __init__(self, offsets, columns, alpha: float = ALPHA, beta: float = BETA,
                  bu: str = BOTTOM_UP, writes: str = "dense", offset_bits: int = 0,
@@ -264,11 +266,7 @@ class MerrillDoSearcher(MerrillSearcher):
         if self.profile_levels is not None:     # an event before the chain, one after each level
             marks = [self.cp.cuda.Event()]
             marks[0].record()
-        if not self.bottom_up:  # entering bottom-up: the frontier queue becomes a bitmap
-            bm = self.fronts[self.front]
-            device.zero_async(bm)
-            self.k_bitmap((device.grid_for(q),), (BLOCK,), (self.queues[self.cur], np.int64(q), bm))
-            self.bottom_up = True
+        entering, self.bottom_up = not self.bottom_up, True
         mode = 0
         if self.dense:
             mode = GUESS | (LEVEL_KNOWN if self.level_known else 0) \
@@ -284,17 +282,26 @@ class MerrillDoSearcher(MerrillSearcher):
         for k in range(self.ahead + 1):
             slot, front = self.slot ^ (k & 1), self.front ^ (k & 1)
             d = min(depth + k, LEVEL_SLOTS - 1)
-            self.k_bottom_up((self.bu_blocks,), (BLOCK,),
-                             (self.bu_offsets, self.columns, np.int64(self.n_words),
-                              np.int64(self.n), self.fronts[front], self.fronts[1 - front],
-                              self.visited, self.visited_init, self.parent, self.level,
-                              np.int32(depth + k + 1), np.int32(mode), self.ctl_slots[slot],
-                              self.ctl_slots[1 - slot], self.level_read[d:d + 1],
-                              np.uint64(0) if k == 0 else self.chain,
-                              np.uint64(0) if self.head is None else self.head, *tail_args,
-                              np.uint64(0), np.uint64(0), np.int32(0)))
-            self.k_decide((1,), (1,), (self.ctl_slots[slot], self.chain, np.uint64(q),
-                                       np.int32(k == 0), n_over_beta, *decide_tail))
+            # each level of the chain its own range: its kernels, enqueued (run or skipped on
+            # the device); the chain's control read below waits outside them
+            with nvtx.level(self.nvtx_name, depth + k, "bottom-up"):
+                if k == 0 and entering:   # the frontier queue becomes a bitmap
+                    bm = self.fronts[self.front]
+                    device.zero_async(bm)
+                    self.k_bitmap((device.grid_for(q),), (BLOCK,),
+                                  (self.queues[self.cur], np.int64(q), bm))
+                self.k_bottom_up((self.bu_blocks,), (BLOCK,),
+                                 (self.bu_offsets, self.columns, np.int64(self.n_words),
+                                  np.int64(self.n), self.fronts[front], self.fronts[1 - front],
+                                  self.visited, self.visited_init, self.parent, self.level,
+                                  np.int32(depth + k + 1), np.int32(mode),
+                                  self.ctl_slots[slot], self.ctl_slots[1 - slot],
+                                  self.level_read[d:d + 1],
+                                  np.uint64(0) if k == 0 else self.chain,
+                                  np.uint64(0) if self.head is None else self.head, *tail_args,
+                                  np.uint64(0), np.uint64(0), np.int32(0)))
+                self.k_decide((1,), (1,), (self.ctl_slots[slot], self.chain, np.uint64(q),
+                                           np.int32(k == 0), n_over_beta, *decide_tail))
             if self.dense:
                 mode = GUESS | LEVEL_KNOWN
             if marks is not None:
@@ -332,10 +339,12 @@ class MerrillDoSearcher(MerrillSearcher):
             kind, q2, edges2, done = ("bottom-up",) + self._bottom_up_level(q, depth)
             self.directions.extend(["bottom-up"] * done)
             return (kind, q2, edges2, done)
-        if self.bottom_up:
-            self._leave_bottom_up()
-        self.level_known = False
-        kind, q2, edges2, done = super()._step(q, edges, depth)
+        kind = self._top_down_kind(q, edges)
+        with nvtx.level(self.nvtx_name, depth, kind):
+            if self.bottom_up:
+                self._leave_bottom_up()
+            self.level_known = False
+            q2, edges2, done = self._run_top_down(kind, q, edges, depth)
         self.directions.extend(["top-down"] * done)
         return (kind, q2, edges2, done)
 

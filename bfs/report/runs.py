@@ -73,6 +73,12 @@ def _read_run(run_dir: Path) -> tuple[dict, pd.DataFrame]:
     return info, searches
 
 
+def read_valid_run(run_dir) -> tuple[dict, pd.DataFrame]:
+    """run.json and searches.parquet of one complete, valid run (refused otherwise, naming
+    the run and why): what load_runs reads of each run, for readers that need the searches."""
+    return _read_run(Path(run_dir))
+
+
 def harmonic_mean_teps(times, nedges) -> float:
     """Graph500's mean TEPS: n / sum(time_i / nedge_i)."""
     times, nedges = np.asarray(times, np.float64), np.asarray(nedges, np.float64)

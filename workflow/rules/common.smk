@@ -387,6 +387,53 @@ def all_validations():
     return experiment_validations(*EXPERIMENTS)
 
 
+# Paired comparisons (bfs compare): name -> {a: run id, b: run id}, each a run the experiments
+# plan (graph/algorithm/backend-layout-variant, the path below RESULTS/runs/)
+COMPARISONS = config.get("comparisons") or {}
+COMPARISON_FILES = ("summary.csv", "summary.md", "per_root.csv", "per_root.md", "speedups.png",
+                    "speedups.svg")
+
+
+def planned_run_ids():
+    return {f"{g}/{r}" for name in EXPERIMENTS for g, r in experiment_runs(name)}
+
+
+def check_comparisons():
+    """A comparison's runs are runs of the experiments (their roots are the config's, the same
+    for both), and two different ones."""
+    planned = planned_run_ids()
+    for name, pair in COMPARISONS.items():
+        for side in ("a", "b"):
+            if pair[side] not in planned:
+                near = sorted(r for r in planned if Path(r).parts[0] == Path(pair[side]).parts[0])
+                raise ValueError(
+                    f"config: comparisons.{name}.{side}: {pair[side]} is not a run of the "
+                    "experiments (a run id is graph/algorithm/backend-layout-variant, as under "
+                    f"{RESULTS}/runs/); "
+                    + (f"runs of that graph: {', '.join(near[:12])}" if near else
+                       "no experiment runs that graph"))
+        if pair["a"] == pair["b"]:
+            raise ValueError(f"config: comparisons.{name}: a and b are the same run "
+                             f"({pair['a']}); compare two runs")
+
+
+def comparison_dir(name):
+    return f"{RESULTS}/comparisons/{name}"
+
+
+def comparison_runs(wc):
+    """The run directories of a comparison, a then b."""
+    return [f"{RESULTS}/runs/{COMPARISONS[wc.name][side]}" for side in ("a", "b")]
+
+
+def comparison_validations(wc):
+    return [f"{RESULTS}/validation/{COMPARISONS[wc.name][side]}.json" for side in ("a", "b")]
+
+
+def all_comparisons():
+    return [f"{comparison_dir(name)}/{f}" for name in COMPARISONS for f in COMPARISON_FILES]
+
+
 check_kinds()
 check_graph_names()
 check_comm_choices()
@@ -395,6 +442,7 @@ check_sweep()
 check_reference()
 check_cluster()
 check_exclusive_gpus()
+check_comparisons()
 
 
 # What each kind of experiment shows: its own tables and figures, (output name, report kind).

@@ -1,6 +1,7 @@
 # Aggregate: every validated run into tables (CSV + Markdown) and figures (PNG + SVG), a
 # report category per experiment (TABLES, FIGURES: each experiment's by its kind, and the
-# pooled ones), and the landing page's facts (what ran, on what, headline
+# pooled ones), the config's paired comparisons (bfs compare: per-root speedups of one run over
+# another, category "Comparisons"), and the landing page's facts (what ran, on what, headline
 # numbers). `snakemake figures` redoes only the figures; add --forcerun figure to redraw them.
 # Local rules: under a batch scheduler these read small run files and draw, on the node that
 # runs snakemake, rather than wait in the queue for a compute node each.
@@ -8,6 +9,7 @@
 localrules:
     table,
     figure,
+    compare,
     figures,
     tables,
     landing,
@@ -63,6 +65,47 @@ rule figure:
         "../../envs/cpu.yaml"
     shell:
         "python3 -m bfs report figure {params.kind} {input.runs} --out {params.stem} 2>&1 | tee {log}"
+
+
+rule compare:
+    input:
+        runs=comparison_runs,
+        validated=comparison_validations,
+    output:
+        summary=report(
+            f"{RESULTS}/comparisons/{{name}}/summary.csv",
+            caption="../report/comparison.rst",
+            category="Comparisons",
+            subcategory=lambda wc: wc.name,
+        ),
+        summary_md=f"{RESULTS}/comparisons/{{name}}/summary.md",
+        per_root=report(
+            f"{RESULTS}/comparisons/{{name}}/per_root.csv",
+            caption="../report/comparison.rst",
+            category="Comparisons",
+            subcategory=lambda wc: wc.name,
+        ),
+        per_root_md=f"{RESULTS}/comparisons/{{name}}/per_root.md",
+        png=report(
+            f"{RESULTS}/comparisons/{{name}}/speedups.png",
+            caption="../report/comparison.rst",
+            category="Comparisons",
+            subcategory=lambda wc: wc.name,
+        ),
+        svg=f"{RESULTS}/comparisons/{{name}}/speedups.svg",
+    wildcard_constraints:
+        name=names_regex(COMPARISONS),
+    params:
+        out=lambda wc: comparison_dir(wc.name),
+        a=lambda wc: COMPARISONS[wc.name]["a"],   # the caption's (comparison.rst)
+        b=lambda wc: COMPARISONS[wc.name]["b"],
+    log:
+        f"{RESULTS}/logs/comparisons/{{name}}.log",
+    conda:
+        "../../envs/cpu.yaml"
+    shell:
+        # the directory snakemake made for the outputs is replaced whole (--force)
+        "python3 -m bfs compare {input.runs} --out {params.out} --force 2>&1 | tee {log}"
 
 
 rule figures:
