@@ -369,16 +369,17 @@ def test_nvtx_ranges_name_kernel1_phases_and_every_level_step(monkeypatch, tmp_p
     import cupy.cuda.nvtx as real
     from bfs import nvtx
     names, open_ranges = [], []
+    range_push, range_pop = real.RangePush, real.RangePop   # the real ones, before the patch
 
     def push(message, id_color=-1):
         assert not open_ranges, (open_ranges, message)     # never nested
         open_ranges.append(message)
         names.append(message)
-        real.RangePush(message, id_color)
+        range_push(message, id_color)
 
     def pop():
         open_ranges.pop()
-        real.RangePop()
+        range_pop()
 
     monkeypatch.setattr(real, "RangePush", push)
     monkeypatch.setattr(real, "RangePop", pop)
