@@ -326,13 +326,19 @@ class Fu2D(Searcher):
           _finish(level)         visited |= uni, levels, self.counts = new own vertices"""
         self._expand_level(level)
         clock.mark("expand")
+        return self._share_level(level, clock, self._finish)
+
+    def _share_level(self, level: int, clock: LevelClock, finish) -> int:
+        """What follows a level's expand: the scan down the grid column, contract, the union
+        shared, then finish(level + 1); returns the bytes this rank sent (2d-do's chained
+        bottom-up levels pass a finish of their own)."""
         sent = self._scan()
         clock.mark("scan")
         self._contract()
         clock.mark("contract")
         sent += self._share_union()
         clock.mark("union")
-        self._finish(level + 1)
+        finish(level + 1)
         clock.mark("finish")
         return sent
 

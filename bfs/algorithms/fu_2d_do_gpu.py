@@ -279,15 +279,10 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
                 clock.mark("union")
             else:
                 k["level_counts"]((1,), (1,), (go, self.level_sums, self.counts, np.int32(0)))
-                bytes_sent = self._scan()
-                clock.mark("scan")
-                self._contract()
-                clock.mark("contract")
-                bytes_sent += self._share_union()
-                clock.mark("union")
-                self._launch_finish(self.uni, level + step + 1, degrees=self.csc_offsets,
-                                    unvisited=self.counts[2:3], go=go)
-                clock.mark("finish")
+                bytes_sent = self._share_level(
+                    level + step, clock,
+                    lambda lv: self._launch_finish(self.uni, lv, degrees=self.csc_offsets,
+                                                   unvisited=self.counts[2:3], go=go))
             self.world_x.allreduce(self.counts, self.totals)
             clock.mark("allreduce")
             k["decide_levels"]((1,), (1,), (self.totals, self.chain,
