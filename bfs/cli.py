@@ -120,7 +120,7 @@ def cmd_run(args) -> int:
     from .algorithms import get_algorithm
     from .algorithms.options import options_from_args, parse_algorithm
     from .comm.mpi import launcher_rank
-    from .harness.request import RunOptions
+    from .harness.run_options import RunOptions
     from .harness.runner import run
     try:
         # the algorithm's options: NAME@KEY=VALUE and the flags, checked by its declarations

@@ -37,7 +37,8 @@ from ..errors import BfsError
 from ..graphs.graphdir import GraphMeta, read_edges, read_meta
 from ..log import logger
 from .generated import GeneratedKronecker
-from .request import RunOptions, check_request, open_session
+from .request import check_request, open_session
+from .run_options import RunOptions
 from .runner import search_run
 from .sessions_local import session_class
 from .sessions_mpi import MpiSession

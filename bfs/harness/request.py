@@ -7,7 +7,6 @@ process, sessions_mpi.py for MPI ranks).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..algorithms import ALGORITHMS, get_algorithm
@@ -16,6 +15,7 @@ from ..errors import BfsError
 from .generated import GeneratedKronecker, parse_generate
 from .sessions_local import session_class
 from .sessions_mpi import MpiSession
+from .run_options import RunOptions
 
 
 def gpu_available() -> bool:
@@ -42,21 +42,6 @@ def resolve_backend(requested: str, spec) -> str:
     if requested == "gpu" and not gpu_available():
         raise BfsError("--backend gpu: no CUDA GPU is visible to this process (CuPy found none)")
     return requested
-
-
-@dataclass
-class RunOptions:
-    algorithm: str
-    backend: str = "auto"
-    n_roots: int = 64
-    root: int | None = None
-    save_parents: int = 1   # one tree for `bfs validate`, as the CLI's default
-    force: bool = False
-    validate: str = "every"
-    profile_levels: bool = False   # GPU searchers that time their level steps (timing.py)
-    print_block: bool = True       # the Graph500 output block on stdout (bench: its table)
-    grid: tuple[int, int] | None = None   # a generated graph's R x C grid of ranks (default:
-                                          # the squarest); a partition directory has its own
 
 
 def check_input(input_dir: Path | None, generate: str | None) -> Path | GeneratedKronecker:

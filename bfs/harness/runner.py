@@ -49,8 +49,8 @@ from .rundir import (GRAPH500_FILE, LEVELS_FILE, LEVELS_SCHEMA, PARENTS_DIR, REM
                      read_run_table)
 from ..comm.exchange import default_comm
 from .generated import parse_generate
-from .request import (RunOptions, check_input, check_request, gpu_available, is_partition,
-                      open_session)
+from .request import check_input, check_request, gpu_available, is_partition, open_session
+from .run_options import RunOptions
 from .stats import examined_per_nedge, graph500_statistics, output_block, summarize
 from .timing import profile_search
 from .validation import ValidationPolicy

@@ -24,7 +24,7 @@ from .roots import choose_roots
 from .timing import Clock
 
 if TYPE_CHECKING:
-    from .request import RunOptions
+    from .run_options import RunOptions
 
 log = logger("bfs")
 
