@@ -35,6 +35,7 @@ from .atomic import atomic_write
 from .graphs.graphdir import GRAPH_JSON, read_meta, write_json
 from .algorithms.options import add_run_flags, nonnegative_int, positive_int
 from .errors import BfsError, debugging, input_errors, one_line
+from .integrity import arrow_without_pandas
 from .log import log
 
 
@@ -574,6 +575,8 @@ def _terminated(signum, frame):
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     signal.signal(signal.SIGTERM, _terminated)
+    if args.func not in (cmd_report_table, cmd_report_figure, cmd_compare):
+        arrow_without_pandas()   # the tables and the comparison use pandas; nothing else does
     try:
         return args.func(args)
     except KeyboardInterrupt:

@@ -14,9 +14,11 @@ import contextlib
 import hashlib
 import json
 import os
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path, PurePosixPath
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -199,4 +201,60 @@ def read_parquet(path: Path, remedy: str, columns=None, rows: int | None = None)
     if problem:
         raise BfsError(f"{path}: {problem}; {remedy}")
     with reading(path, remedy):
-        return pq.read_table(path, columns=columns)
+        return parquet_table(path, columns)
+
+
+def parquet_table(source, columns=None) -> pa.Table:
+    """One Parquet file (a path or a buffer) as a table. Not pq.read_table: that goes through
+    pyarrow.dataset, whose import pulls in pandas, seconds in every short-lived process."""
+    return pq.ParquetFile(source).read(columns=columns)
+
+
+def table_of_rows(rows: list[dict], schema: pa.Schema) -> pa.Table:
+    """Rows (dicts) as a table of this schema, column by column: pa.Table.from_pylist imports
+    pandas."""
+    return pa.Table.from_pydict({name: [row.get(name) for row in rows] for name in schema.names},
+                                schema=schema)
+
+
+def arrow_without_pandas() -> None:
+    """pyarrow asks whether pandas is installed the first time it builds an array, and that
+    asking imports it: seconds in every short-lived process (every MPI rank of every run), for
+    commands that never use pandas. Answered once here with an ImportError, it stays no for
+    those questions; `import pandas` and pyarrow's own conversions still work afterwards."""
+    if "pandas" in sys.modules:
+        return
+    finder = _NoPandas()
+    sys.meta_path.insert(0, finder)
+    try:
+        pa.array([], pa.int8())
+    finally:
+        sys.meta_path.remove(finder)
+
+
+class _NoPandas:
+    def find_spec(self, name, path=None, target=None):
+        if name == "pandas":
+            raise ImportError("pandas not needed by this command")
+        return None
+
+
+def column_array(table, name) -> np.ndarray:
+    """A numeric column of a table or record batch as one numpy array. Through the buffers:
+    pyarrow's own to_numpy() imports pandas, seconds in every short-lived process."""
+    column = table.column(name)
+    chunks = [column] if isinstance(column, pa.Array) else column.chunks
+    dtype = _NUMPY_TYPES.get(column.type)
+    if dtype is None or any(chunk.null_count for chunk in chunks):
+        return column.to_numpy()
+    parts = [np.frombuffer(chunk.buffers()[1], dtype=dtype)[chunk.offset:chunk.offset + len(chunk)]
+             for chunk in chunks if len(chunk)]
+    if len(parts) == 1:
+        return parts[0]
+    return np.concatenate(parts) if parts else np.empty(0, dtype=dtype)
+
+
+_NUMPY_TYPES = {pa.int8(): np.int8, pa.int16(): np.int16, pa.int32(): np.int32,
+                pa.int64(): np.int64, pa.uint8(): np.uint8, pa.uint16(): np.uint16,
+                pa.uint32(): np.uint32, pa.uint64(): np.uint64, pa.float32(): np.float32,
+                pa.float64(): np.float64}

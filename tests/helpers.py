@@ -1,9 +1,11 @@
 """Small graph directories and CLI runners shared by the tests."""
 from __future__ import annotations
 
+import multiprocessing
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -36,15 +38,78 @@ def random_graph(out: Path, n: int = 300, m: int = 900, seed: int = 1) -> Path:
 
 def bfs_cli(*args, ranks: int | None = None, env: dict | None = None, timeout: int = 300,
             check: bool = True) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "bfs", *map(str, args)]
-    if ranks is not None:
-        cmd = ["mpiexec", "-n", str(ranks), *cmd]
-    full_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=full_env,
-                          cwd=ROOT)
+    """`python -m bfs ARGS` (under `mpiexec -n RANKS` with ranks): its exit code, stdout and
+    stderr; check: an AssertionError with the stderr on a non-zero exit."""
+    argv = [*map(str, args)]
+    full_env = {**os.environ, "PYTHONPATH": str(ROOT), **{k: str(v) for k, v in (env or {}).items()}}
+    if ranks is None and not _needs_fresh_interpreter(full_env):
+        proc = _forked_cli(argv, full_env, timeout)
+    else:
+        cmd = [sys.executable, "-m", "bfs", *argv]
+        if ranks is not None:
+            cmd = ["mpiexec", "-n", str(ranks), *cmd]
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                              env=full_env, cwd=ROOT)
     if check and proc.returncode != 0:
-        raise AssertionError(f"{' '.join(cmd)} exited {proc.returncode}\n{proc.stderr}")
+        raise AssertionError(f"{' '.join(proc.args)} exited {proc.returncode}\n{proc.stderr}")
     return proc
+
+
+# A `bfs` command without MPI ranks runs in a process forked from a server that imported the
+# package once (multiprocessing's forkserver): a fresh process per command, with its own
+# signals, state and exit code, without the imports (numba, pyarrow) that cost each
+# `python -m bfs` seconds, tens of seconds on a slow CI core. The server imports modules and
+# runs nothing (no numba thread pool, no MPI), so forking it is safe. BFS_TEST_SUBPROCESS=1,
+# or a variable read at import time, runs a real `python -m bfs` instead.
+_PRELOAD = ["bfs.cli", "bfs.harness.runner", "bfs.harness.sessions_local", "bfs.graphs.kronecker",
+            "bfs.graphs.snap", "bfs.partition.blocks", "bfs.validate.cpu", "bfs.report.tables"]
+_IMPORT_TIME_VARS = ("BFS_EXTRA_ALGORITHMS", "NUMBA_", "OMP_", "PYTHONHASHSEED")
+_forkserver = None
+
+
+def _needs_fresh_interpreter(env: dict) -> bool:
+    if env.get("BFS_TEST_SUBPROCESS", "") not in ("", "0"):
+        return True
+    return any(k.startswith(_IMPORT_TIME_VARS) and env.get(k) != os.environ.get(k) for k in
+               {*env, *os.environ})
+
+
+def _forked_cli(argv: list[str], env: dict, timeout: int) -> subprocess.CompletedProcess:
+    global _forkserver
+    if _forkserver is None:
+        _forkserver = multiprocessing.get_context("forkserver")
+        _forkserver.set_forkserver_preload(_PRELOAD)
+    with tempfile.TemporaryDirectory() as tmp:
+        out, err = Path(tmp) / "stdout", Path(tmp) / "stderr"
+        mask = os.umask(0)
+        os.umask(mask)
+        child = _forkserver.Process(target=_cli_child, args=(argv, env, mask, out, err))
+        child.start()
+        child.join(timeout)
+        if child.is_alive():
+            child.kill()
+            child.join()
+            raise subprocess.TimeoutExpired(["bfs", *argv], timeout)
+        return subprocess.CompletedProcess([sys.executable, "-m", "bfs", *argv], child.exitcode,
+                                           out.read_text(errors="replace"),
+                                           err.read_text(errors="replace"))
+
+
+def _cli_child(argv, env, mask, out: Path, err: Path):
+    os.environ.clear()
+    os.environ.update(env)
+    os.chdir(ROOT)
+    os.umask(mask)
+    for fd, path in ((1, out), (2, err)):
+        opened = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.dup2(opened, fd)
+        os.close(opened)
+    from bfs.cli import main
+    sys.argv = [str(ROOT / "bfs" / "__main__.py"), *argv]
+    code = main(argv)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    raise SystemExit(code)
 
 
 def smallest_parents(src, dst, level, root: int) -> np.ndarray:

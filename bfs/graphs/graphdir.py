@@ -27,8 +27,8 @@ import pyarrow.parquet as pq
 from .. import __version__
 from ..atomic import atomic_dir  # noqa: F401  (graph writers import it from here)
 from ..errors import BfsError
-from ..integrity import (check_records, file_problem, file_records, is_count, read_json_object,
-                         reading)
+from ..integrity import (check_records, column_array, file_problem, file_records, is_count,
+                         parquet_table, read_json_object, reading)
 
 GRAPH_JSON = "graph.json"
 EDGES_DIR = "edges"
@@ -216,12 +216,12 @@ def read_edges(graph_dir: str | os.PathLike) -> tuple[np.ndarray, np.ndarray]:
     pos = 0
     for path, rows in files:
         with reading(path, REMEDY):
-            table = pq.read_table(path, columns=list(EDGE_COLUMNS))
+            table = parquet_table(path, list(EDGE_COLUMNS))
         if table.num_rows != rows:  # the footer said otherwise a moment ago
             raise BfsError(f"{path}: {table.num_rows} rows read, {rows} recorded; {REMEDY}")
         for out, name in ((src, "src"), (dst, "dst")):
             with reading(path, REMEDY):
-                out[pos:pos + rows] = table.column(name).to_numpy()
+                out[pos:pos + rows] = column_array(table, name)
         pos += rows
     return src, dst
 
@@ -242,6 +242,6 @@ def iter_edge_batches(graph_dir: str | os.PathLike, batch_rows: int = 1 << 22):
             if batch is None:
                 break
             seen += batch.num_rows
-            yield batch.column(0).to_numpy(), batch.column(1).to_numpy()
+            yield column_array(batch, 0), column_array(batch, 1)
         if seen != rows:
             raise BfsError(f"{path}: {seen} rows read, {rows} recorded; {REMEDY}")

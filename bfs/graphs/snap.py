@@ -35,6 +35,7 @@ import pyarrow.parquet as pq
 from .graphdir import (EDGES_DIR, VERTICES_FILE, EdgeWriter, GraphMeta, atomic_dir, id_dtype,
                        write_meta)
 from ..errors import BfsError
+from ..integrity import column_array
 
 PARSE_OK = 0
 PARSE_NOT_TWO_IDS = 1
@@ -303,7 +304,7 @@ def _widen_edges(graph_dir: Path, writer: EdgeWriter) -> EdgeWriter:
     wide = EdgeWriter(graph_dir, np.uint64, max_rows=writer.max_rows)
     for part in sorted(narrow_dir.glob("part-*.parquet")):
         for batch in pq.ParquetFile(part).iter_batches(columns=["src", "dst"]):
-            wide.write(batch.column(0).to_numpy(), batch.column(1).to_numpy())
+            wide.write(column_array(batch, 0), column_array(batch, 1))
     shutil.rmtree(narrow_dir)
     return wide
 

@@ -43,7 +43,7 @@ from . import envinfo
 from ..algorithms import ALGORITHMS, RunContext, Searcher
 from ..errors import BfsError
 from ..graphs.graphdir import GraphMeta, atomic_dir, read_edges, read_meta, write_json
-from ..integrity import file_records
+from ..integrity import column_array, file_records, table_of_rows
 from .rundir import (GRAPH500_FILE, LEVELS_FILE, LEVELS_SCHEMA, PARENTS_DIR, REMEDY, RUN_JSON,
                      SEARCHES_FILE, SEARCHES_SCHEMA, check_run_file, data_files, read_run_json,
                      read_run_table)
@@ -245,8 +245,8 @@ def _write_run(session, out, opts, spec, backend, options, started, roots, const
         for root, (parent, level) in parents.items():
             pq.write_table(pa.table({"parent": parent, "level": level}),
                            tmp / PARENTS_DIR / f"root-{root}.parquet")
-        pq.write_table(pa.Table.from_pylist(rows, schema=SEARCHES_SCHEMA), tmp / SEARCHES_FILE)
-        pq.write_table(pa.Table.from_pylist(level_rows, schema=LEVELS_SCHEMA), tmp / LEVELS_FILE)
+        pq.write_table(table_of_rows(rows, SEARCHES_SCHEMA), tmp / SEARCHES_FILE)
+        pq.write_table(table_of_rows(level_rows, LEVELS_SCHEMA), tmp / LEVELS_FILE)
         (tmp / GRAPH500_FILE).write_text(block)
         record = {
             "valid": valid,
@@ -334,8 +334,8 @@ def revalidate(run_dir: Path, graph_dir: Path | None = None) -> tuple[bool, list
     for rel in rels:
         root = roots[rel]
         table = read_run_table(run_dir, info, rel)
-        parent = table.column("parent").to_numpy()
-        level = table.column("level").to_numpy() if "level" in table.column_names else None
+        parent = column_array(table, "parent")
+        level = column_array(table, "level") if "level" in table.column_names else None
         if len(parent) != n:
             check_msg, good = f"{len(parent)} parents for {n} vertices", False
             nedge = None

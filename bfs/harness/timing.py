@@ -6,7 +6,8 @@ overwritten). Why: the GPU slows down while the host validates (~0.1 s at scale 
 on an H100 (merrill-do, scale 26, 48 roots): searches back to back, median 2.20 ms; each right
 after a validation, 2.56 ms; after a validation and 20 ms idle, 2.79 ms. One search from the
 same root brings it back. The garbage collector runs before and never inside a timed search
-(a collection would be charged to the search).
+(a collection would be charged to the search); before, only its young generations: a full
+collection walks every object the imports made (numba, pyarrow), 1.5 s a search on a slow core.
 """
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ class Clock:
 
     def search(self, searcher, root: int):
         """(search()'s result, seconds: the maximum over the ranks)."""
-        gc.collect()
+        gc.collect(1)
         if self.gpu:
             searcher.search(root)   # untimed: see the module docstring
         self.barrier()

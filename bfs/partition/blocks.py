@@ -34,7 +34,8 @@ import pyarrow.parquet as pq
 
 from .. import __version__
 from ..errors import BfsError
-from ..integrity import is_count, read_json_object, reading, sha256_file, size_problem
+from ..integrity import (column_array, is_count, parquet_table, read_json_object, reading,
+                         sha256_file, size_problem)
 from .layout import GridLayout
 from ..graphs.graphdir import REMEDY as GRAPH_REMEDY
 from ..graphs.graphdir import (GRAPH_JSON, GraphMeta, atomic_dir, edge_files, id_dtype,
@@ -319,18 +320,13 @@ def _row_groups(graph_dir: Path) -> list[tuple[str, int]]:
     return out
 
 
-def _column(table: pa.Table, name: str) -> np.ndarray:
-    column = table.column(name)
-    return column.chunk(0).to_numpy() if column.num_chunks == 1 else column.to_numpy()
-
-
 def _read_and_route(path: str, rg: int, batch_rows: int, router: _Router):
     """One row group, read (one ParquetFile per task: a reader is not shared between threads)
     and routed in batches of at most batch_rows: [(n_input_edges, routed)] per batch."""
     with reading(Path(path), GRAPH_REMEDY):
         table = pq.ParquetFile(path).read_row_group(rg, columns=["src", "dst"],
                                                     use_threads=False)
-        src, dst = _column(table, "src"), _column(table, "dst")
+        src, dst = column_array(table, "src"), column_array(table, "dst")
     return [(len(src[start:start + batch_rows]),
              router.route(src[start:start + batch_rows], dst[start:start + batch_rows]))
             for start in range(0, len(src), batch_rows)]
@@ -505,12 +501,12 @@ def read_block(part_dir, manifest: dict, rank: int) -> tuple[np.ndarray, np.ndar
         raise BfsError(f"{path}: sha256 mismatch (manifest {entry['sha256']}, file {digest}); "
                        f"{REMEDY}")
     with reading(path, REMEDY):
-        table = pq.read_table(pa.BufferReader(data), columns=["src", "dst"])
+        table = parquet_table(pa.BufferReader(data), ["src", "dst"])
     if table.num_rows != entry["n_edges"]:
         raise BfsError(f"{path}: edge count mismatch (manifest {entry['n_edges']}, "
                        f"file {table.num_rows}); {REMEDY}")
     dtype = id_dtype(manifest["n_vertices"])
     with reading(path, REMEDY):
-        src = table.column("src").to_numpy().astype(dtype, copy=False)
-        dst = table.column("dst").to_numpy().astype(dtype, copy=False)
+        src = column_array(table, "src").astype(dtype, copy=False)
+        dst = column_array(table, "dst").astype(dtype, copy=False)
     return src, dst
