@@ -136,7 +136,7 @@ def cmd_run(args) -> int:
     opts = RunOptions(algorithm=name, backend=args.backend, n_roots=args.roots,
                       root=args.root, save_parents=args.save_parents, force=args.force,
                       validate=args.validate, profile_levels=args.profile_levels,
-                      grid=args.grid)
+                      grid=args.grid, edge_list=args.edge_list)
     return run(Path(args.graph) if args.graph else None, Path(args.out), opts, options,
                generate=args.generate)
 
@@ -157,7 +157,7 @@ def cmd_bench(args) -> int:
                      tuple(args.seeds), args.graph500_version,
                      profile_levels=args.profile_levels, lattices=args.lattice_graphs or [],
                      diagonal_prob=args.diagonal_prob, graph_dirs=args.graphs, grid=args.grid,
-                     baseline=args.baseline)
+                     baseline=args.baseline, edge_list=args.edge_list)
 
 
 def add_graph_output(parser, default_name: str) -> None:
@@ -450,6 +450,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--validate", choices=["every", "first", "none"], default="every",
                    help="which timed searches are validated (untimed): every one (Graph500's "
                         "rule), the first, or none; the others are recorded with valid null")
+    r.add_argument("--edge-list", choices=["auto", "device", "stream"], default="auto",
+                   help=EDGE_LIST_HELP)
     r.add_argument("--profile-levels", action="store_true",
                    help="(gpu: merrill, merrill-do, 2d on one GPU) one extra search from the "
                         "first root with CUDA events around every level step, in run.json's "
@@ -532,6 +534,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--diagonal-prob", type=float, default=0.0, help="for --lattice-graphs")
     b.add_argument("--graphs", nargs="+", metavar="GRAPH_DIR", default=[],
                    help="(gpu) also bench graph directories (e.g. from `bfs generate snap`)")
+    b.add_argument("--edge-list", choices=["auto", "device", "stream"], default="auto",
+                   help=EDGE_LIST_HELP)
     b.add_argument("--profile-levels", action="store_true",
                    help="(gpu) one extra search per algorithm from the first root with CUDA "
                         "events around every level: frontier sizes and milliseconds in the JSON")
@@ -564,6 +568,13 @@ def build_parser() -> argparse.ArgumentParser:
                         "an experiment may sweep it")
     a.set_defaults(func=cmd_algorithms)
     return p
+
+
+EDGE_LIST_HELP = ("(one GPU) device: keep the edge list on the GPU for Kernel 1 and the "
+                  "validation; stream: never whole there, made again chunk by chunk (generated "
+                  "on the GPU, or read from the graph directory) for each pass of Kernel 1 and "
+                  "of every validation; auto: device where it fits beside Kernel 1 and the "
+                  "search, else stream")
 
 
 def _terminated(signum, frame):

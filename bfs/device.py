@@ -98,6 +98,15 @@ def kronecker_bytes(scale: int, edgefactor: int = 16, stage: str = "bench") -> i
             "bench-validated": max(k1, validated)}[stage]
 
 
+def resident_edges_bytes(m: int, n: int) -> int:
+    """Peak device bytes of a one-GPU run that keeps its edge list on the device (for Kernel 1
+    and bfs.validate.gpu): the list beside the in-memory Kernel 1, then beside the CSR and the
+    search state (the model above, for any m and n)."""
+    k1 = KERNEL1_BYTES_PER_EDGE * m + KERNEL1_BYTES_PER_VERTEX * n
+    search = CSR_BYTES_PER_EDGE * m + (CSR_BYTES_PER_VERTEX + SEARCH_BYTES_PER_VERTEX + 1) * n
+    return EDGE_LIST_BYTES_PER_EDGE * m + max(k1, search)
+
+
 def largest_kronecker_scale(free_bytes: int, edgefactor: int = 16, stage: str = "bench") -> int:
     """Largest scale s whose stage fits in free_bytes (0 if none does)."""
     s = 0
@@ -112,6 +121,38 @@ def free_memory() -> tuple[int, int]:
     # CuPy's pool holds freed blocks that cudaMemGetInfo counts as used: they are ours to reuse.
     pool = cp.get_default_memory_pool()
     return int(free) + int(pool.free_bytes()), int(total)
+
+
+# The peak of a run's device memory (run.json's device_memory_peak_bytes). CuPy's pool only
+# grows until free_all_blocks, so its total at a stage's end is that stage's high-water mark;
+# note_memory() is called there (after Kernel 1's sorts, after a searcher is built, before every
+# free_all_blocks) and keeps the largest, with the device's used bytes at that moment.
+_peak = {"pool": 0, "device_used": 0}
+
+
+def note_memory() -> None:
+    cp = cupy()
+    pool = int(cp.get_default_memory_pool().total_bytes())
+    if pool >= _peak["pool"]:
+        free, total = cp.cuda.runtime.memGetInfo()
+        _peak.update(pool=pool, device_used=int(total) - int(free))
+
+
+def memory_peak(reset: bool = False) -> dict:
+    """{"pool": the CuPy pool's high-water mark in bytes, "device_used": the device's used
+    bytes when it was reached} over what note_memory() saw; reset: start again (each run)."""
+    note_memory()
+    out = dict(_peak)
+    if reset:
+        _peak.update(pool=0, device_used=0)
+    return out
+
+
+def free_pool() -> None:
+    """Hand the pool's cached blocks back to the device (the next stage may need them all),
+    noting the high-water mark first."""
+    note_memory()
+    cupy().get_default_memory_pool().free_all_blocks()
 
 
 def check_fits(bytes_needed: int, what: str, largest_scale_fn=None) -> None:
@@ -213,7 +254,7 @@ def copy_bandwidth(nbytes: int = 1 << 30, reps: int = 10) -> float:
     seconds = cp.cuda.get_elapsed_time(start, end) / 1e3
     ok = bool((b[:1024] == 1).all())
     del a, b
-    cp.get_default_memory_pool().free_all_blocks()
+    free_pool()
     if not ok:
         raise BfsError("copy bandwidth probe: the copy did not arrive")
     return 2.0 * nbytes * reps / seconds

@@ -56,9 +56,10 @@ class AlgorithmSpec:
 
 @dataclass
 class EdgeList:
-    src: np.ndarray
-    dst: np.ndarray
+    src: np.ndarray | None      # None: streamed, in device_edges only
+    dst: np.ndarray | None
     n_vertices: int
+    device_edges: object = None  # a one-GPU session's bfs.graphs.device_edges.DeviceEdges
 
 
 @dataclass

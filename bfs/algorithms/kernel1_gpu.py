@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from . import SearchResult, Searcher
-from .. import nvtx
+from .. import device, nvtx
 from ..device import (BLOCK, EDGE_LIST_BYTES_PER_EDGE, KERNEL1_BYTES_PER_EDGE,
                       KERNEL1_BYTES_PER_VERTEX, check_fits, grid_for, largest_kronecker_scale,
                       load_module, require_gpu)
@@ -127,8 +127,13 @@ def entry_points(searcher):
     from_csr (bfs bench's device CSR) and warm_up (Kernel 1 and a search compiled on a
     3-vertex path before Kernel 1 is timed)."""
     def build(graph, ctx):
-        offsets, columns = csr_from_edges(graph.src, graph.dst, graph.n_vertices)
+        if graph.src is None:     # a streamed edge list (a one-GPU session's DeviceEdges)
+            offsets, columns = csr_from_streamed(graph.device_edges, graph.n_vertices)
+        else:
+            offsets, columns = csr_from_edges(graph.src, graph.dst, graph.n_vertices)
         return searcher(offsets, columns, **ctx.options)
+
+    build.streams_edges = True    # builds from graph.device_edges chunk by chunk
 
     def from_csr(offsets, columns, **options):
         return searcher(offsets, columns, **options)
@@ -221,6 +226,7 @@ def sort_rows(offsets_h: np.ndarray, columns, fill_bucket, sort_limit: int = SOR
         part = keys[:want]
         with nvtx.kernel1("sort"):
             part.sort()  # CuPy: radix sort for unsigned integer keys
+        device.note_memory()   # keys, the sort's buffer and the columns: Kernel 1's peak
         base = int(offsets_h[r0])
         with nvtx.kernel1("columns"):
             low_words(part, columns[base:base + want])
@@ -229,31 +235,45 @@ def sort_rows(offsets_h: np.ndarray, columns, fill_bucket, sort_limit: int = SOR
 
 
 def streamed_kernel1_bytes(m: int, n: int, chunk: int, sort_limit: int = SORT_LIMIT) -> int:
-    """Peak device bytes of build_csr_streamed: degrees and offsets (16 n), the columns (8 m:
+    """Peak device bytes of csr_from_streamed: degrees and offsets (16 n), the columns (8 m:
     2m uint32), one chunk of edges (8 chunk), one bucket of keys and the sort's buffer
     (16 sort_limit). No edge list is kept."""
     return 16 * (n + 1) + 8 * m + 8 * chunk + 16 * min(sort_limit, 2 * m)
 
 
-def build_csr_streamed(generate, m: int, n: int, chunk: int, sort_limit: int = SORT_LIMIT):
-    """GPU Kernel 1 without the edge list in memory: generate(lo, hi, (src, dst)) fills device
-    uint32 arrays with edges [lo, hi) (deterministically: it is called again per bucket).
-    Pass 1 counts degrees chunk by chunk; then per bucket of rows every chunk is regenerated
-    and its keys appended, the bucket sorted and written. Same output as build_csr_gpu; the
-    peak is streamed_kernel1_bytes (scale 28: ~51 GiB instead of the ~196 GiB model of an edge
-    list plus build_csr_gpu)."""
-    cp = require_gpu()
-    n, m = int(n), int(m)
+def streamed_sort_limit(m: int, n: int, chunk: int, free: int) -> int:
+    """The sort bucket of a streamed Kernel 1: the largest power of two up to SORT_LIMIT whose
+    keys and sort buffer fit beside the columns, offsets and chunk in `free` bytes. Every
+    bucket regenerates (or re-reads) the whole edge list once, so bigger buckets are faster:
+    scale 28 on an 80 GB GPU takes 2^30 (9 passes), not 2^28 (33)."""
+    limit = SORT_LIMIT
+    while limit > 1 << 20 and streamed_kernel1_bytes(m, n, chunk, limit) > free:
+        limit //= 2
+    return limit
+
+
+def csr_from_streamed(edges, n: int, sort_limit: int | None = None):
+    """GPU Kernel 1 over a streamed edge list (bfs.graphs.device_edges.DeviceEdges, never
+    whole on the device): one pass over its chunks counts degrees, then every sort bucket
+    passes over them again and keeps its rows' keys. Same output as build_csr_gpu; the peak is
+    streamed_kernel1_bytes."""
+    n, m = int(n), edges.n_edges
     _check_vertices(n)
-    check_fits(streamed_kernel1_bytes(m, n, chunk, sort_limit),
+    if sort_limit is None:
+        sort_limit = streamed_sort_limit(m, n, edges.chunk_edges, device.free_memory()[0])
+    check_fits(streamed_kernel1_bytes(m, n, edges.chunk_edges, sort_limit),
                f"streamed GPU Kernel 1 ({m} edges, {n} vertices)")
-    src = cp.empty(min(chunk, max(m, 1)), cp.uint32)
-    dst = cp.empty_like(src)
+    return _csr_from_chunks(edges.chunks, n, sort_limit, "streamed GPU Kernel 1")
 
-    def regenerated():
-        for lo in range(0, m, chunk):
-            k = min(lo + chunk, m) - lo
-            generate(lo, lo + k, (src[:k], dst[:k]))
-            yield src[:k], dst[:k]
 
-    return _csr_from_chunks(regenerated, n, sort_limit, "streamed GPU Kernel 1")
+def nonloop_degrees(chunks, n: int) -> np.ndarray:
+    """Every vertex's undirected degree, self-loops left out (bfs.algorithms.kernel1's
+    nonloop_degrees), counted on the device over the edge chunks; on the host, int64."""
+    cp = require_gpu()
+    deg = cp.zeros(int(n), dtype=cp.uint64)
+    count = _kernel1_module().get_function("count_degrees")
+    for src, dst in chunks():
+        if src.size:
+            count((grid_for(src.size),), (BLOCK,), (src, dst, np.int64(src.size), deg,
+                                                     np.int32(0)))
+    return deg.get().view(np.int64)

@@ -1,5 +1,6 @@
 """Graph edge lists into device memory: host arrays, or a graph directory read by Parquet row
-groups through pinned buffers (the host never holds the whole list)."""
+groups through pinned buffers (the host never holds the whole list); or, where the whole list
+does not fit beside Kernel 1 and the searches, streamed a chunk at a time (DeviceEdges)."""
 from __future__ import annotations
 
 import numpy as np
@@ -7,6 +8,71 @@ import numpy as np
 from ..device import EDGE_LIST_BYTES_PER_EDGE, check_fits, require_gpu
 from ..errors import BfsError
 from .graphdir import iter_edge_batches, read_meta
+
+
+class DeviceEdges:
+    """A one-GPU session's edge list as Kernel 1 and bfs.validate.gpu read it: chunks() yields
+    (src, dst) device uint32 arrays that cover the list in order, every call the same edges.
+    Resident: the two whole arrays, one chunk. Streamed (kept is None): each call makes the
+    chunks again (regenerated on the device, or re-read from the graph directory's row
+    groups) into two reused buffers, so the list is never whole on the device; a chunk is
+    valid until the next one is asked for (work on it is queued on the current stream, which
+    the next chunk's fill follows)."""
+
+    def __init__(self, n_edges: int, chunks, kept=None, chunk_edges: int = 0):
+        self.n_edges, self._chunks, self.kept = int(n_edges), chunks, kept
+        self.chunk_edges = chunk_edges   # the streamed buffers' length (their 8 bytes an edge)
+
+    @classmethod
+    def resident(cls, src, dst) -> DeviceEdges:
+        return cls(int(src.size), lambda: iter([(src, dst)]), kept=(src, dst))
+
+    @property
+    def streamed(self) -> bool:
+        return self.kept is None
+
+    def chunks(self):
+        return self._chunks()
+
+    def to_host(self):
+        """The whole list on the host (bench --validate cpu)."""
+        parts = [(s.get(), d.get()) for s, d in self.chunks()]
+        return (np.concatenate([p[0] for p in parts]) if parts else np.empty(0, np.uint32),
+                np.concatenate([p[1] for p in parts]) if parts else np.empty(0, np.uint32))
+
+
+def streamed_graph_dir(graph_dir, chunk_rows: int = 1 << 24) -> DeviceEdges:
+    """A graph directory's edges a chunk of Parquet rows at a time, through one pinned buffer
+    into two reused device buffers (Kernel 1 and the validator read them again each pass)."""
+    meta = read_meta(graph_dir)
+    if meta.n_vertices > 2**32:
+        raise BfsError(f"{graph_dir}: {meta.n_vertices} vertices; the GPU backend takes ids "
+                       "below 2^32")
+    rows = max(1, min(chunk_rows, meta.n_edges))
+
+    def chunks():
+        cp = require_gpu()
+        import cupyx
+        staging = cupyx.empty_pinned((2, rows), np.uint32)
+        src_d, dst_d = cp.empty(rows, cp.uint32), cp.empty(rows, cp.uint32)
+        seen = 0
+        for src, dst in iter_edge_batches(graph_dir, rows):
+            k = len(src)
+            seen += k
+            if seen > meta.n_edges:
+                raise BfsError(f"{graph_dir}: the edge files hold more than the "
+                               f"{meta.n_edges} edges graph.json declares")
+            cp.cuda.get_current_stream().synchronize()   # the last copy out of staging is done
+            staging[0, :k] = src
+            staging[1, :k] = dst
+            src_d[:k].set(staging[0, :k])
+            dst_d[:k].set(staging[1, :k])
+            yield src_d[:k], dst_d[:k]
+        if seen != meta.n_edges:
+            raise BfsError(f"{graph_dir}: graph.json says {meta.n_edges} edges, the edge "
+                           f"files hold {seen}")
+
+    return DeviceEdges(meta.n_edges, chunks, chunk_edges=rows)
 
 
 def to_device_edges(src: np.ndarray, dst: np.ndarray):

@@ -20,8 +20,8 @@ it to its block (1d on the P x 1 grid of the same ranks).
 The table comes last on stdout; OUT/bench.json holds every run's record, and --out FILE.json
 writes that summary to FILE.json too (the run directories then go under FILE/).
 
-Left out: the streamed Kernel 1 (bfs.algorithms.kernel1_gpu.build_csr_streamed) for scales
-whose edge list does not fit beside Kernel 1 on the GPU; such a scale fails for lack of memory.
+Where a scale's edge list does not fit beside Kernel 1 and the search on one GPU, it is streamed
+(--edge-list, sessions_local.GpuSession): regenerated chunk by chunk for each pass.
 """
 from __future__ import annotations
 
@@ -62,7 +62,8 @@ def lattice_graph(rows_cols, diagonal_prob: float):
                             **meta.to_json()}
 
 
-def bench_session(source, spec, backend: str, grid=None, diagonal_prob: float = 0.0):
+def bench_session(source, spec, backend: str, grid=None, diagonal_prob: float = 0.0,
+                  edge_list: str = "auto"):
     """The session spec needs on backend over one of bench's graphs. A distributed algorithm
     over a graph directory or a lattice (one rank: the 1x1 grid) has every rank route its
     share of the whole edge list to the blocks, as bench --grid does with a generated one."""
@@ -72,7 +73,7 @@ def bench_session(source, spec, backend: str, grid=None, diagonal_prob: float = 
         meta, (src, dst) = read_meta(source), read_edges(source)
         record = {"dir": str(source.resolve()), **meta.to_json()}
     else:
-        return open_session(source, spec, backend, grid)
+        return open_session(source, spec, backend, grid, edge_list)
     if spec.distributed:
         return MpiSession.from_host(meta, src, dst, record, spec, backend, grid)
     return session_class(spec, backend).from_host(meta, src, dst, record)
@@ -100,7 +101,8 @@ def bench_graph(name: str, source, variants, backend: str, opts: dict, out_dir: 
     code = 0
     for members in groups.values():
         _, spec, run_backend, _ = members[0]
-        session = bench_session(source, spec, run_backend, grid, diagonal_prob)
+        session = bench_session(source, spec, run_backend, grid, diagonal_prob,
+                                opts.get("edge_list", "auto"))
         rec.update({k: v for k, v in session.meta.to_json().items()
                     if k in ("scale", "edgefactor", "n_vertices", "n_edges")})
         rec["generation_s"] = session.meta.extra.get("generation_time")
@@ -147,7 +149,7 @@ def bench_variants(algorithms, baseline: str | None) -> list[str]:
 def table(records, baseline: str | None = BASELINE) -> str:
     head = (f"{'graph':>16} {'algorithm':<24} {'GTEPS(hm)':>10} {'median ms':>10} "
             f"{'base GTEPS':>10} {'ratio':>7} {'floor frac':>10} {'K1 s':>8} "
-            f"{'read/nedge':>10} {'validated':>9} {'valid':>6}")
+            f"{'read/nedge':>10} {'B/edge':>6} {'validated':>9} {'valid':>6}")
     lines = [head, "-" * len(head)]
     for rec in records:
         base = rec["algorithms"].get(baseline, {}).get("hmean_teps", math.nan)
@@ -160,7 +162,9 @@ def table(records, baseline: str | None = BASELINE) -> str:
                 f"{a['median_time_s'] * 1e3:>10.3f} {base / 1e9:>10.3f} "
                 f"{a['hmean_teps'] / base if base else math.nan:>7.2f} "
                 f"{num('floor_fraction'):>10.3f} {a['kernel1_s']:>8.3f} "
-                f"{num('examined_per_nedge'):>10.2f} {a['n_validated']:>9} {str(a['valid']):>6}")
+                f"{num('examined_per_nedge'):>10.2f} "
+                f"{num('device_bytes_per_directed_edge'):>6.2f} "
+                f"{a['n_validated']:>9} {str(a['valid']):>6}")
     return "\n".join(lines)
 
 
@@ -168,7 +172,7 @@ def run_bench(backend: str, scales, algorithms, n_roots: int, out: Path | None,
               validate_mode: str = "every", edgefactor: int = 16, seeds=(2, 3),
               version: str = "3.0", profile_levels: bool = False, lattices=(),
               diagonal_prob: float = 0.0, graph_dirs=(), grid=None,
-              baseline: str | None = None) -> int:
+              baseline: str | None = None, edge_list: str = "auto") -> int:
     """The graphs, each with every algorithm; the table on stdout (rank 0). grid: R x C ranks
     for the distributed algorithms (under mpiexec). baseline: --baseline (baseline_of)."""
     seeds = tuple(int(s) for s in seeds)
@@ -186,7 +190,7 @@ def run_bench(backend: str, scales, algorithms, n_roots: int, out: Path | None,
         out_dir = (summary_file.with_suffix("") if summary_file else Path(out)) if out \
             else Path(scratch)
         opts = {"n_roots": n_roots, "validate": validate_mode, "profile_levels": profile_levels,
-                "print_block": False}   # each run's block is in its graph500.txt
+                "print_block": False, "edge_list": edge_list}   # each run's block is in its graph500.txt
         result = {"backend": backend, "algorithms": variants, "baseline": baseline,
                   "n_roots": n_roots,
                   "validate": validate_mode, "grid": list(grid) if grid else None,

@@ -89,6 +89,26 @@ class GeneratedKronecker:
         cp.cuda.get_current_stream().synchronize()
         return src, dst
 
+    def streamed_device_edges(self, chunk: int = GEN_CHUNK):
+        """The edges regenerated on the device chunk by chunk at each pass, into two reused
+        buffers (bfs.graphs.device_edges.DeviceEdges): never the whole list."""
+        from ..graphs.device_edges import DeviceEdges
+        m, rows = self.n_edges, max(1, min(chunk, self.n_edges))
+
+        def chunks():
+            import cupy as cp
+
+            from ..graphs.kronecker_gpu import generate_edges_gpu
+            dtype = id_dtype(self.n_vertices)
+            src, dst = cp.empty(rows, dtype), cp.empty(rows, dtype)
+            for a in range(0, m, rows):
+                k = min(a + rows, m) - a
+                generate_edges_gpu(self.scale, self.edgefactor, self.seeds, self.version, a,
+                                   a + k, out=(src[:k], dst[:k]))
+                yield src[:k], dst[:k]
+
+        return DeviceEdges(m, chunks, chunk_edges=rows)
+
     def share(self, rank: int, size: int) -> tuple[int, int]:
         return share(self.n_edges, rank, size)
 

@@ -80,9 +80,10 @@ def check_request(source, opts: RunOptions, extra: dict | None):
     return spec, backend, options
 
 
-def open_session(source, spec, backend: str, grid=None):
+def open_session(source, spec, backend: str, grid=None, edge_list: str = "auto"):
     """The session a run of spec on backend needs over source (a graph or partition directory,
-    or a GeneratedKronecker; grid: the ranks' R x C for a generated graph)."""
+    or a GeneratedKronecker; grid: the ranks' R x C for a generated graph; edge_list: where one
+    GPU keeps the edge list, GpuSession's)."""
     if spec.distributed:
         return MpiSession.open(source, spec, backend, grid)
-    return session_class(spec, backend).open(source, backend)
+    return session_class(spec, backend).open(source, backend, edge_list)

@@ -18,3 +18,4 @@ class RunOptions:
     print_block: bool = True       # the Graph500 output block on stdout (bench: its table)
     grid: tuple[int, int] | None = None   # a generated graph's R x C grid of ranks (default:
                                           # the squarest); a partition directory has its own
+    edge_list: str = "auto"   # one GPU: device, stream, or auto (sessions_local.GpuSession)

@@ -86,7 +86,7 @@ def run(input_dir: Path | None, out: Path, opts: RunOptions, extra: dict | None 
             return search_run(session, spec, backend, options, opts, out)
     source = check_input(input_dir, generate)
     spec, backend, options = check_request(source, opts, extra)
-    session = open_session(source, spec, backend)
+    session = open_session(source, spec, backend, edge_list=opts.edge_list)
     return search_run(session, spec, backend, options, opts, out)
 
 
@@ -121,6 +121,10 @@ def search_run(session, spec, backend: str, options: dict, opts: RunOptions, out
     # tiny graph cannot (CuPy's kernels with 64-bit indices for arrays past 2^31 elements,
     # ...), which the kernel cache then keeps
     kernel1_first_s = None
+    if clock.gpu:   # the memory peak is this run's: the pool emptied, the high-water mark reset
+        from ..device import memory_peak
+        clock.free_device_memory()
+        memory_peak(reset=True)
     for attempt in range(2 if clock.gpu else 1):
         clock.free_device_memory()
         with session.collective():   # a rank short of memory stops every rank, not itself
@@ -189,6 +193,8 @@ def search_run(session, spec, backend: str, options: dict, opts: RunOptions, out
                 + (", the maximum over the ranks" if session.size > 1 else "")}
     if opts.profile_levels and clock.gpu and searcher.level_profiling:
         measured["level_profile"] = profile_search(searcher, int(roots[0]), label)
+    if clock.gpu:
+        measured.update(_memory_peaks(session))
     code = 0
     with session.collective():   # a failed write stops every rank, not rank 0 alone
         if session.is_root:
@@ -202,6 +208,27 @@ def search_run(session, spec, backend: str, options: dict, opts: RunOptions, out
     del searcher
     clock.free_device_memory()
     return int(session.max(code))   # rank 0's exit status (1: an invalid search) on every rank
+
+
+def _memory_peaks(session) -> dict:
+    """run.json's device_memory_peak_bytes: per rank, the CuPy pool's high-water mark over the
+    run (Kernel 1, the searches, the validations) and the device's used bytes at that point
+    (bfs.device.note_memory); and the largest pool peak per directed edge of the whole graph
+    times the ranks (what a GPU holds per edge of its share). Collective."""
+    from ..device import memory_peak
+    peak = memory_peak()
+    mine = np.array([peak["pool"], peak["device_used"]], np.int64)
+    if session.size > 1:
+        every = np.empty((session.size, 2), np.int64)
+        session.comm.Allgather(mine, every)
+    else:
+        every = mine.reshape(1, 2)
+    directed = int(session.degree.sum()) if session.size == 1 else \
+        int(session.meta.n_edges) * 2
+    return {"device_memory_peak_bytes": [{"rank": r, "pool": int(p), "device_used": int(u)}
+                                         for r, (p, u) in enumerate(every)],
+            "device_bytes_per_directed_edge": float(every[:, 0].max()) * session.size
+            / max(directed, 1)}
 
 
 def _measurements(session, rows, measured) -> dict:

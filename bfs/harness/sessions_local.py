@@ -5,7 +5,9 @@ per-level profile).
 
     LocalSession          the host: the searcher sees the whole edge list, bfs.validate reads it
     GpuSession            one GPU: the edge list in device memory (read through pinned buffers
-                          or generated there); Kernel 1 and bfs.validate.gpu read it there
+                          or generated there), or streamed a chunk at a time where it does not
+                          fit beside Kernel 1 and the search; Kernel 1 and bfs.validate.gpu
+                          read it there
     HostGraphGpuSession   one GPU for an algorithm that keeps the graph in host memory
                           (gpu-out-of-core): validated on the CPU
 
@@ -26,6 +28,7 @@ import numpy as np
 from . import envinfo
 from ..algorithms import EdgeList, RunContext
 from ..algorithms.kernel1 import nonloop_degrees
+from ..errors import BfsError
 from ..graphs.graphdir import GraphMeta, read_edges, read_meta
 from ..log import logger
 from ..validate import validate
@@ -54,8 +57,8 @@ class LocalSession:
         self.extra: dict = {}   # what the session measured (the edge list's arrival, ...)
 
     @classmethod
-    def open(cls, source: Path | GeneratedKronecker, backend: str):
-        """The session over a graph directory or a generated graph."""
+    def open(cls, source: Path | GeneratedKronecker, backend: str, edge_list: str = "auto"):
+        """The session over a graph directory or a generated graph (edge_list: GpuSession's)."""
         if isinstance(source, GeneratedKronecker):
             src, dst, seconds = cls._generate(source)
             meta = source.meta(seconds)
@@ -153,16 +156,64 @@ def device_copy_bandwidth() -> float:
 class GpuSession(LocalSession):
     """One process on one GPU: the edge list in device memory (from the graph directory's row
     groups through pinned buffers, never whole on the host, or generated there); Kernel 1
-    reads it there, and every search is validated on the GPU (bfs.validate.gpu) against it."""
+    reads it there, and every search is validated on the GPU (bfs.validate.gpu) against it.
+
+    edge_list "stream" (or "auto" where the resident list, Kernel 1 and the search state do
+    not fit: device.resident_edges_bytes): the list is never whole on the device. Kernel 1
+    (kernel1_gpu.csr_from_streamed), the degrees and every validation pass over it chunk by
+    chunk, regenerated on the device or re-read from the graph directory. Algorithms whose
+    build takes only a whole list refuse it."""
     gpu = True
 
-    def __init__(self, meta, src, dst, graph_record):
+    def __init__(self, meta, src, dst, graph_record, edges=None):
+        from ..graphs.device_edges import DeviceEdges
+        self.edges = edges if edges is not None else DeviceEdges.resident(src, dst)
         super().__init__(meta, src, dst, graph_record)
         # the bandwidth floor of a search: 4 bytes a directed edge at the copy bandwidth
         self.extra["copy_bandwidth_Bps"] = bw = device_copy_bandwidth()
         self.extra["floor_time_s"] = 4.0 * int(self.degree.sum()) / bw
+        self.extra["edge_list"] = "streamed" if self.edges.streamed else "device"
         log(f"device-to-device copy {bw / 1e12:.3f} TB/s (read + write)")
         self.host_edges = None   # bench --validate cpu: copied on first use
+
+    @classmethod
+    def open(cls, source, backend: str, edge_list: str = "auto"):
+        from .. import device
+        if edge_list not in ("auto", "device", "stream"):
+            raise BfsError(f"--edge-list {edge_list!r}: choose auto, device or stream")
+        generated = isinstance(source, GeneratedKronecker)
+        meta = source.meta(0.0) if generated else read_meta(source)
+        if edge_list == "auto":
+            need = device.resident_edges_bytes(meta.n_edges, meta.n_vertices)
+            edge_list = "device" if need <= device.free_memory()[0] else "stream"
+            if edge_list == "stream":
+                log(f"the edge list ({meta.n_edges} edges) with Kernel 1 and the search needs "
+                    f"{need / 2**30:.1f} GiB of GPU memory: streamed a chunk at a time instead")
+        if edge_list == "device":
+            return super().open(source, backend)
+        from ..graphs.device_edges import streamed_graph_dir
+        edges = source.streamed_device_edges() if generated else streamed_graph_dir(source)
+        if generated:
+            meta = source.meta(0.0)   # the edges are made inside Kernel 1, pass by pass
+            record = source.record(meta)
+        else:
+            record = {"dir": str(Path(source).resolve()), **meta.to_json()}
+        log(f"{'generating' if generated else 'reading'} {meta.n_edges} edges a chunk of "
+            f"{edges.chunk_edges} at a time on each pass (--edge-list stream)")
+        return cls(meta, None, None, record, edges)
+
+    def build(self, spec, backend: str, options: dict):
+        module = spec.load(backend)
+        if self.edges.streamed and not getattr(module.build, "streams_edges", False):
+            raise BfsError(f"--algorithm {spec.name} builds from the whole edge list on the "
+                           f"GPU, which is streamed here (--edge-list stream, or too big to "
+                           f"keep: {self.meta.n_edges} edges); the streamed Kernel 1 serves "
+                           f"merrill, merrill-do, gpu-quadratic and cupy-baseline")
+        graph = EdgeList(self.src, self.dst, self.meta.n_vertices, device_edges=self.edges)
+        searcher = module.build(graph, RunContext(backend, options))
+        from ..device import note_memory
+        note_memory()
+        return searcher
 
     @staticmethod
     def _generate(graph: GeneratedKronecker):
@@ -187,8 +238,8 @@ class GpuSession(LocalSession):
         return edges
 
     def degrees(self):
-        from ..graphs.device_edges import nonloop_degrees_device
-        return nonloop_degrees_device(self.src, self.dst, self.meta.n_vertices)
+        from ..algorithms.kernel1_gpu import nonloop_degrees
+        return nonloop_degrees(self.edges.chunks, self.meta.n_vertices)
 
     def validate(self, searcher, result, root, policy):
         import cupy as cp
@@ -196,17 +247,18 @@ class GpuSession(LocalSession):
         from ..validate.gpu import validate_device
         if policy.on_host:
             if self.host_edges is None:
-                self.host_edges = self.src.get(), self.dst.get()
+                self.host_edges = self.edges.to_host()
             return validate(*self.host_edges, result.parent, root, result.level)
         if searcher.device_resident:    # no copy back from the host
             res = searcher.device_result()
-            return validate_device(lambda: [(self.src, self.dst)], res.parent, res.level, root)
-        return validate_device(lambda: [(self.src, self.dst)],
+            return validate_device(self.edges.chunks, res.parent, res.level, root)
+        return validate_device(self.edges.chunks,
                                cp.asarray(result.parent, dtype=cp.int64),
                                cp.asarray(result.level, dtype=cp.int32), root)
 
     def describe(self) -> dict:
-        return {**super().describe(), "validation": "gpu (bfs.validate.gpu)"}
+        return {**super().describe(), "validation": "gpu (bfs.validate.gpu)",
+                "edge_list": self.extra["edge_list"]}
 
 
 class HostGraphGpuSession(LocalSession):

@@ -68,7 +68,8 @@ class Clock:
         """Return the memory pool's free blocks to the device (between builds, between
         algorithms: the next one may need all of it)."""
         if self.gpu:
-            self.cp.get_default_memory_pool().free_all_blocks()
+            from ..device import free_pool
+            free_pool()
 
 
 def profile_search(searcher, root: int, name: str) -> dict:
