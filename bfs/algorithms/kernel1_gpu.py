@@ -252,6 +252,21 @@ def streamed_sort_limit(m: int, n: int, chunk: int, free: int) -> int:
     return limit
 
 
+def largest_streamed_scale(free: int, edgefactor: int, chunk: int) -> int:
+    """The largest Kronecker scale whose streamed Kernel 1 (with its smallest sort bucket)
+    and the CSR-resident search after it fit in `free` bytes."""
+    scale = 0
+    while scale < 40:
+        n = 2 ** (scale + 1)
+        m = edgefactor * n
+        search = device.CSR_BYTES_PER_EDGE * m + (device.CSR_BYTES_PER_VERTEX
+                                                  + device.SEARCH_BYTES_PER_VERTEX) * n
+        if max(streamed_kernel1_bytes(m, n, chunk, 1 << 20), search) > free:
+            break
+        scale += 1
+    return scale
+
+
 def csr_from_streamed(edges, n: int, sort_limit: int | None = None):
     """GPU Kernel 1 over a streamed edge list (bfs.graphs.device_edges.DeviceEdges, never
     whole on the device): one pass over its chunks counts degrees, then every sort bucket
@@ -262,7 +277,9 @@ def csr_from_streamed(edges, n: int, sort_limit: int | None = None):
     if sort_limit is None:
         sort_limit = streamed_sort_limit(m, n, edges.chunk_edges, device.free_memory()[0])
     check_fits(streamed_kernel1_bytes(m, n, edges.chunk_edges, sort_limit),
-               f"streamed GPU Kernel 1 ({m} edges, {n} vertices)")
+               f"streamed GPU Kernel 1 ({m} edges, {n} vertices)",
+               lambda free: largest_streamed_scale(free, max(1, m // max(n, 1)),
+                                                   edges.chunk_edges))
     return _csr_from_chunks(edges.chunks, n, sort_limit, "streamed GPU Kernel 1")
 
 

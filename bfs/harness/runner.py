@@ -218,13 +218,13 @@ def _memory_peaks(session) -> dict:
     from ..device import memory_peak
     peak = memory_peak()
     mine = np.array([peak["pool"], peak["device_used"]], np.int64)
-    if session.size > 1:
+    if getattr(session, "comm", None) is not None:
         every = np.empty((session.size, 2), np.int64)
         session.comm.Allgather(mine, every)
     else:
         every = mine.reshape(1, 2)
-    directed = int(session.degree.sum()) if session.size == 1 else \
-        int(session.meta.n_edges) * 2
+    degree = getattr(session, "degree", None)    # a one-process session's: self-loops out
+    directed = int(degree.sum()) if degree is not None else 2 * int(session.meta.n_edges)
     return {"device_memory_peak_bytes": [{"rank": r, "pool": int(p), "device_used": int(u)}
                                          for r, (p, u) in enumerate(every)],
             "device_bytes_per_directed_edge": float(every[:, 0].max()) * session.size
