@@ -18,3 +18,5 @@ class RunOptions:
     print_block: bool = True       # the Graph500 output block on stdout (bench: its table)
     grid: tuple[int, int] | None = None   # a generated graph's R x C grid of ranks (default:
                                           # the squarest); a partition directory has its own
+    energy_window: float = 2.0   # seconds of repeated searches between two energy counter
+                                 # reads (energy.py); 0: no energy measured
