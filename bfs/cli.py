@@ -11,9 +11,9 @@
     bfs run GRAPH_DIR --algorithm hybrid [--tasks T] [--mode workload|fixed] [--lambda L] [--gpu-share S] --out RUN_DIR
     bfs validate RUN_DIR [--graph GRAPH_DIR] [--report FILE]
     bfs verify GRAPH_DIR|PART_DIR|RUN_DIR
-    bfs report table strong_scaling|weak_scaling|graphs|kernel1|... RUN_DIR... --out STEM
-    bfs report figure strong_scaling|weak_scaling|frontier|comm_vs_compute|teps_vs_scale \
-        RUN_DIR... [--runs-file FILE] --out STEM
+    bfs report table strong_scaling|weak_scaling|graphs|kernel1|energy|... RUN_DIR... --out STEM
+    bfs report figure strong_scaling|weak_scaling|frontier|comm_vs_compute|teps_vs_scale|\
+        gteps_vs_watts|... RUN_DIR... [--runs-file FILE] --out STEM
     bfs compare RUN_A RUN_B [--resamples 10000] [--seed S] [--force] --out DIR
     bfs algorithms [--options]
 
@@ -33,7 +33,7 @@ from pathlib import Path
 from . import __version__
 from .atomic import atomic_write
 from .graphs.graphdir import GRAPH_JSON, read_meta, write_json
-from .algorithms.options import add_run_flags, nonnegative_int, positive_int
+from .algorithms.options import add_run_flags, nonnegative_float, nonnegative_int, positive_int
 from .errors import BfsError, debugging, input_errors, one_line
 from .integrity import arrow_without_pandas
 from .log import log
@@ -136,7 +136,8 @@ def cmd_run(args) -> int:
     opts = RunOptions(algorithm=name, backend=args.backend, n_roots=args.roots,
                       root=args.root, save_parents=args.save_parents, force=args.force,
                       validate=args.validate, profile_levels=args.profile_levels,
-                      grid=args.grid, edge_list=args.edge_list)
+                      grid=args.grid, edge_list=args.edge_list,
+                      energy_window=args.energy_window)
     return run(Path(args.graph) if args.graph else None, Path(args.out), opts, options,
                generate=args.generate)
 
@@ -157,7 +158,17 @@ def cmd_bench(args) -> int:
                      tuple(args.seeds), args.graph500_version,
                      profile_levels=args.profile_levels, lattices=args.lattice_graphs or [],
                      diagonal_prob=args.diagonal_prob, graph_dirs=args.graphs, grid=args.grid,
-                     baseline=args.baseline, edge_list=args.edge_list)
+                     baseline=args.baseline, edge_list=args.edge_list,
+                     energy_window=args.energy_window)
+
+
+def add_energy_window(parser) -> None:
+    """--energy-window of `bfs run` and `bfs bench` (bfs.harness.energy)."""
+    parser.add_argument("--energy-window", type=nonnegative_float, default=2.0, metavar="S",
+                        help="energy per search: after the timed searches, repeat them back "
+                             "to back for at least S seconds between two reads of the energy "
+                             "counters (NVML on GPUs: the boards only; RAPL on CPUs, where "
+                             "readable), recorded as run.json's energy; 0: none")
 
 
 def add_graph_output(parser, default_name: str) -> None:
@@ -256,10 +267,10 @@ def cmd_fetch(args) -> int:
 
 # bfs.report's TABLES and FIGURES, named here so building the parser never imports pandas
 REPORT_TABLES = ("strong_scaling", "weak_scaling", "graphs", "kernel1", "source_lines",
-                 "small_frontier", "task_count", "lambda")
+                 "small_frontier", "task_count", "lambda", "energy")
 REPORT_FIGURES = ("strong_scaling", "weak_scaling", "frontier", "comm_vs_compute",
                   "teps_vs_scale", "kernel1_vs_scale", "teps_vs_source_lines", "small_frontier",
-                  "task_count", "lambda")
+                  "task_count", "lambda", "gteps_vs_watts")
 
 
 # bfs.report.compare's RESAMPLES and SEED (a test holds them equal), for the same reason
@@ -456,6 +467,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="(gpu: merrill, merrill-do, 2d on one GPU) one extra search from the "
                         "first root with CUDA events around every level step, in run.json's "
                         "measurements.level_profile")
+    add_energy_window(r)
     r.add_argument("--out", required=True, help="run directory to write")
     r.add_argument("--force", action="store_true", help="replace an existing --out")
     r.set_defaults(func=cmd_run)
@@ -551,6 +563,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="every search or the first per algorithm (on the GPU where the "
                         "searches ran); cpu: (one GPU) every search on the CPU from copied "
                         "parents; none")
+    add_energy_window(b)
     b.add_argument("--edgefactor", type=positive_int, default=16, help="edges per vertex")
     b.add_argument("--seeds", type=nonnegative_int, nargs=2, default=[2, 3], metavar=("U1", "U2"),
                    help="the two uint64 PRNG seeds")

@@ -75,6 +75,20 @@ def hybrid_run(runs, out, graph=None, edgefactor=None, time_factor=1.0, **settin
     return out
 
 
+def with_energy(run_dir, out, watts: float):
+    """A copy of a run directory whose run.json records energy per search at `watts` (what
+    `bfs run` writes where a counter could be read: bfs.harness.energy)."""
+    out = relabelled(run_dir, out)
+    info = json.loads((out / "run.json").read_text())
+    teps = harmonic_teps(out)
+    info["energy"] = {"source": "rapl", "covers": "CPU packages (RAPL)", "window_s": 2.0,
+                      "searches": 100, "seconds": 2.0, "joules": 2.0 * watts, "watts": watts,
+                      "watts_per_device": [watts], "teps_per_watt": teps / watts}
+    info["energy_unavailable"] = None
+    (out / "run.json").write_text(json.dumps(info))
+    return out
+
+
 def harmonic_teps(run_dir):
     rows = searches(run_dir)
     return len(rows) / sum(r["time_s"] / r["nedge"] for r in rows)
@@ -185,11 +199,12 @@ def test_strong_scaling_figure_marks_the_other_grid_shape(runs):
     assert any(label.startswith("another grid shape") for label in labels)
 
 
-# the hybrid sweeps' tables hold only the runs of a hybrid setting: tested with those below
-HYBRID_TABLES = ("task_count", "lambda")
+# the hybrid sweeps' tables hold only the runs of a hybrid setting: tested with those below;
+# the energy table only runs that measured energy (none here): tests/test_energy.py
+SELECTIVE_TABLES = ("task_count", "lambda", "energy")
 
 
-@pytest.mark.parametrize("kind", [k for k in cli.REPORT_TABLES if k not in HYBRID_TABLES])
+@pytest.mark.parametrize("kind", [k for k in cli.REPORT_TABLES if k not in SELECTIVE_TABLES])
 def test_every_table_kind_writes_csv_and_markdown(runs, tmp_path, kind):
     bfs_cli("report", "table", kind, runs["seq"], runs[1], runs[2], "--out", tmp_path / kind)
     table = pd.read_csv(tmp_path / f"{kind}.csv")
@@ -228,6 +243,8 @@ def test_every_figure_kind_writes_png_and_svg(runs, tmp_path, kind):
         extra = [relabelled(runs[2], tmp_path / "sf", algorithm="1d", small_frontier=100)]
     if kind in ("task_count", "lambda"):  # a hybrid run: tasks and lambda
         extra = [hybrid_run(runs, tmp_path / "hybrid", tasks=4)]
+    if kind == "gteps_vs_watts":  # a run that measured its energy (the others did not)
+        extra = [with_energy(runs[2], tmp_path / "energy", watts=35.0)]
     proc = bfs_cli("report", "figure", kind, runs["seq"], *extra, "--runs-file", runs_file,
                    "--out", tmp_path / kind)
     png, svg = tmp_path / f"{kind}.png", tmp_path / f"{kind}.svg"

@@ -120,7 +120,8 @@ def bench_graph(name: str, source, variants, backend: str, opts: dict, out_dir: 
                     "run_dir": str(run_dir), "valid": summary["valid"],
                     "grid": "x".join(map(str, grid_of)) if grid_of else None,
                     "comm": summary["parameters"].get("comm"),
-                    "kernel1_s": summary["construction_time"], **summary["measurements"]}
+                    "kernel1_s": summary["construction_time"], **summary["measurements"],
+                    "energy": summary["energy"]}
         clock = session.clock
         session.close()
         del session
@@ -147,9 +148,12 @@ def bench_variants(algorithms, baseline: str | None) -> list[str]:
 
 
 def table(records, baseline: str | None = BASELINE) -> str:
+    # Green Graph500's MTEPS/W where any run measured its energy
+    with_energy = any(a.get("energy") for rec in records for a in rec["algorithms"].values())
     head = (f"{'graph':>16} {'algorithm':<24} {'GTEPS(hm)':>10} {'median ms':>10} "
             f"{'base GTEPS':>10} {'ratio':>7} {'floor frac':>10} {'K1 s':>8} "
-            f"{'read/nedge':>10} {'B/edge':>6} {'validated':>9} {'valid':>6}")
+            f"{'read/nedge':>10} {'B/edge':>6} {'validated':>9} {'valid':>6}"
+            + (f" {'MTEPS/W':>8}" if with_energy else ""))
     lines = [head, "-" * len(head)]
     for rec in records:
         base = rec["algorithms"].get(baseline, {}).get("hmean_teps", math.nan)
@@ -164,7 +168,9 @@ def table(records, baseline: str | None = BASELINE) -> str:
                 f"{num('floor_fraction'):>10.3f} {a['kernel1_s']:>8.3f} "
                 f"{num('examined_per_nedge'):>10.2f} "
                 f"{num('device_bytes_per_directed_edge'):>6.2f} "
-                f"{a['n_validated']:>9} {str(a['valid']):>6}")
+                f"{a['n_validated']:>9} {str(a['valid']):>6}"
+                + (f" {(a.get('energy') or {}).get('teps_per_watt', math.nan) / 1e6:>8.4g}"
+                   if with_energy else ""))
     return "\n".join(lines)
 
 
@@ -172,7 +178,8 @@ def run_bench(backend: str, scales, algorithms, n_roots: int, out: Path | None,
               validate_mode: str = "every", edgefactor: int = 16, seeds=(2, 3),
               version: str = "3.0", profile_levels: bool = False, lattices=(),
               diagonal_prob: float = 0.0, graph_dirs=(), grid=None,
-              baseline: str | None = None, edge_list: str = "auto") -> int:
+              baseline: str | None = None, edge_list: str = "auto",
+              energy_window: float = 2.0) -> int:
     """The graphs, each with every algorithm; the table on stdout (rank 0). grid: R x C ranks
     for the distributed algorithms (under mpiexec). baseline: --baseline (baseline_of)."""
     seeds = tuple(int(s) for s in seeds)
@@ -190,7 +197,8 @@ def run_bench(backend: str, scales, algorithms, n_roots: int, out: Path | None,
         out_dir = (summary_file.with_suffix("") if summary_file else Path(out)) if out \
             else Path(scratch)
         opts = {"n_roots": n_roots, "validate": validate_mode, "profile_levels": profile_levels,
-                "print_block": False, "edge_list": edge_list}   # each run's block is in its graph500.txt
+                "print_block": False,   # each run's block is in its graph500.txt
+                "edge_list": edge_list, "energy_window": energy_window}
         result = {"backend": backend, "algorithms": variants, "baseline": baseline,
                   "n_roots": n_roots,
                   "validate": validate_mode, "grid": list(grid) if grid else None,

@@ -19,3 +19,5 @@ class RunOptions:
     grid: tuple[int, int] | None = None   # a generated graph's R x C grid of ranks (default:
                                           # the squarest); a partition directory has its own
     edge_list: str = "auto"   # one GPU: device, stream, or auto (sessions_local.GpuSession)
+    energy_window: float = 2.0   # seconds of repeated searches between two energy counter
+                                 # reads (energy.py); 0: no energy measured

@@ -25,6 +25,10 @@ Timing (timing.py): CUDA events around each GPU search, after an untimed search 
 root; a host clock on the CPU; under MPI a barrier first and the maximum over the ranks.
 Kernel 1 on a GPU is the second of two builds (the first compiles what the warm-up's tiny graph
 cannot; run.json keeps it as kernel1_first_s).
+
+Energy (energy.py): after the timed searches, the same roots searched again back to back for
+--energy-window seconds between two reads of the energy counters (NVML on GPUs, RAPL on CPUs);
+run.json's energy, or null with energy_unavailable saying why.
 """
 from __future__ import annotations
 
@@ -48,6 +52,7 @@ from .rundir import (GRAPH500_FILE, LEVELS_FILE, LEVELS_SCHEMA, PARENTS_DIR, REM
                      SEARCHES_FILE, SEARCHES_SCHEMA, check_run_file, data_files, read_run_json,
                      read_run_table)
 from ..comm.exchange import default_comm
+from .energy import measure as measure_energy
 from .generated import parse_generate
 from .request import check_input, check_request, gpu_available, is_partition, open_session
 from .run_options import RunOptions
@@ -185,6 +190,13 @@ def search_run(session, spec, backend: str, options: dict, opts: RunOptions, out
         if i < opts.save_parents:
             parents[root] = (result.parent.astype(np.int64), result.level.astype(np.int32))
 
+    # energy per search: the searches again, back to back, between two counter reads
+    hmean_teps = summarize([r["time_s"] for r in rows],
+                           [r["nedge"] for r in rows])["hmean_teps"] if session.is_root else None
+    energy = measure_energy(session, searcher, roots, opts.energy_window, hmean_teps)
+    if session.is_root:
+        log(energy_line(label, *energy))
+
     measured = {"kernel1_first_s": kernel1_first_s,
                 "kernel1_extra_s": searcher.kernel1_extra_s or None,
                 "launches": dict(searcher.launches) if searcher.launches else None,
@@ -201,7 +213,7 @@ def search_run(session, spec, backend: str, options: dict, opts: RunOptions, out
             recorded = {**options, "variant": variant} if variant else options
             code, record = _write_run(session, out, opts, spec, backend, recorded, started,
                                       roots, construction_time, rows, level_rows, parents,
-                                      measured, policy)
+                                      measured, policy, energy)
             if summary is not None:
                 summary.update(record)
     searcher.close()
@@ -251,8 +263,16 @@ def _measurements(session, rows, measured) -> dict:
     return {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in out.items()}
 
 
+def energy_line(label: str, record: dict | None, unavailable: str | None) -> str:
+    if record is None:
+        return f"{label} energy: not measured ({unavailable})"
+    return (f"{label} energy: {record['joules']:.4g} J over {record['seconds']:.3g} s "
+            f"({record['searches']} searches), {record['watts']:.4g} W "
+            f"({record['covers']}), {record['teps_per_watt'] / 1e6:.4g} MTEPS/W")
+
+
 def _write_run(session, out, opts, spec, backend, options, started, roots, construction_time,
-               rows, level_rows, parents, measured, policy) -> tuple[int, dict]:
+               rows, level_rows, parents, measured, policy, energy) -> tuple[int, dict]:
     meta = session.meta
     valid = all(r["valid"] is not False for r in rows)
     scale, edgefactor = graph500_scale(meta)
@@ -291,6 +311,9 @@ def _write_run(session, out, opts, spec, backend, options, started, roots, const
             "construction_time": construction_time,
             "graph500": stats,
             "measurements": _measurements(session, rows, measured),
+            # energy per search (energy.py): null, with the reason, where not measured
+            "energy": energy[0],
+            "energy_unavailable": energy[1],
             "environment": envinfo.environment(session.hostnames, session.size,
                                                session.ranks),
         }

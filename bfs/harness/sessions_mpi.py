@@ -209,6 +209,11 @@ class MpiSession:
         from ..comm.mpi import allreduce_scalar
         return allreduce_scalar(self.comm, x, "MAX")
 
+    def gather(self, values: np.ndarray) -> np.ndarray | None:
+        """Every rank's 1-D values concatenated in rank order on rank 0 (None elsewhere)."""
+        from ..comm.mpi import gatherv
+        return gatherv(self.comm, np.asarray(values))
+
     def bcast_roots(self, roots):
         count = np.array([len(roots) if self.is_root else 0], np.int64)
         self.comm.Bcast(count, root=0)

@@ -24,6 +24,9 @@ their host's cores or shared a GPU.
                     and mode (with its lambda or GPU share).
     lambda          Munguia et al. Fig. 10: hybrid --mode workload GTEPS vs lambda, a line per
                     Kronecker graph (edge factor).
+    gteps_vs_watts  Green Graph500 for strong scaling: GTEPS vs the mean watts of the devices
+                    the energy counters cover (the GPU boards only, under NVML), a panel per
+                    graph, a line per series through its counts; runs without energy left out.
 """
 from __future__ import annotations
 
@@ -589,6 +592,52 @@ def lambda_figure(runs: pd.DataFrame):
         "a line per Kronecker edge factor"), title, None
 
 
+def gteps_vs_watts_figure(runs: pd.DataFrame):
+    """A panel per graph: each series' points (pooled per count and grid) at their mean watts
+    and GTEPS, joined in count order and labelled with the count and MTEPS/W; log axes."""
+    title = "GTEPS vs watts"
+    measured = runs[runs["watts"].notna()]
+    left_out = len(runs) - len(measured)
+    if left_out:
+        log(f"report figure gteps_vs_watts: {left_out} run(s) without energy left out ("
+            + "; ".join(sorted({str(n) for n in runs.loc[runs["watts"].isna(), "energy_note"]}))
+            + ")")
+    if measured.empty:
+        return None, title, "no run measured its energy (run.json's energy is null):\n" \
+            "bfs run --energy-window S on GPUs (NVML) or readable RAPL counters"
+    count = count_label(measured)
+    with_comm = comm_varies(measured)
+    graphs = sorted(measured["graph"].unique())
+    fig, axes = _panels(len(graphs))
+    for ax, graph in zip(axes, graphs):
+        for values, series in measured[measured["graph"] == graph].groupby(
+                SERIES_KEYS, dropna=False, sort=True):
+            named = dict(zip(SERIES_KEYS, values))
+            points = pooled_by_layout(series)
+            # the mean of a point's repeats, in pooled_by_layout's order of the points
+            points["watts"] = series.groupby(["ranks", "grid"], dropna=False, sort=True)[
+                "watts"].mean().to_numpy()
+            gteps = points["teps"] / 1e9
+            ax.plot(points["watts"], gteps, **_run_style(named),
+                    label=implementation_label(named["algorithm"], named["backend"],
+                                               named["exchange"],
+                                               named["comm"] if with_comm else None))
+            unit = "GPU" if count == "GPUs" else "rank"
+            for w, g, r in zip(points["watts"], gteps, points["ranks"]):
+                ax.annotate(f"{r} {unit}{'s' * (r != 1)}, {g * 1e3 / w:.3g} MTEPS/W", (w, g),
+                            textcoords="offset points", xytext=(6, 4), fontsize=8)
+        ax.set_xscale("log")
+        _plain_log_ticks(ax.xaxis)
+        ax.margins(x=0.25, y=0.15)
+        _log_y_axes(ax, "mean power over the energy window (W, log scale)", GTEPS_LOG, graph)
+    covers = ", ".join(sorted(measured["energy_covers"].dropna().unique()))
+    _suptitle(fig, f"{title}: Green Graph500's TEPS per watt across the strong-scaling counts\n"
+                   f"watts cover the {covers} only, not the rest of the node"
+                   + (f"; {left_out} run{'s' * (left_out != 1)} without energy left out"
+                      if left_out else ""), fontsize=11)
+    return _legend(fig), title, None
+
+
 def _always(figure, title):
     """Adapt a figure function that always has something to plot once it has rows."""
     def make(runs):
@@ -607,6 +656,7 @@ FIGURES = {
     "small_frontier": small_frontier_figure,
     "task_count": task_count_figure,
     "lambda": lambda_figure,
+    "gteps_vs_watts": gteps_vs_watts_figure,
 }
 
 

@@ -128,6 +128,23 @@ def shared_note(env: dict) -> str | None:
     return ", ".join(notes) or None
 
 
+NOT_RECORDED = "not recorded (a run from before energy was measured)"
+
+
+def _energy(info: dict) -> dict:
+    """run.json's energy per search (bfs.harness.energy) as the run's columns: watts and TEPS
+    per watt, or none with the reason (energy_note)."""
+    energy = info.get("energy")
+    if not isinstance(energy, dict):
+        return {"watts": None, "teps_per_watt": None, "energy_source": None,
+                "energy_covers": None,
+                "energy_note": info.get("energy_unavailable") if "energy" in info
+                else NOT_RECORDED}
+    return {"watts": energy["watts"], "teps_per_watt": energy["teps_per_watt"],
+            "energy_source": energy["source"], "energy_covers": energy["covers"],
+            "energy_note": None}
+
+
 def _run_row(run_dir: Path, info: dict, searches: pd.DataFrame) -> dict:
     graph, params, env = info["graph"], info["parameters"], info.get("environment", {})
     backend = params["backend"]
@@ -168,6 +185,7 @@ def _run_row(run_dir: Path, info: dict, searches: pd.DataFrame) -> dict:
         "mean_nedge": float(searches["nedge"].mean()),
         "examined_per_nedge": examined_per_nedge(
             searches.reindex(columns=["edges_examined", "nedge"]).to_dict("records")),
+        **_energy(info),
     }
 
 
@@ -176,7 +194,8 @@ RUN_COLUMNS = [
     "algorithm", "backend", "ranks", "gpus", "exchange", "comm", "grid", "small_frontier",
     "tasks", "mode", "lambda", "gpu_share", "edgefactor", "construction_time", "shared",
     "n_searches", "search_teps", "teps", "mean_time_s", "max_depth", "mean_depth", "mean_reached", "mean_nedge",
-    "examined_per_nedge"]
+    "examined_per_nedge", "watts", "teps_per_watt", "energy_source", "energy_covers",
+    "energy_note"]
 
 
 def load_runs(run_dirs) -> pd.DataFrame:
@@ -189,7 +208,8 @@ def load_runs(run_dirs) -> pd.DataFrame:
     runs["scale"] = runs["scale"].astype("Int64")
     for column in ("small_frontier", "tasks", "edgefactor"):
         runs[column] = runs[column].astype("Int64")
-    runs["lambda"] = runs["lambda"].astype("float64")
+    for column in ("lambda", "watts", "teps_per_watt"):
+        runs[column] = runs[column].astype("float64")
     runs["gpu_share"] = runs["gpu_share"].astype("float64")
     return runs
 

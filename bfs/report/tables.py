@@ -22,6 +22,10 @@
                     (with its lambda or GPU share) and T.
     lambda          Munguia et al. Fig. 10: hybrid --mode workload's lambda swept, GTEPS per
                     Kronecker edge factor (graph), T and lambda.
+    energy          Green Graph500: a row per run that measured its energy (run.json's energy,
+                    bfs.harness.energy): GTEPS, mean watts over the devices its counters cover
+                    and MTEPS/W, with the source and what it covers; the runs without energy
+                    left out, a note row per reason ("none measured" when no run has any).
 """
 from __future__ import annotations
 
@@ -251,10 +255,35 @@ def lambda_table(runs: pd.DataFrame) -> pd.DataFrame:
                                       "tasks", "lambda"])
 
 
+def energy_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """Green Graph500's figure per run: MTEPS/W (the harmonic-mean TEPS over the mean watts of
+    the devices its counters cover: the GPU boards under NVML, the CPU packages under RAPL).
+    Runs without energy are left out, counted in a note row per reason."""
+    count = count_label(runs)
+    keys = [*SERIES_KEYS, count, "grid"]
+    cols = [*keys, "GTEPS", "watts", "MTEPS/W", "source", "covers", "note"]
+    measured = runs[runs["watts"].notna()].rename(columns={"ranks": count}) \
+        .sort_values([*keys, "run_dir"], na_position="first")
+    out = [{**{k: r[k] for k in keys}, "GTEPS": r["teps"] / 1e9, "watts": r["watts"],
+            "MTEPS/W": r["teps_per_watt"] / 1e6, "source": r["energy_source"],
+            "covers": r["energy_covers"], "note": r["shared"]}
+           for _, r in measured.iterrows()]
+    left_out = runs[runs["watts"].isna()]
+    lead = "left out" if len(measured) else "none measured"
+    for reason, group in left_out.groupby("energy_note", dropna=False, sort=True):
+        out.append({"note": f"{lead}: {len(group)} run{'s' * (len(group) != 1)} without "
+                            f"energy ({reason if isinstance(reason, str) else 'no reason'})"})
+    if runs.empty:
+        out.append({"note": "none measured: no runs"})
+    table = pd.DataFrame(out, columns=cols)
+    table[count] = table[count].astype("Int64")
+    return table
+
+
 TABLES = {"strong_scaling": strong_scaling_table, "weak_scaling": weak_scaling_table,
           "graphs": graphs_table, "kernel1": kernel1_table,
           "source_lines": source_lines_table, "small_frontier": small_frontier_table,
-          "task_count": task_count_table, "lambda": lambda_table}
+          "task_count": task_count_table, "lambda": lambda_table, "energy": energy_table}
 
 
 def _number(value: float) -> str:

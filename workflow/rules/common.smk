@@ -458,7 +458,7 @@ KIND_TABLES = {
     "lambda_sweep": [("lambda", "lambda")],
 }
 KIND_FIGURES = {
-    "strong_scaling": [("strong_scaling", "strong_scaling")],
+    "strong_scaling": [("strong_scaling", "strong_scaling"), ("gteps_vs_watts", "gteps_vs_watts")],
     "weak_scaling": [("weak_scaling", "weak_scaling")],
     "implementations": [("teps_vs_scale", "teps_vs_scale"),
                         ("kernel1_vs_scale", "kernel1_vs_scale"),
@@ -468,7 +468,7 @@ KIND_FIGURES = {
     "lambda_sweep": [("lambda", "lambda")],
 }
 # tables and figures pooling the experiments of some kinds (None: every kind)
-POOLED_TABLES = {"kernel1": ("kernel1", None)}
+POOLED_TABLES = {"kernel1": ("kernel1", None), "energy": ("energy", None)}
 POOLED_FIGURES = {
     "frontier": ("frontier", ("strong_scaling", "real_graphs", "implementations")),
     "comm_vs_compute": ("comm_vs_compute", ("strong_scaling", "weak_scaling")),
