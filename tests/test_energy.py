@@ -134,9 +134,10 @@ def bfs_run(graph, out, *flags) -> dict:
 def test_nvml_meter_reads_the_board_counter_in_joules(nvml):
     meter = energy.open_meter(gpu=True)
     assert (meter.source, meter.covers, meter.device) == ("nvml", "GPU boards", BUS)
-    first = meter.read()
+    first, start = energy.sample(meter)
     time.sleep(0.05)
-    assert meter.read() - first == pytest.approx(WATTS * 0.05, rel=0.5)
+    last, end = energy.sample(meter)
+    assert last - first == pytest.approx(WATTS * (end - start), rel=0.01)
     meter.close()
     assert nvml.initialized == 0
 
@@ -215,9 +216,10 @@ def test_run_records_rapl_energy(graph, tmp_path, monkeypatch):
     e = info["energy"]
     assert (e["source"], e["covers"]) == ("rapl", "CPU packages (RAPL)")
     assert e["seconds"] >= 0.4
-    # the writer thread's last write before each read may lag on a busy machine: the watts
-    # are only roughly its 40 (test_run_records_nvml_energy checks them closely)
-    assert 0 < e["watts"] < 80 and e["watts_per_device"] == [e["watts"]]
+    # not the writer's 40 W closely: its thread may not run while this one holds the GIL
+    # (gc.collect before the window takes seconds on a busy machine), so a read may find a
+    # stale count; test_run_records_nvml_energy checks the watts, the test above the sums
+    assert e["watts"] > 0 and e["watts_per_device"] == [e["watts"]]
     assert e["joules"] == pytest.approx(e["watts"] * e["seconds"])
     assert e["teps_per_watt"] == pytest.approx(info["measurements"]["hmean_teps"] / e["watts"])
 
@@ -328,6 +330,7 @@ except Exception:   # no CuPy, no driver, no device
 @pytest.mark.gpu
 @pytest.mark.skipif(not _GPU, reason="no CuPy/CUDA GPU")
 def test_gpu_run_reads_the_board_counter(tmp_path):
+    pytest.importorskip("pynvml", reason="nvidia-ml-py (the gpu extra) is not installed")
     window = 0.5
     bfs_cli("run", "--generate", "kronecker:scale=16", "--algorithm", "merrill-do",
             "--backend", "gpu", "--roots", 8, "--energy-window", window, "--out", tmp_path / "run")

@@ -160,16 +160,29 @@ def device_key(meter) -> int:
 
 # ----------------------------------------------------------------------------- the window
 
+def sample(meter) -> tuple[float, float]:
+    """(joules, time.perf_counter()) read together: the clock's midpoint around the counter's
+    read, read again (up to three times) where the process was stalled inside it, as a busy
+    or throttled host does for tens of milliseconds."""
+    for _ in range(3):
+        before = time.perf_counter()
+        joules = meter.read()
+        after = time.perf_counter()
+        if after - before < 1e-3:
+            break
+    return joules, (before + after) / 2
+
+
 def measure_window(session, searcher, roots, meter, window_s: float):
     """The searches over roots repeated cyclically, back to back (unvalidated, the garbage
     collector off, as Clock.search), from a barrier until at least window_s seconds have
-    passed on every rank (the maximum over the ranks decides, so all stop together), the
-    device synchronized before the last read. This rank's (joules, seconds, searches)."""
+    passed (the maximum over the ranks decides, so all stop together), the device
+    synchronized before the last read. This rank's (joules, seconds, searches)."""
     gc.collect()
     session.barrier()
     gc.disable()
     try:
-        start_j, start = meter.read(), time.perf_counter()
+        start_j, start = sample(meter)
         searches = 0
         while True:
             searcher.search(int(roots[searches % len(roots)]))
@@ -179,10 +192,10 @@ def measure_window(session, searcher, roots, meter, window_s: float):
         if session.gpu:
             import cupy
             cupy.cuda.Device().synchronize()
-        seconds, joules = time.perf_counter() - start, meter.read() - start_j
+        end_j, end = sample(meter)
     finally:
         gc.enable()
-    return joules, seconds, searches
+    return end_j - start_j, end - start, searches
 
 
 def energy_record(source: str, covers: str, window_s: float, searches: int, per_rank,
