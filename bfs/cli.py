@@ -35,7 +35,7 @@ from .atomic import atomic_write
 from .graphs.graphdir import GRAPH_JSON, read_meta, write_json
 from .algorithms.options import add_run_flags, nonnegative_float, nonnegative_int, positive_int
 from .errors import BfsError, debugging, input_errors, one_line
-from .integrity import arrow_without_pandas
+from .integrity import arrow_without_pandas, numba_without_blas
 from .log import log
 
 
@@ -600,7 +600,9 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     signal.signal(signal.SIGTERM, _terminated)
     if args.func not in (cmd_report_table, cmd_report_figure, cmd_compare):
-        arrow_without_pandas()   # the tables and the comparison use pandas; nothing else does
+        # the tables and the comparison use pandas and scipy; nothing else does
+        arrow_without_pandas()
+        numba_without_blas()
     try:
         return args.func(args)
     except KeyboardInterrupt:

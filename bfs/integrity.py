@@ -222,20 +222,39 @@ def arrow_without_pandas() -> None:
     asking imports it: seconds in every short-lived process (every MPI rank of every run), for
     commands that never use pandas. Answered once here with an ImportError, it stays no for
     those questions; `import pandas` and pyarrow's own conversions still work afterwards."""
-    if "pandas" in sys.modules:
-        return
-    finder = _NoPandas()
+    if "pandas" not in sys.modules:
+        with _refused("pandas"):
+            pa.array([], pa.int8())
+
+
+def numba_without_blas() -> None:
+    """numba's math module asks whether a BLAS is there (for np.dot and np.linalg in compiled
+    code) by importing scipy.linalg, the first time any compiled function loads: 3-7 s of
+    every short-lived process on a slow core (a third of an MPI rank's start), for kernels that
+    call no BLAS. Answered no here, once; scipy itself still imports afterwards."""
+    if "scipy.linalg" not in sys.modules and "numba.np.arraymath" not in sys.modules:
+        with _refused("scipy.linalg"):
+            import numba.np.arraymath  # noqa: F401  (runs the BLAS check now, refused)
+
+
+@contextlib.contextmanager
+def _refused(module: str):
+    """While open, importing MODULE (or anything under it) raises ImportError."""
+    finder = _Refuse(module)
     sys.meta_path.insert(0, finder)
     try:
-        pa.array([], pa.int8())
+        yield
     finally:
         sys.meta_path.remove(finder)
 
 
-class _NoPandas:
+class _Refuse:
+    def __init__(self, module: str):
+        self.module = module
+
     def find_spec(self, name, path=None, target=None):
-        if name == "pandas":
-            raise ImportError("pandas not needed by this command")
+        if name == self.module or name.startswith(self.module + "."):
+            raise ImportError(f"{self.module} not needed by this command")
         return None
 
 

@@ -1,4 +1,7 @@
+import fcntl
 import os
+import tempfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -24,3 +27,27 @@ def square_graph():
     # 0-1, 0-3, 1-2, 3-2 (a square), 0-4 (a pendant at level 1), 5-6 (another component),
     # a self-loop on 2 and a duplicate of 0-1
     return edges([(0, 1), (0, 3), (1, 2), (3, 2), (0, 4), (5, 6), (2, 2), (1, 0)]), 7
+
+
+def pytest_collection_modifyitems(config, items):
+    """The grouped tests first (pytest -n --dist loadgroup: the SLURM clusters, one finished
+    workflow run): each group is the longest single piece of work a worker takes (tens of
+    minutes on 2 cores), so started first it runs beside the rest of the suite rather than
+    after it, on one worker while the others idle."""
+    items.sort(key=lambda item: item.get_closest_marker("xdist_group") is None)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """Under pytest -n (xdist), a test marked `alone` runs with no other test beside it: it
+    holds an exclusive lock for its whole protocol (its fixtures' setup and teardown too),
+    every other test a shared one. The SLURM clusters need it: on 2 loaded cores slurmctld
+    answers the executor plugin's queries too late and the run loses track of its jobs."""
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    if not run:
+        yield
+        return
+    alone = item.get_closest_marker("alone") is not None
+    with open(Path(tempfile.gettempdir()) / f"bfs-tests-{run}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
+        yield

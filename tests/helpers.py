@@ -62,7 +62,8 @@ def bfs_cli(*args, ranks: int | None = None, env: dict | None = None, timeout: i
 # runs nothing (no numba thread pool, no MPI), so forking it is safe. BFS_TEST_SUBPROCESS=1,
 # or a variable read at import time, runs a real `python -m bfs` instead.
 _PRELOAD = ["bfs.cli", "bfs.harness.runner", "bfs.harness.sessions_local", "bfs.graphs.kronecker",
-            "bfs.graphs.snap", "bfs.partition.blocks", "bfs.validate.cpu", "bfs.report.tables"]
+            "bfs.graphs.snap", "bfs.partition.blocks", "bfs.validate.cpu", "bfs.report.tables",
+            "forkserver_warm"]
 _IMPORT_TIME_VARS = ("BFS_EXTRA_ALGORITHMS", "NUMBA_", "OMP_", "PYTHONHASHSEED")
 _forkserver = None
 

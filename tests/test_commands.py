@@ -41,7 +41,8 @@ def test_readme_commands_run_every_step_through_the_venv_script():
     for marker in ("**Main job**", "**Tests**"):
         steps = [shlex.split(step) for step in readme_command(marker).split("&&")]
         assert all(step[:2] == ["bash", "envs/venv.sh"] for step in steps), steps
-    assert shlex.split(readme_command("**Tests**"))[2:] == ["python3", "-m", "pytest", "-q"]
+    assert shlex.split(readme_command("**Tests**"))[2:] == ["python3", "-m", "pytest", "-q",
+                                                            "-n", "auto", "--dist", "loadgroup"]
     assert "/.venv/" in (ROOT / ".gitignore").read_text().splitlines()
 
 

@@ -294,14 +294,21 @@ def test_a_gpu_searchers_build_gets_the_run_options(monkeypatch):
     """merrill, merrill-do, gpu-quadratic, cupy-baseline: build() hands ctx.options (what
     `bfs run` checked: flags and NAME@KEY=VALUE) to the searcher as keywords. (The CSR is
     stubbed: this runs without a GPU.)"""
+    import numpy as np
+
     from bfs.algorithms import EdgeList, kernel1_gpu
     monkeypatch.setattr(kernel1_gpu, "csr_from_edges", lambda src, dst, n: ("off", "col"))
+    monkeypatch.setattr(kernel1_gpu, "csr_from_streamed", lambda edges, n: ("s-off", edges))
     seen = {}
     build, _, _ = kernel1_gpu.entry_points(
         lambda offsets, columns, **options: seen.update(options, csr=(offsets, columns)))
     _, options = parse_algorithm("merrill-do@tail=0,alpha=30")
-    build(EdgeList(None, None, 0), RunContext("gpu", options))
+    none = np.zeros(0, np.uint32)
+    build(EdgeList(none, none, 0), RunContext("gpu", options))
     assert seen == {"tail": 0, "alpha": 30.0, "csr": ("off", "col")}
+    # an edge list streamed chunk by chunk (src None) goes to the streamed Kernel 1
+    build(EdgeList(None, None, 0, device_edges="chunks"), RunContext("gpu", options))
+    assert seen == {"tail": 0, "alpha": 30.0, "csr": ("s-off", "chunks")}
 
 
 @pytest.mark.skipif(subprocess.run(["which", "mpiexec"], capture_output=True).returncode != 0,

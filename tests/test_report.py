@@ -29,8 +29,9 @@ def runs(tmp_path_factory):
     out = {"seq": base / "seq"}
     for ranks, shape in [(1, "1x1"), (2, "1x2")]:
         bfs_cli("partition", graph, "--grid", shape, "--out", base / f"part-{shape}")
+        # one rank: a plain process (MPI's singleton), no mpiexec
         bfs_cli("run", base / f"part-{shape}", "--algorithm", "2d", "--roots", ROOTS,
-                "--out", base / f"2d-{ranks}", ranks=ranks)
+                "--out", base / f"2d-{ranks}", ranks=ranks if ranks > 1 else None)
         out[ranks] = base / f"2d-{ranks}"
     bfs_cli("partition", graph, "--grid", "2x1", "--out", base / "part-2x1")
     bfs_cli("run", base / "part-2x1", "--algorithm", "2d", "--roots", ROOTS,
@@ -429,7 +430,7 @@ def with_environment(run_dir, out, time_factor=1.0, construction_time=None, **en
 def run_set(runs, tmp_path):
     """A small run set that every figure draws something from: the seq-csr COST reference,
     2d on 1 and 2 ranks (the 2-rank point repeated), the 2x1 shape, a 4-rank point that ran
-    on 2 cores, a 1d threshold sweep and hybrid runs."""
+    on 2 cores, energy on the 1- and 4-rank points, a 1d threshold sweep and hybrid runs."""
     four = with_environment(runs[2], tmp_path / "four", time_factor=0.7, mpi_size=4,
                             placement={"ranks_per_host": 4, "cores_per_host": 2,
                                        "ranks_per_gpu": 0, "oversubscribed": True,
@@ -438,7 +439,8 @@ def run_set(runs, tmp_path):
     info["parameters"]["mpi_size"] = 4
     info["partition"]["grid"] = [2, 2]
     (four / "run.json").write_text(json.dumps(info))
-    return [runs["seq"], runs[1], runs[2], runs["2x1"], four,
+    return [runs["seq"], with_energy(runs[1], tmp_path / "one", watts=35.0), runs[2],
+            runs["2x1"], with_energy(four, tmp_path / "four-measured", watts=60.0),
             relabelled(runs[2], tmp_path / "again", time_factor=1.5),
             *(relabelled(runs[2], tmp_path / f"sf{sf}", algorithm="1d", small_frontier=sf,
                          time_factor=f) for sf, f in [(0, 1.0), (100, 3.0)]),

@@ -27,7 +27,7 @@ def plan(workdir, config: dict, *args) -> list[dict]:
     (workdir / "config.yaml").write_text(yaml.safe_dump(config))
     cmd = ["snakemake", "--profile", "slurm", "-n", "-p", "-d", str(workdir),
            "--configfile", str(workdir / "config.yaml"), *args]
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=1200)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return planned_jobs(proc.stdout)
 
@@ -239,7 +239,7 @@ def refusal(workdir, config: dict) -> str:
     (workdir / "config.yaml").write_text(yaml.safe_dump(config))
     proc = subprocess.run(["snakemake", "-n", "-d", str(workdir), "--configfile",
                            str(workdir / "config.yaml")], cwd=ROOT, capture_output=True,
-                          text=True, timeout=300)
+                          text=True, timeout=1200)
     assert proc.returncode != 0, proc.stdout[-2000:]
     return proc.stdout + proc.stderr
 

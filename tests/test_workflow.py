@@ -1,5 +1,6 @@
 """The Snakemake workflow on a tiny config in a temporary directory: dry run, lint, full run,
 tables equal to the runs' own searches, figures, report, nothing left to do afterwards."""
+import fcntl
 import functools
 import hashlib
 import http.server
@@ -71,6 +72,8 @@ def snakemake(workdir: Path, *args, check=True, env=None):
     return proc
 
 
+# The tests of one finished workflow run share it: under pytest -n (xdist) their group keeps
+# them on one worker, which makes the run once.
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory, loopback_server):
     work = tmp_path_factory.mktemp("workflow")
@@ -99,6 +102,7 @@ def harmonic_gteps(run_dir: Path) -> float:
     return len(t) / (t.time_s / t.nedge).sum() / 1e9
 
 
+@pytest.mark.xdist_group("finished_workflow")
 def test_tables_equal_the_runs(finished):
     work, _ = finished
     tables = work / "results" / "tables"
@@ -125,6 +129,7 @@ def test_tables_equal_the_runs(finished):
     assert set(lines["algorithm"]) == {"seq-list", "1d"} and (lines["source lines"] > 10).all()
 
 
+@pytest.mark.xdist_group("finished_workflow")
 def test_figures_and_report(finished):
     work, _ = finished
     figures = work / "results" / "figures"
@@ -142,6 +147,7 @@ def test_figures_and_report(finished):
     assert "Comparisons" in html and "Paired comparison" in html and "per_root.csv" in html
 
 
+@pytest.mark.xdist_group("finished_workflow")
 def test_repeats_and_the_cost_reference_are_planned_and_reported(finished):
     """weak_scaling's repeats: 2 makes a -r2 run of each point, pooled in the table; the
     strong-scaling reference runs once per graph and names the COST."""
@@ -182,13 +188,17 @@ def chromium() -> str:
         return found
     assert os.geteuid() == 0, "the report test needs Debian's chromium: apt-get install chromium"
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    subprocess.run(["apt-get", "update", "-q"], check=True, env=env, capture_output=True,
-                   timeout=900)
-    subprocess.run(["apt-get", "install", "-y", "-q", "--no-install-recommends", "chromium"],
-                   check=True, env=env, capture_output=True, timeout=1800)
+    # one apt-get at a time with the SLURM tests' installs (tests/slurm/lib.sh, the same lock)
+    with open("/var/lock/bfs-tests-apt.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        subprocess.run(["apt-get", "update", "-q"], check=True, env=env, capture_output=True,
+                       timeout=900)
+        subprocess.run(["apt-get", "install", "-y", "-q", "--no-install-recommends",
+                        "chromium"], check=True, env=env, capture_output=True, timeout=1800)
     return shutil.which("chromium")
 
 
+@pytest.mark.xdist_group("finished_workflow")
 def test_report_landing_page_in_a_browser(finished, tmp_path):
     """The built report opened in headless Chromium: the rendered landing page says what
     was run, on what and the headline numbers (with the COST), and shows the strong-scaling
@@ -220,6 +230,7 @@ def test_report_landing_page_in_a_browser(finished, tmp_path):
     assert base64.b64decode(shown.group(1)) == figure.read_bytes()
 
 
+@pytest.mark.xdist_group("finished_workflow")
 def test_second_run_has_nothing_to_do(finished):
     work, _ = finished
     out = snakemake(work, "-n").stdout + snakemake(work, "-n").stderr

@@ -11,6 +11,15 @@ require_root_debian() {
     command -v apt-get >/dev/null || die "needs Debian's apt-get"
 }
 
+# host_apt_install PACKAGES...: apt-get update and install on this host, one at a time with
+# any other install the tests start (the report test's chromium; pytest -n runs tests side by
+# side): dpkg's lock refuses a second apt-get at once rather than wait for it.
+APT_LOCK=/var/lock/bfs-tests-apt.lock
+host_apt_install() {
+    flock "$APT_LOCK" sh -c 'apt-get update -qq &&
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null' sh "$@"
+}
+
 # own_mount_namespace MARKER ARGS...: runs the calling script again, with ARGS, in a mount
 # namespace of its own (once: MARKER holds the pid, which exec keeps), so that every mount it
 # makes is private to the run and goes with its last process, however the run ends.

@@ -39,8 +39,7 @@ own_mount_namespace BFS_SLURM_TEST_NAMESPACE "$@"
 if ! command -v slurmctld >/dev/null || ! command -v slurmd >/dev/null || ! command -v munged >/dev/null \
    || ! command -v sbatch >/dev/null; then
     say "installing slurm-wlm and munge"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq slurm-wlm munge >/dev/null
+    host_apt_install slurm-wlm munge
 fi
 python3 -c "import snakemake_executor_plugin_slurm" 2>/dev/null \
     || die "snakemake-executor-plugin-slurm is missing: run the tests through bash envs/venv.sh (it installs '.[all]')"

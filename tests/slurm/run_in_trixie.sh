@@ -41,8 +41,7 @@ STAMP=$TREE/.bfs-tree
 build_tree() {
     if ! command -v debootstrap >/dev/null; then
         say "installing debootstrap"
-        apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null
+        host_apt_install debootstrap
     fi
     local new=$TREE.new.$$
     rm -rf "$new"
