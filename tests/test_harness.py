@@ -5,7 +5,9 @@ import importlib
 import inspect
 import json
 import shutil
+from pathlib import Path
 
+import numpy as np
 import pytest
 
 from bfs.algorithms import ALGORITHMS, Searcher
@@ -76,6 +78,31 @@ def test_unvalidated_searches_are_recorded_and_reported(kron10, tmp_path):
     assert "kron-s10-e16" in (tmp_path / "t.md").read_text()
 
 
+@pytest.mark.skipif(not Path("/proc/self/clear_refs").exists(), reason="Linux's clear_refs")
+def test_host_memory_peak_starts_again():
+    from bfs.harness import envinfo
+    block = np.ones(2**25)   # 256 MiB, touched
+    high = envinfo.host_memory_peak()
+    del block
+    assert envinfo.reset_host_memory_peak()
+    assert envinfo.host_memory_peak() <= high - 200 * 2**20
+
+
+def test_host_memory_peak_is_the_runs_own(tmp_path):
+    """run.json's host_memory_peak_bytes grows with the graph a run holds (scale 17's edge list
+    alone is 16 MiB), and starts from the run, not from what the process held before."""
+    peaks = {}
+    for scale in (8, 17):
+        run = tmp_path / f"s{scale}"
+        bfs_cli("run", "--generate", f"kronecker:scale={scale}", "--algorithm", "seq-csr",
+                "--roots", 1, "--validate", "none", "--out", run)
+        m = json.loads((run / "run.json").read_text())["measurements"]
+        (peaks[scale],) = m["host_memory_peak_bytes"]
+        directed = 2 * 16 * 2**scale   # with self-loops, which the per-edge figure leaves out
+        assert 1 <= m["host_bytes_per_directed_edge"] / (peaks[scale] / directed) < 1.1
+    assert peaks[17] - peaks[8] >= 16 * 2**20, peaks
+
+
 @pytest.mark.mpi
 @pytest.mark.skipif(shutil.which("mpiexec") is None, reason="no mpiexec on PATH")
 @pytest.mark.parametrize("algorithm,validate,grid,placed", [
@@ -93,6 +120,7 @@ def test_generated_in_place_on_4_ranks(kron10, tmp_path, algorithm, validate, gr
     assert info["partition"]["kind"] == ALGORITHMS[algorithm].partition
     assert info["measurements"]["n_validated"] == {"every": 4, "first": 1, "none": 0}[validate]
     assert info["measurements"]["placement"]["route_s"] >= 0
+    assert len(info["measurements"]["host_memory_peak_bytes"]) == 4   # one a rank
     bfs_cli("validate", run)
 
 

@@ -1,4 +1,5 @@
-"""Where a run ran: hardware, scheduler, software versions and the project's git commit.
+"""Where a run ran: hardware, scheduler, software versions and the project's git commit; and
+the process's host memory peak.
 
 Recorded in every run.json so a table's number can be traced to the machine and code behind it.
 Every probe is best-effort: a missing tool yields None, never an exception.
@@ -26,6 +27,34 @@ def cpu_model() -> str | None:
     except OSError:
         pass
     return platform.processor() or None
+
+
+def reset_host_memory_peak() -> bool:
+    """Start the process's resident-set high-water mark again from its current size (Linux:
+    5 written to /proc/self/clear_refs), so that a run's peak is its own and not that of what
+    ran before it in the process; False where that cannot be done."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def host_memory_peak() -> int:
+    """The process's resident-set high-water mark in bytes: VmHWM in /proc/self/status on
+    Linux (since reset_host_memory_peak), else getrusage's ru_maxrss (the process's whole
+    life; kilobytes, bytes on macOS)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    import resource
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return int(peak) if sys.platform == "darwin" else int(peak) * 1024
 
 
 def gpus() -> list[str]:

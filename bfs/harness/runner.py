@@ -126,7 +126,10 @@ def search_run(session, spec, backend: str, options: dict, opts: RunOptions, out
     # tiny graph cannot (CuPy's kernels with 64-bit indices for arrays past 2^31 elements,
     # ...), which the kernel cache then keeps
     kernel1_first_s = None
-    if clock.gpu:   # the memory peak is this run's: the pool emptied, the high-water mark reset
+    # the memory peaks are this run's, from the graph it holds on: the host's high-water mark
+    # reset (bench runs several in one process), on a GPU the pool emptied and its mark reset
+    envinfo.reset_host_memory_peak()
+    if clock.gpu:
         from ..device import memory_peak
         clock.free_device_memory()
         memory_peak(reset=True)
@@ -207,6 +210,7 @@ def search_run(session, spec, backend: str, options: dict, opts: RunOptions, out
         measured["level_profile"] = profile_search(searcher, int(roots[0]), label)
     if clock.gpu:
         measured.update(_memory_peaks(session))
+    measured.update(_host_memory_peaks(session))
     code = 0
     with session.collective():   # a failed write stops every rank, not rank 0 alone
         if session.is_root:
@@ -222,6 +226,21 @@ def search_run(session, spec, backend: str, options: dict, opts: RunOptions, out
     return int(session.max(code))   # rank 0's exit status (1: an invalid search) on every rank
 
 
+def _per_rank(session, values) -> np.ndarray:
+    """Every rank's int64 values, one row a rank in rank order (Allgather). Collective."""
+    mine = np.asarray(values, np.int64)
+    if getattr(session, "comm", None) is None:
+        return mine.reshape(1, -1)
+    every = np.empty((session.size, mine.size), np.int64)
+    session.comm.Allgather(mine, every)
+    return every
+
+
+def _directed_edges(session) -> int:
+    degree = getattr(session, "degree", None)    # a one-process session's: self-loops out
+    return int(degree.sum()) if degree is not None else 2 * int(session.meta.n_edges)
+
+
 def _memory_peaks(session) -> dict:
     """run.json's device_memory_peak_bytes: per rank, the CuPy pool's high-water mark over the
     run (Kernel 1, the searches, the validations) and the device's used bytes at that point
@@ -229,18 +248,22 @@ def _memory_peaks(session) -> dict:
     times the ranks (what a GPU holds per edge of its share). Collective."""
     from ..device import memory_peak
     peak = memory_peak()
-    mine = np.array([peak["pool"], peak["device_used"]], np.int64)
-    if getattr(session, "comm", None) is not None:
-        every = np.empty((session.size, 2), np.int64)
-        session.comm.Allgather(mine, every)
-    else:
-        every = mine.reshape(1, 2)
-    degree = getattr(session, "degree", None)    # a one-process session's: self-loops out
-    directed = int(degree.sum()) if degree is not None else 2 * int(session.meta.n_edges)
+    every = _per_rank(session, [peak["pool"], peak["device_used"]])
     return {"device_memory_peak_bytes": [{"rank": r, "pool": int(p), "device_used": int(u)}
                                          for r, (p, u) in enumerate(every)],
             "device_bytes_per_directed_edge": float(every[:, 0].max()) * session.size
-            / max(directed, 1)}
+            / max(_directed_edges(session), 1)}
+
+
+def _host_memory_peaks(session) -> dict:
+    """run.json's host_memory_peak_bytes: per rank, the process's resident-set high-water mark
+    so far (getrusage's ru_maxrss: the graph's arrays over Kernel 1, the searches and the
+    validations, and the interpreter with its libraries, a few hundred MB, beneath them); and
+    the largest per directed edge times the ranks, as for the device. Collective."""
+    every = _per_rank(session, [envinfo.host_memory_peak()])[:, 0]
+    return {"host_memory_peak_bytes": [int(b) for b in every],
+            "host_bytes_per_directed_edge": float(every.max()) * session.size
+            / max(_directed_edges(session), 1)}
 
 
 def _measurements(session, rows, measured) -> dict:
