@@ -583,11 +583,12 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-EDGE_LIST_HELP = ("(one GPU) device: keep the edge list on the GPU for Kernel 1 and the "
-                  "validation; stream: never whole there, made again chunk by chunk (generated "
-                  "on the GPU, or read from the graph directory) for each pass of Kernel 1 and "
-                  "of every validation; auto: device where it fits beside Kernel 1 and the "
-                  "search, else stream")
+EDGE_LIST_HELP = ("where the edge list is kept for Kernel 1 and the validation. One GPU: "
+                  "device (on the GPU); stream (never whole there: made again chunk by chunk, "
+                  "generated on the GPU or read from the graph directory, for each pass of "
+                  "Kernel 1 and of every validation); auto: device where it fits beside Kernel 1 "
+                  "and the search, else stream. CPU: auto (whole, in host memory) or stream (the "
+                  "same passes on the host; seq-csr)")
 
 
 def _terminated(signum, frame):

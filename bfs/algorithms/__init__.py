@@ -60,6 +60,14 @@ class EdgeList:
     dst: np.ndarray | None
     n_vertices: int
     device_edges: object = None  # a one-GPU session's bfs.graphs.device_edges.DeviceEdges
+    host_edges: object = None    # a one-process host session's bfs.graphs.edge_chunks.EdgeChunks
+
+    def host_chunks(self):
+        """chunks() of the edge list on the host: the session's (streamed, perhaps), or the
+        two arrays as one chunk."""
+        if self.host_edges is not None:
+            return self.host_edges.chunks
+        return lambda: iter([(self.src, self.dst)])
 
 
 @dataclass

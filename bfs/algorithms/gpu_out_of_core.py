@@ -176,21 +176,15 @@ def pinned_csr(src, dst, n: int):
     int64[n+1], columns uint32[nnz]), so the search's copies are true asynchronous DMA."""
     import cupyx
 
-    from .kernel1 import _scatter, nonloop_degrees
+    from .kernel1 import build_csr_chunks
     n = int(n)
     if n < 1:
         raise BfsError("the graph has no vertices")
     if n > 2**32:
         raise BfsError(f"--algorithm {NAME} takes at most 2^32 vertices, got {n}")
     src, dst = np.asarray(src), np.asarray(dst)
-    degree = nonloop_degrees(src, dst, n)
-    offsets = cupyx.empty_pinned(n + 1, dtype=np.int64)
-    offsets[0] = 0
-    np.cumsum(degree, out=offsets[1:])
-    del degree
-    columns = cupyx.empty_pinned(int(offsets[-1]), dtype=np.uint32)
-    _scatter(src, dst, offsets, columns)
-    return offsets, columns
+    csr = build_csr_chunks(lambda: iter([(src, dst)]), n, np.uint32, cupyx.empty_pinned)
+    return csr.offsets, csr.columns
 
 
 def _to_pinned(a, dtype):

@@ -3,14 +3,15 @@
 The Graph500 reference's seq-csr: a FIFO queue processed level by level; each frontier vertex
 scans its CSR row and claims every unvisited neighbour (parent == -1) for the next level. Work is
 O(n + m); it is the CPU baseline every other algorithm's depth, reach and nedge are checked
-against. Kernel 1 is bfs.algorithms.kernel1.build_csr.
+against. Kernel 1 is bfs.algorithms.kernel1.build_csr_chunks, over the whole list or (--edge-list
+stream) over chunks made again for each of its two passes.
 """
 from __future__ import annotations
 
 import numba
 import numpy as np
 
-from .kernel1 import build_csr
+from .kernel1 import build_csr_chunks
 from . import EdgeList, RunContext, SearchResult, Searcher
 
 
@@ -47,7 +48,8 @@ def bfs_csr(offsets, columns, root):
 
 class SeqCsr(Searcher):
     def __init__(self, graph: EdgeList):
-        self.csr = build_csr(graph.src, graph.dst, graph.n_vertices)
+        # chunk by chunk: a streamed edge list (--edge-list stream) is never whole
+        self.csr = build_csr_chunks(graph.host_chunks(), graph.n_vertices)
 
     def search(self, root: int) -> SearchResult:
         parent, level = bfs_csr(self.csr.offsets, self.csr.columns, root)
@@ -56,3 +58,6 @@ class SeqCsr(Searcher):
 
 def build(graph: EdgeList, ctx: RunContext) -> SeqCsr:
     return SeqCsr(graph)
+
+
+build.streams_edges = True   # builds from graph.host_chunks(), a pass at a time

@@ -7,32 +7,19 @@ import numpy as np
 
 from ..device import EDGE_LIST_BYTES_PER_EDGE, check_fits, require_gpu
 from ..errors import BfsError
+from .edge_chunks import EdgeChunks
 from .graphdir import iter_edge_batches, read_meta
 
 
-class DeviceEdges:
+class DeviceEdges(EdgeChunks):
     """A one-GPU session's edge list as Kernel 1 and bfs.validate.gpu read it: chunks() yields
     (src, dst) device uint32 arrays that cover the list in order, every call the same edges.
     Resident: the two whole arrays, one chunk. Streamed (kept is None): each call makes the
     chunks again (regenerated on the device, or re-read from the graph directory's row
     groups) into two reused buffers, so the list is never whole on the device; a chunk is
     valid until the next one is asked for (work on it is queued on the current stream, which
-    the next chunk's fill follows)."""
-
-    def __init__(self, n_edges: int, chunks, kept=None, chunk_edges: int = 0):
-        self.n_edges, self._chunks, self.kept = int(n_edges), chunks, kept
-        self.chunk_edges = chunk_edges   # the streamed buffers' length (their 8 bytes an edge)
-
-    @classmethod
-    def resident(cls, src, dst) -> DeviceEdges:
-        return cls(int(src.size), lambda: iter([(src, dst)]), kept=(src, dst))
-
-    @property
-    def streamed(self) -> bool:
-        return self.kept is None
-
-    def chunks(self):
-        return self._chunks()
+    the next chunk's fill follows). chunk_edges: the streamed buffers' length (their 8 bytes
+    an edge)."""
 
     def to_host(self):
         """The whole list on the host (bench --validate cpu)."""

@@ -109,6 +109,19 @@ class GeneratedKronecker:
 
         return DeviceEdges(m, chunks, chunk_edges=rows)
 
+    def streamed_host_edges(self, chunk: int | None = None):
+        """The edges regenerated on the CPU chunk by chunk at each pass (counter-based: any
+        range of edges on its own), never the whole list (EdgeChunks)."""
+        from ..graphs.edge_chunks import STREAM_CHUNK, EdgeChunks
+        m = self.n_edges
+        rows = max(1, min(chunk or STREAM_CHUNK, m))
+
+        def chunks():
+            for a in range(0, m, rows):
+                yield self.host_edges(a, min(a + rows, m))
+
+        return EdgeChunks(m, chunks, chunk_edges=rows)
+
     def share(self, rank: int, size: int) -> tuple[int, int]:
         return share(self.n_edges, rank, size)
 

@@ -3,7 +3,9 @@ graph where one process's searches need it and answers the loop's questions abou
 (its roots, its result on the host, its validation, its count when left unvalidated, its
 per-level profile).
 
-    LocalSession          the host: the searcher sees the whole edge list, bfs.validate reads it
+    LocalSession          the host: the searcher sees the whole edge list, bfs.validate reads it;
+                          or (--edge-list stream) the list made again chunk by chunk for Kernel
+                          1's two passes and every validation, never whole in host memory
     GpuSession            one GPU: the edge list in device memory (read through pinned buffers
                           or generated there), or streamed a chunk at a time where it does not
                           fit beside Kernel 1 and the search; Kernel 1 and bfs.validate.gpu
@@ -27,11 +29,12 @@ import numpy as np
 
 from . import envinfo
 from ..algorithms import EdgeList, RunContext
-from ..algorithms.kernel1 import nonloop_degrees
+from ..algorithms.kernel1 import chunk_degrees
 from ..errors import BfsError
+from ..graphs.edge_chunks import EdgeChunks, streamed_graph_dir_host
 from ..graphs.graphdir import GraphMeta, read_edges, read_meta
 from ..log import logger
-from ..validate import validate
+from ..validate import validate, validate_chunks
 from .generated import GeneratedKronecker
 from .roots import choose_roots
 from .timing import Clock
@@ -42,23 +45,58 @@ if TYPE_CHECKING:
 log = logger("bfs")
 
 
+def _streamed_source(source: Path | GeneratedKronecker) -> tuple[GraphMeta, dict]:
+    """(meta, run.json's graph record) of a graph whose edges are streamed: generated pass by
+    pass inside Kernel 1, or re-read from its directory."""
+    if isinstance(source, GeneratedKronecker):
+        meta = source.meta(0.0)
+        return meta, source.record(meta)
+    meta = read_meta(source)
+    return meta, {"dir": str(Path(source).resolve()), **meta.to_json()}
+
+
 class LocalSession:
-    """One process: the searcher sees the whole edge list, validation reads it too."""
+    """One process: the searcher sees the whole edge list, validation reads it too.
+
+    edge_list "stream": the list is never whole in host memory; Kernel 1
+    (kernel1.build_csr_chunks), the degrees and every validation pass over it chunk by chunk,
+    regenerated or re-read from the graph directory's row groups. Algorithms whose build takes
+    only a whole list refuse it."""
     rank, size, is_root = 0, 1, True
     gpu = False
     ranks = None   # per-rank facts for run.json's environment (MpiSession's)
+    EDGE_LISTS = ("auto", "stream")   # --edge-list choices; auto: held whole
 
-    def __init__(self, meta: GraphMeta, src, dst, graph_record: dict):
+    def __init__(self, meta: GraphMeta, src, dst, graph_record: dict, edges=None):
         self.meta, self.src, self.dst = meta, src, dst
+        self.edges = edges if edges is not None else self._resident(src, dst)
         self.graph_record = graph_record
         self.hostnames = envinfo.environment()["hostnames"]
         self.degree = self.degrees()
         self.clock = Clock(self.gpu, self.barrier, self.max)
-        self.extra: dict = {}   # what the session measured (the edge list's arrival, ...)
+        # what the session measured (the edge list's arrival, ...), into run.json's measurements
+        self.extra: dict = {"edge_list": "streamed" if self.edges.streamed else "host"}
+
+    @staticmethod
+    def _resident(src, dst):
+        return EdgeChunks.resident(src, dst)
 
     @classmethod
     def open(cls, source: Path | GeneratedKronecker, backend: str, edge_list: str = "auto"):
-        """The session over a graph directory or a generated graph (edge_list: GpuSession's)."""
+        """The session over a graph directory or a generated graph; edge_list: stream, or auto
+        (held whole in host memory)."""
+        if edge_list not in cls.EDGE_LISTS:
+            raise BfsError(f"--edge-list {edge_list!r}: on the {backend.upper()} the edge list is "
+                           f"held in host memory (auto) or streamed (stream); device is one "
+                           f"GPU's")
+        if edge_list == "stream":
+            meta, record = _streamed_source(source)
+            edges = (source.streamed_host_edges() if isinstance(source, GeneratedKronecker)
+                     else streamed_graph_dir_host(source))
+            log(f"{'generating' if isinstance(source, GeneratedKronecker) else 'reading'} "
+                f"{meta.n_edges} edges a chunk of {edges.chunk_edges} at a time on each pass "
+                f"(--edge-list stream)")
+            return cls(meta, None, None, record, edges)
         if isinstance(source, GeneratedKronecker):
             src, dst, seconds = cls._generate(source)
             meta = source.meta(seconds)
@@ -91,11 +129,24 @@ class LocalSession:
         return src, dst
 
     def build(self, spec, backend: str, options: dict):
-        graph = EdgeList(self.src, self.dst, self.meta.n_vertices)
-        return spec.load(backend).build(graph, RunContext(backend, options))
+        module = self._streaming_module(spec, backend)
+        graph = EdgeList(self.src, self.dst, self.meta.n_vertices, host_edges=self.edges)
+        return module.build(graph, RunContext(backend, options))
+
+    def _streaming_module(self, spec, backend: str):
+        """spec's module on backend; refused by name where the edge list is streamed and its
+        build takes only a whole list."""
+        module = spec.load(backend)
+        if self.edges.streamed and not getattr(module.build, "streams_edges", False):
+            serves = {"gpu": "merrill, merrill-do, gpu-quadratic and cupy-baseline"}.get(
+                backend, "seq-csr")
+            raise BfsError(f"--algorithm {spec.name} builds from the whole edge list, which is "
+                           f"streamed here (--edge-list stream, or too big to keep: "
+                           f"{self.meta.n_edges} edges); the streamed Kernel 1 serves {serves}")
+        return module
 
     def degrees(self):
-        return nonloop_degrees(self.src, self.dst, self.meta.n_vertices)
+        return chunk_degrees(self.edges.chunks, self.meta.n_vertices)
 
     def barrier(self):
         pass
@@ -123,7 +174,7 @@ class LocalSession:
         return gathered if gathered is not None else result
 
     def validate(self, searcher, result, root, policy):
-        return validate(self.src, self.dst, result.parent, root, result.level)
+        return validate_chunks(self.edges.chunks, result.parent, root, result.level)
 
     def count(self, searcher, result, root):
         """(nedge, depth, reached) of a search left unvalidated, from its own levels: nedge is
@@ -143,7 +194,7 @@ class LocalSession:
                 for lv, c in enumerate(counts)]
 
     def describe(self) -> dict:
-        return {"graph": self.graph_record}
+        return {"graph": self.graph_record, "edge_list": self.extra["edge_list"]}
 
     def close(self) -> None:
         pass
@@ -168,11 +219,10 @@ class GpuSession(LocalSession):
     chunk, regenerated on the device or re-read from the graph directory. Algorithms whose
     build takes only a whole list refuse it."""
     gpu = True
+    EDGE_LISTS = ("auto", "device", "stream")
 
     def __init__(self, meta, src, dst, graph_record, edges=None):
-        from ..graphs.device_edges import DeviceEdges
-        self.edges = edges if edges is not None else DeviceEdges.resident(src, dst)
-        super().__init__(meta, src, dst, graph_record)
+        super().__init__(meta, src, dst, graph_record, edges)
         # the bandwidth floor of a search: 4 bytes a directed edge at the copy bandwidth
         self.extra["copy_bandwidth_Bps"] = bw = device_copy_bandwidth()
         self.extra["floor_time_s"] = 4.0 * int(self.degree.sum()) / bw
@@ -180,10 +230,15 @@ class GpuSession(LocalSession):
         log(f"device-to-device copy {bw / 1e12:.3f} TB/s (read + write)")
         self.host_edges = None   # bench --validate cpu: copied on first use
 
+    @staticmethod
+    def _resident(src, dst):
+        from ..graphs.device_edges import DeviceEdges
+        return DeviceEdges.resident(src, dst)
+
     @classmethod
     def open(cls, source, backend: str, edge_list: str = "auto"):
         from .. import device
-        if edge_list not in ("auto", "device", "stream"):
+        if edge_list not in cls.EDGE_LISTS:
             raise BfsError(f"--edge-list {edge_list!r}: choose auto, device or stream")
         generated = isinstance(source, GeneratedKronecker)
         meta = source.meta(0.0) if generated else read_meta(source)
@@ -197,22 +252,13 @@ class GpuSession(LocalSession):
             return super().open(source, backend)
         from ..graphs.device_edges import streamed_graph_dir
         edges = source.streamed_device_edges() if generated else streamed_graph_dir(source)
-        if generated:
-            meta = source.meta(0.0)   # the edges are made inside Kernel 1, pass by pass
-            record = source.record(meta)
-        else:
-            record = {"dir": str(Path(source).resolve()), **meta.to_json()}
+        meta, record = _streamed_source(source)
         log(f"{'generating' if generated else 'reading'} {meta.n_edges} edges a chunk of "
             f"{edges.chunk_edges} at a time on each pass (--edge-list stream)")
         return cls(meta, None, None, record, edges)
 
     def build(self, spec, backend: str, options: dict):
-        module = spec.load(backend)
-        if self.edges.streamed and not getattr(module.build, "streams_edges", False):
-            raise BfsError(f"--algorithm {spec.name} builds from the whole edge list on the "
-                           f"GPU, which is streamed here (--edge-list stream, or too big to "
-                           f"keep: {self.meta.n_edges} edges); the streamed Kernel 1 serves "
-                           f"merrill, merrill-do, gpu-quadratic and cupy-baseline")
+        module = self._streaming_module(spec, backend)
         graph = EdgeList(self.src, self.dst, self.meta.n_vertices, device_edges=self.edges)
         searcher = module.build(graph, RunContext(backend, options))
         from ..device import note_memory
@@ -261,8 +307,7 @@ class GpuSession(LocalSession):
                                cp.asarray(result.level, dtype=cp.int32), root)
 
     def describe(self) -> dict:
-        return {**super().describe(), "validation": "gpu (bfs.validate.gpu)",
-                "edge_list": self.extra["edge_list"]}
+        return {**super().describe(), "validation": "gpu (bfs.validate.gpu)"}
 
 
 class HostGraphGpuSession(LocalSession):
@@ -272,6 +317,7 @@ class HostGraphGpuSession(LocalSession):
     on the device that bfs.validate.gpu needs would not fit where the algorithm is meant to
     be used."""
     gpu = True
+    EDGE_LISTS = ("auto", "device", "stream")   # auto and device alike: whole, on the host
 
     def describe(self) -> dict:
         return {**super().describe(), "validation": "cpu (bfs.validate): graph kept on the host"}

@@ -85,15 +85,15 @@ def _check_levels(parent, level, root):
 
 
 @numba.njit(cache=True)
-def _check_edges(src, dst, parent, level, both_directions):
-    """Rules 3 and 4 over an edge list, counting edges and marking tree edges seen (rule 5).
+def _check_edges(src, dst, parent, level, both_directions, tree_edge_seen):
+    """Rules 3 and 4 over an edge list (or a chunk of one), counting edges and marking tree
+    edges seen in tree_edge_seen (rule 5, carried from chunk to chunk).
 
     both_directions: the list is the undirected input (an edge may serve as (p, v) or (v, p));
     otherwise it holds directed halves (a partition block), each undirected edge appearing once
     per direction somewhere, so only u -> v with parent[v] == u is marked and the count is
     twice the undirected one. Returns (code, culprit u, culprit v, count, tree_edge_seen).
     """
-    tree_edge_seen = np.zeros(len(parent), np.bool_)
     count = 0
     for i in range(len(src)):
         u = src[i]
@@ -199,13 +199,23 @@ def success(level, nedge) -> Validation:
 def validate(src: np.ndarray, dst: np.ndarray, parent: np.ndarray, root: int,
              level: np.ndarray | None = None) -> Validation:
     """Check one search's parent (and optional level) array against the input edge list."""
+    return validate_chunks(lambda: iter([(src, dst)]), parent, root, level)
+
+
+def validate_chunks(chunks, parent: np.ndarray, root: int,
+                    level: np.ndarray | None = None) -> Validation:
+    """validate() over an edge list that chunks() yields as (src, dst) arrays, one pass."""
     parent = np.ascontiguousarray(parent, dtype=np.int64)
     failure, level = check_tree(parent, root, level)
     if failure:
         return failure
-    code, u, v, nedge, seen = _check_edges(src, dst, parent, level, True)
-    if code != OK:
-        return edge_failure(parent, level, code, int(u), int(v))
+    seen = np.zeros(len(parent), np.bool_)
+    nedge = 0
+    for src, dst in chunks():
+        code, u, v, count, _ = _check_edges(src, dst, parent, level, True, seen)
+        if code != OK:
+            return edge_failure(parent, level, code, int(u), int(v))
+        nedge += int(count)
     v = _first_untied(parent, root, seen)
     if v >= 0:
         return not_edge_failure(parent, v)
@@ -236,7 +246,8 @@ def validate_blocks(comm, src: np.ndarray, dst: np.ndarray, result, root: int,
         level = np.empty(n_vertices, np.int32)
     comm.Bcast(parent, root=0)
     comm.Bcast(level, root=0)
-    code, u, v, count, seen = _check_edges(src, dst, parent, level, False)
+    code, u, v, count, seen = _check_edges(src, dst, parent, level, False,
+                                           np.zeros(n_vertices, np.bool_))
     codes = np.empty((comm.Get_size(), 3), np.int64) if is_root else None
     comm.Gather(np.array([code, u, v], np.int64), codes, root=0)
     total = np.zeros(1, np.int64)

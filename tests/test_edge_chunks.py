@@ -1,0 +1,127 @@
+"""The edge list in chunks on the host (--edge-list stream on the CPU): Kernel 1's two passes,
+the degrees and the validation over chunks made again for each pass give what the whole list
+gives, byte for byte, for any chunk size; the host then holds the CSR and one chunk, not the
+list beside it."""
+import json
+
+import numpy as np
+import pytest
+
+from bfs.algorithms.kernel1 import build_csr, build_csr_chunks, chunk_degrees, nonloop_degrees
+from bfs.graphs.edge_chunks import streamed_graph_dir_host
+from bfs.graphs.graphdir import read_edges
+from bfs.graphs.lattice import write_lattice
+from bfs.graphs.snap import convert_snap
+from bfs.harness import envinfo
+from bfs.harness.generated import GeneratedKronecker
+from bfs.validate import validate, validate_chunks
+from helpers import SNAP_DIR, bfs_cli, searches
+
+
+@pytest.fixture(scope="module")
+def graph_dirs(tmp_path_factory):
+    base = tmp_path_factory.mktemp("chunked")
+    convert_snap(SNAP_DIR / "p2p-Gnutella09.txt", base / "snap")
+    write_lattice(base / "lattice", 40, 60, diagonal_prob=0.2)
+    return {"snap": base / "snap", "lattice": base / "lattice"}
+
+
+def same_csr(a, b) -> bool:
+    return (a.columns.dtype == b.columns.dtype and np.array_equal(a.offsets, b.offsets)
+            and np.array_equal(a.columns, b.columns))
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 4096, 1 << 24])
+def test_generated_chunks_build_the_same_csr(chunk):
+    graph = GeneratedKronecker(9 if chunk == 1 else 11, 16, (2, 3), "3.0")
+    whole = build_csr(*graph.host_edges(), graph.n_vertices)
+    edges = graph.streamed_host_edges(chunk)
+    assert edges.streamed and edges.chunk_edges == min(chunk, graph.n_edges)
+    assert all(len(s) <= chunk for s, _ in edges.chunks())
+    assert same_csr(build_csr_chunks(edges.chunks, graph.n_vertices), whole)
+
+
+@pytest.mark.parametrize("kind", ["snap", "lattice"])
+@pytest.mark.parametrize("rows", [1000, 4096, 1 << 24])
+def test_graph_dir_chunks_build_the_same_csr(graph_dirs, kind, rows):
+    src, dst = read_edges(graph_dirs[kind])
+    n = int(max(src.max(), dst.max())) + 1
+    edges = streamed_graph_dir_host(graph_dirs[kind], rows)
+    assert edges.n_edges == len(src) and edges.streamed
+    assert same_csr(build_csr_chunks(edges.chunks, n), build_csr(src, dst, n))
+    assert np.array_equal(chunk_degrees(edges.chunks, n), nonloop_degrees(src, dst, n))
+
+
+def test_chunked_validation_gives_the_whole_lists_verdicts():
+    """A valid search, and each rule broken, judged alike (rule, message, nedge) over chunks."""
+    graph = GeneratedKronecker(10, 16, (2, 3), "3.0")
+    src, dst = graph.host_edges()
+    csr = build_csr(src, dst, graph.n_vertices)
+    from bfs.algorithms.seq_csr import bfs_csr
+    root = int(src[0])
+    parent, level = bfs_csr(csr.offsets, csr.columns, root)
+    reached = np.flatnonzero((parent >= 0) & (np.arange(len(parent)) != root))
+    v, w = int(reached[-1]), int(reached[-2])
+    not_edge = parent.copy()
+    not_edge[v] = w if level[w] == level[v] - 1 else root   # a tree edge the graph may lack
+    spread = level.copy()
+    spread[v] += 5
+    unreached = level.copy(), parent.copy()
+    unreached[0][v], unreached[1][v] = -1, -1
+    cases = [(parent, level), (not_edge, None), (parent, spread), (unreached[1], unreached[0])]
+    for p, lv in cases:
+        whole = validate(src, dst, p, root, lv)
+        for chunk in (333, 1 << 20):
+            got = validate_chunks(graph.streamed_host_edges(chunk).chunks, p, root, lv)
+            assert (got.valid, got.rule, got.message, got.nedge) == \
+                (whole.valid, whole.rule, whole.message, whole.nedge)
+    assert validate(src, dst, parent, root, level).valid
+    assert not validate(src, dst, parent, root, spread).valid
+
+
+def test_streamed_kernel1_holds_the_csr_and_one_chunk():
+    """Host memory: the whole list (64 MiB at scale 19) beside the CSR when held, one 2 MiB
+    chunk beside it when streamed."""
+    graph = GeneratedKronecker(19, 16, (2, 3), "3.0")
+    list_bytes = 8 * graph.n_edges
+    assert envinfo.reset_host_memory_peak()
+    base = envinfo.host_memory_peak()
+    csr = build_csr_chunks(graph.streamed_host_edges(1 << 18).chunks, graph.n_vertices)
+    streamed = envinfo.host_memory_peak() - base
+    csr_bytes = csr.offsets.nbytes + csr.columns.nbytes
+    del csr
+    envinfo.reset_host_memory_peak()
+    base = envinfo.host_memory_peak()
+    src, dst = graph.host_edges()
+    csr = build_csr(src, dst, graph.n_vertices)
+    held = envinfo.host_memory_peak() - base
+    assert held >= csr_bytes + list_bytes * 0.9, (held, csr_bytes, list_bytes)
+    assert streamed <= csr_bytes + list_bytes // 4, (streamed, csr_bytes, list_bytes)
+
+
+def test_run_with_the_edge_list_streamed_on_the_cpu(tmp_path, graph_dirs):
+    """bfs run --edge-list stream on the CPU: seq-csr's searches and validations as with the
+    whole list, from a generated graph and from a graph directory; run.json says which; an
+    algorithm that needs the whole list refuses a streamed one by name, and device is a GPU's."""
+    key = ("root", "depth", "reached", "nedge", "valid")
+    for name, source in (("gen", ["--generate", "kronecker:scale=10"]),
+                         ("dir", [graph_dirs["snap"]])):
+        runs = {}
+        for mode in ("auto", "stream"):
+            runs[mode] = tmp_path / f"{name}-{mode}"
+            bfs_cli("run", *source, "--algorithm", "seq-csr", "--roots", 4,
+                    "--edge-list", mode, "--out", runs[mode])
+            m = json.loads((runs[mode] / "run.json").read_text())["measurements"]
+            assert m["edge_list"] == {"auto": "host", "stream": "streamed"}[mode]
+            assert m["n_validated"] == 4
+        assert [tuple(r[k] for k in key) for r in searches(runs["stream"])] == \
+            [tuple(r[k] for k in key) for r in searches(runs["auto"])]
+    proc = bfs_cli("run", "--generate", "kronecker:scale=8", "--algorithm", "seq-list",
+                   "--roots", 1, "--edge-list", "stream", "--out", tmp_path / "list",
+                   check=False)
+    assert proc.returncode == 1 and "seq-list" in proc.stderr and "streamed" in proc.stderr
+    assert not (tmp_path / "list").exists()
+    proc = bfs_cli("run", "--generate", "kronecker:scale=8", "--algorithm", "seq-csr",
+                   "--roots", 1, "--edge-list", "device", "--out", tmp_path / "dev",
+                   check=False)
+    assert proc.returncode == 1 and "--edge-list 'device'" in proc.stderr
