@@ -67,6 +67,7 @@ def chunk_degrees(chunks, n_vertices: int) -> np.ndarray:
     degree = np.zeros(n_vertices, np.int64)
     for src, dst in chunks():
         _add_degrees(src, dst, degree)
+        del src, dst   # before the next chunk is made: one chunk alive at a time, not two
     return degree
 
 
@@ -79,6 +80,7 @@ def build_csr_chunks(chunks, n_vertices: int, dtype=None, empty=np.empty) -> CSR
     for src, dst in chunks():
         _add_degrees(src, dst, degree)
         dtype = src.dtype if dtype is None else dtype
+        del src, dst   # (chunk_degrees)
     offsets = empty(n_vertices + 1, np.int64)
     offsets[0] = 0
     np.cumsum(degree, out=offsets[1:])
@@ -87,6 +89,7 @@ def build_csr_chunks(chunks, n_vertices: int, dtype=None, empty=np.empty) -> CSR
     cursor = offsets[:-1].copy()
     for src, dst in chunks():
         _scatter(src, dst, columns, cursor)
+        del src, dst
     return CSR(offsets, columns)
 
 

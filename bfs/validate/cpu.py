@@ -216,6 +216,7 @@ def validate_chunks(chunks, parent: np.ndarray, root: int,
         if code != OK:
             return edge_failure(parent, level, code, int(u), int(v))
         nedge += int(count)
+        del src, dst   # before the next chunk is made: one alive at a time
     v = _first_untied(parent, root, seen)
     if v >= 0:
         return not_edge_failure(parent, v)
