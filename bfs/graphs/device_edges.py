@@ -7,7 +7,7 @@ import numpy as np
 
 from ..device import EDGE_LIST_BYTES_PER_EDGE, check_fits, require_gpu
 from ..errors import BfsError
-from .edge_chunks import EdgeChunks
+from .edge_chunks import STREAM_CHUNK, EdgeChunks
 from .graphdir import iter_edge_batches, read_meta
 
 
@@ -28,7 +28,7 @@ class DeviceEdges(EdgeChunks):
                 np.concatenate([p[1] for p in parts]) if parts else np.empty(0, np.uint32))
 
 
-def streamed_graph_dir(graph_dir, chunk_rows: int = 1 << 24) -> DeviceEdges:
+def streamed_graph_dir(graph_dir, chunk_rows: int = STREAM_CHUNK) -> DeviceEdges:
     """A graph directory's edges a chunk of Parquet rows at a time, through one pinned buffer
     into two reused device buffers (Kernel 1 and the validator read them again each pass)."""
     meta = read_meta(graph_dir)

@@ -257,9 +257,10 @@ def _memory_peaks(session) -> dict:
 
 def _host_memory_peaks(session) -> dict:
     """run.json's host_memory_peak_bytes: per rank, the process's resident-set high-water mark
-    so far (getrusage's ru_maxrss: the graph's arrays over Kernel 1, the searches and the
-    validations, and the interpreter with its libraries, a few hundred MB, beneath them); and
-    the largest per directed edge times the ranks, as for the device. Collective."""
+    since the reset before Kernel 1 (envinfo.host_memory_peak: the graph the session holds,
+    Kernel 1, the searches and the validations, with the interpreter and its libraries, a few
+    hundred MB, beneath them); and the largest per directed edge times the ranks, as for the
+    device. Collective."""
     every = _per_rank(session, [envinfo.host_memory_peak()])[:, 0]
     return {"host_memory_peak_bytes": [int(b) for b in every],
             "host_bytes_per_directed_edge": float(every.max()) * session.size
