@@ -199,6 +199,7 @@ def test_bench_baseline_on_the_cpu(tmp_path, capsys):
     assert list(summary["records"][0]["algorithms"]) == ["seq-list", "seq-csr"]
     line = [x for x in capsys.readouterr().out.splitlines() if " seq-csr " in x][0]
     assert "nan" not in line.split()[4:6]     # base GTEPS and the ratio against it
+    assert float(line.split()[9]) > 0           # B/edge: on the CPU, the host's peak per edge
     assert main([*args, "--baseline", "none", "--out", str(out)]) == 0
     summary = json.loads(out.read_text())
     assert summary["algorithms"] == ["seq-csr"] and summary["baseline"] is None

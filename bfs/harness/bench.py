@@ -147,6 +147,15 @@ def bench_variants(algorithms, baseline: str | None) -> list[str]:
     return variants
 
 
+def bytes_per_edge(record: dict) -> float:
+    """The table's B/edge: the device memory peak per directed edge on a GPU, the host's on
+    the CPU (run.json's device_ or host_bytes_per_directed_edge)."""
+    for key in ("device_bytes_per_directed_edge", "host_bytes_per_directed_edge"):
+        if record.get(key) is not None:
+            return record[key]
+    return math.nan
+
+
 def table(records, baseline: str | None = BASELINE) -> str:
     # Green Graph500's MTEPS/W where any run measured its energy
     with_energy = any(a.get("energy") for rec in records for a in rec["algorithms"].values())
@@ -167,7 +176,7 @@ def table(records, baseline: str | None = BASELINE) -> str:
                 f"{a['hmean_teps'] / base if base else math.nan:>7.2f} "
                 f"{num('floor_fraction'):>10.3f} {a['kernel1_s']:>8.3f} "
                 f"{num('examined_per_nedge'):>10.2f} "
-                f"{num('device_bytes_per_directed_edge'):>6.2f} "
+                f"{bytes_per_edge(a):>6.2f} "
                 f"{a['n_validated']:>9} {str(a['valid']):>6}"
                 + (f" {(a.get('energy') or {}).get('teps_per_watt', math.nan) / 1e6:>8.4g}"
                    if with_energy else ""))
