@@ -120,6 +120,9 @@ def test_run_with_the_edge_list_streamed_on_the_cpu(tmp_path, graph_dirs):
             assert m["n_validated"] == 4
         assert [tuple(r[k] for k in key) for r in searches(runs["stream"])] == \
             [tuple(r[k] for k in key) for r in searches(runs["auto"])]
+        # bfs validate streams it again, as the run did
+        said = bfs_cli("validate", runs["stream"])
+        assert "valid (1/1" in said.stdout and "a chunk at a time" in said.stderr
     proc = bfs_cli("run", "--generate", "kronecker:scale=8", "--algorithm", "seq-list",
                    "--roots", 1, "--edge-list", "stream", "--out", tmp_path / "list",
                    check=False)

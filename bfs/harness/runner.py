@@ -46,6 +46,7 @@ from .. import __version__
 from . import envinfo
 from ..algorithms import ALGORITHMS, RunContext, Searcher
 from ..errors import BfsError
+from ..graphs.edge_chunks import streamed_graph_dir_host
 from ..graphs.graphdir import GraphMeta, atomic_dir, read_edges, read_meta, write_json
 from ..integrity import column_array, file_records, table_of_rows
 from .rundir import (GRAPH500_FILE, LEVELS_FILE, LEVELS_SCHEMA, PARENTS_DIR, REMEDY, RUN_JSON,
@@ -59,7 +60,7 @@ from .run_options import RunOptions
 from .stats import examined_per_nedge, graph500_statistics, output_block, summarize
 from .timing import profile_search
 from .validation import ValidationPolicy
-from ..validate import validate
+from ..validate import validate_chunks
 from ..log import logger
 
 
@@ -388,20 +389,38 @@ def revalidate(run_dir: Path, graph_dir: Path | None = None) -> tuple[bool, list
             raise BfsError(f"{run_dir / rel}: not a parents file (expected "
                            f"root-<vertex>.parquet)") from None
         check_run_file(run_dir, info, rel)  # every file checked before the long reads
+    # a run that streamed its edge list (--edge-list stream) is validated streaming it too: the
+    # list made again chunk by chunk for each parents file, never whole in host memory
+    streamed = (info.get("measurements") or {}).get("edge_list") == "streamed"
     if generated is not None:
         on_gpu = gpu_available()
         log(f"generating {generated.spec} again (the run's graph) on the "
-            f"{'GPU' if on_gpu else 'CPU'} to validate against")
-        if on_gpu:   # the same edges bit for bit, tens of times faster than the CPU generator
+            f"{'GPU' if on_gpu else 'CPU'} to validate against"
+            + (", a chunk at a time for each search" if streamed else ""))
+        if on_gpu and streamed:   # the same edges bit for bit, each chunk copied to the host
+            device_chunks = generated.streamed_device_edges().chunks
+
+            def chunks():
+                return ((s.get(), d.get()) for s, d in device_chunks())
+        elif on_gpu:   # tens of times faster than the CPU generator
             src, dst = (edges.get() for edges in generated.device_edges())
             import cupy
             cupy.get_default_memory_pool().free_all_blocks()
+        elif streamed:
+            chunks = generated.streamed_host_edges().chunks
         else:
             src, dst = generated.host_edges()
         n = generated.n_vertices
     else:
-        src, dst = read_edges(graph_dir)
+        if streamed:
+            log(f"reading {graph_dir} a chunk at a time for each search")
+            chunks = streamed_graph_dir_host(graph_dir).chunks
+        else:
+            src, dst = read_edges(graph_dir)
         n = read_meta(graph_dir).n_vertices
+    if not streamed:
+        def chunks():
+            return iter([(src, dst)])
     report, ok = [], bool(info.get("valid"))
     if not ok:
         log(f"{run_json}: the run itself is marked invalid")
@@ -414,7 +433,7 @@ def revalidate(run_dir: Path, graph_dir: Path | None = None) -> tuple[bool, list
             check_msg, good = f"{len(parent)} parents for {n} vertices", False
             nedge = None
         else:
-            check = validate(src, dst, parent, root, level)
+            check = validate_chunks(chunks, parent, root, level)
             recorded = by_root.get(root)
             good = check.valid and recorded is not None and \
                 (recorded["nedge"], recorded["depth"], recorded["reached"]) == \
