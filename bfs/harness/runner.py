@@ -209,9 +209,7 @@ def search_run(session, spec, backend: str, options: dict, opts: RunOptions, out
                 + (", the maximum over the ranks" if session.size > 1 else "")}
     if opts.profile_levels and clock.gpu and searcher.level_profiling:
         measured["level_profile"] = profile_search(searcher, int(roots[0]), label)
-    if clock.gpu:
-        measured.update(_memory_peaks(session))
-    measured.update(_host_memory_peaks(session))
+    measured.update(_memory_peaks(session, clock.gpu))
     code = 0
     with session.collective():   # a failed write stops every rank, not rank 0 alone
         if session.is_root:
@@ -227,45 +225,36 @@ def search_run(session, spec, backend: str, options: dict, opts: RunOptions, out
     return int(session.max(code))   # rank 0's exit status (1: an invalid search) on every rank
 
 
-def _per_rank(session, values) -> np.ndarray:
-    """Every rank's int64 values, one row a rank in rank order (Allgather). Collective."""
-    mine = np.asarray(values, np.int64)
+def _memory_peaks(session, gpu: bool) -> dict:
+    """run.json's memory peaks, per rank (one Allgather). host_memory_peak_bytes: the
+    process's resident-set high-water mark since the reset before Kernel 1
+    (envinfo.host_memory_peak: the graph the session holds, Kernel 1, the searches and the
+    validations, with the interpreter and its libraries, a few hundred MB, beneath them). On a
+    GPU, device_memory_peak_bytes: the CuPy pool's high-water mark over the same span and the
+    device's used bytes at that point (bfs.device.note_memory). Each with the largest peak per
+    directed edge of the whole graph times the ranks (what a rank holds per edge of its
+    share). Collective."""
+    mine = [envinfo.host_memory_peak()]
+    if gpu:
+        from ..device import memory_peak
+        peak = memory_peak()
+        mine += [peak["pool"], peak["device_used"]]
+    mine = np.asarray(mine, np.int64)
     if getattr(session, "comm", None) is None:
-        return mine.reshape(1, -1)
-    every = np.empty((session.size, mine.size), np.int64)
-    session.comm.Allgather(mine, every)
-    return every
-
-
-def _directed_edges(session) -> int:
+        every = mine.reshape(1, -1)
+    else:
+        every = np.empty((session.size, mine.size), np.int64)
+        session.comm.Allgather(mine, every)
     degree = getattr(session, "degree", None)    # a one-process session's: self-loops out
-    return int(degree.sum()) if degree is not None else 2 * int(session.meta.n_edges)
-
-
-def _memory_peaks(session) -> dict:
-    """run.json's device_memory_peak_bytes: per rank, the CuPy pool's high-water mark over the
-    run (Kernel 1, the searches, the validations) and the device's used bytes at that point
-    (bfs.device.note_memory); and the largest pool peak per directed edge of the whole graph
-    times the ranks (what a GPU holds per edge of its share). Collective."""
-    from ..device import memory_peak
-    peak = memory_peak()
-    every = _per_rank(session, [peak["pool"], peak["device_used"]])
-    return {"device_memory_peak_bytes": [{"rank": r, "pool": int(p), "device_used": int(u)}
-                                         for r, (p, u) in enumerate(every)],
-            "device_bytes_per_directed_edge": float(every[:, 0].max()) * session.size
-            / max(_directed_edges(session), 1)}
-
-
-def _host_memory_peaks(session) -> dict:
-    """run.json's host_memory_peak_bytes: per rank, the process's resident-set high-water mark
-    since the reset before Kernel 1 (envinfo.host_memory_peak: the graph the session holds,
-    Kernel 1, the searches and the validations, with the interpreter and its libraries, a few
-    hundred MB, beneath them); and the largest per directed edge times the ranks, as for the
-    device. Collective."""
-    every = _per_rank(session, [envinfo.host_memory_peak()])[:, 0]
-    return {"host_memory_peak_bytes": [int(b) for b in every],
-            "host_bytes_per_directed_edge": float(every.max()) * session.size
-            / max(_directed_edges(session), 1)}
+    directed = int(degree.sum()) if degree is not None else 2 * int(session.meta.n_edges)
+    per_edge = session.size / max(directed, 1)
+    out = {"host_memory_peak_bytes": [int(b) for b in every[:, 0]],
+           "host_bytes_per_directed_edge": float(every[:, 0].max()) * per_edge}
+    if gpu:
+        out["device_memory_peak_bytes"] = [{"rank": r, "pool": int(p), "device_used": int(u)}
+                                           for r, (p, u) in enumerate(every[:, 1:])]
+        out["device_bytes_per_directed_edge"] = float(every[:, 1].max()) * per_edge
+    return out
 
 
 def _measurements(session, rows, measured) -> dict:
