@@ -6,12 +6,13 @@
 #                Kernel 1 regenerates the edges per pass): Kernel 1 seconds and GTEPS, same call
 #   big S...     merrill-do per scale with --edge-list auto (streamed where the list does not
 #                fit), every search validated; the memory peak per directed edge from run.json
+#   fill S       Kernel 1's fill variants in one process (bench/kernel1_fill.py)
 # ROOTS roots (default 16); logs under $OUT (default bench/results/largest). Run directories
 # under /tmp are overwritten (--force): a warm machine keeps the last call's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-export PYTHONUNBUFFERED=1
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 PYTHONUNBUFFERED=1
 OUT=${OUT:-bench/results/largest}
 ROOTS=${ROOTS:-16}
 mkdir -p "$OUT"
@@ -61,5 +62,8 @@ case "$stage" in
       cp "/tmp/largest-$s/run.json" "$OUT/s$s-run.json"
     done
     ;;
-  *) echo "usage: $0 tests | stream S... | big S..." >&2; exit 2 ;;
+  fill)
+    PYTHONPATH=. python3 bench/kernel1_fill.py "$1" "${ROUNDS:-3}" 2>&1 | tee "$OUT/fill-s$1.log" | grep scale
+    ;;
+  *) echo "usage: $0 tests | stream S... | big S... | fill S" >&2; exit 2 ;;
 esac

@@ -99,7 +99,19 @@ def test_degree_order_renames_hubs_first_and_is_refused_where_unsupported():
     has_row = deg > 0       # each vertex's first entry (its biggest hub) beside the offsets
     np.testing.assert_array_equal(do.head.get()[has_row], cols[off[:-1][has_row]])
     assert do.kernel1_extra_s > 0
-    assert merrill(src, dst, n, "merrill-do").rows == "degree"   # auto, where the copy fits
+    # bench's shared CSR (from_csr): the same rows, re-sorted in a copy, the CSR left alone;
+    # built for the searcher (above), re-sorted in place
+    off_d, col_d = kernel1_gpu.build_csr_gpu(*device_edges.to_device_edges(src, dst), n)
+    given = col_d.get()
+    shared = get_algorithm("merrill-do").load("gpu").from_csr(off_d, col_d, rows="degree")
+    np.testing.assert_array_equal(shared.columns.get(), cols)
+    np.testing.assert_array_equal(col_d.get(), given)
+    assert shared.columns.data.ptr != col_d.data.ptr
+    from bfs.algorithms.merrill_do import MerrillDoSearcher
+    owned = MerrillDoSearcher(off_d, col_d, rows="degree", own_csr=True)
+    assert owned.columns.data.ptr == col_d.data.ptr
+    np.testing.assert_array_equal(owned.columns.get(), cols)
+    assert merrill(src, dst, n, "merrill-do").rows == "degree"   # auto, where the re-sort fits
     with pytest.raises(BfsError, match="rows must be auto, graph or degree"):
         merrill(src, dst, n, "merrill-do", rows="hubs")
     with pytest.raises(BfsError, match="writes must be one of"):
@@ -531,17 +543,46 @@ def test_kernel1_matches_cpu(seed):
         assert np.all(row[:-1] <= row[1:])
 
 
+@pytest.mark.parametrize("fill", kernel1_gpu.FILLS)
 @pytest.mark.parametrize("limit", [1, 1000, 50_000])
-def test_kernel1_row_buckets(limit):
-    # small sort limits force many row buckets (scale 26 needs two at the default 2^30)
+def test_kernel1_row_buckets(limit, fill):
+    # small sort limits force many row buckets (scale 26 needs two at the default 2^30); the
+    # fill by atomics and the earlier keys pass give the same bytes: every row sorted
     src, dst = generate_edges(12, 16)
     n = 2 ** 12
     cpu = build_csr(src, dst, n)
     off, col = (a.get() for a in kernel1_gpu.build_csr_gpu(*device_edges.to_device_edges(src, dst), n,
-                                                   sort_limit=limit))
+                                                   sort_limit=limit, fill=fill))
     np.testing.assert_array_equal(off, cpu.offsets)
-    np.testing.assert_array_equal(sorted_rows(off, col)[1],
-                                  sorted_rows(cpu.offsets, cpu.columns)[1])
+    np.testing.assert_array_equal(col, sorted_rows(cpu.offsets, cpu.columns)[1])
+    # a directed block (2d's block CSR: one entry per pair, loops kept)
+    b_off, b_col = (a.get() for a in kernel1_gpu.block_csr(cp.asarray(src, cp.uint32),
+                                                           cp.asarray(dst, cp.uint32), n,
+                                                           sort_limit=limit))
+    ref = np.lexsort((dst, src))
+    np.testing.assert_array_equal(b_off, np.concatenate([[0], np.cumsum(np.bincount(src,
+                                                                            minlength=n))]))
+    np.testing.assert_array_equal(b_col, dst[ref])
+
+
+@pytest.mark.parametrize("fill, says", [("scatter", "fill pass did not end every row"),
+                                        ("keys", r"rows \[0, \d+\) produced \d+ entries")])
+def test_kernel1_refuses_edge_chunks_that_change_between_passes(fill, says):
+    """The later passes must see the edges the degrees' pass saw (a streamed list is made again
+    per pass): a source that gives others is an error naming it, never a wrong CSR."""
+    src, dst = generate_edges(10, 8)
+    s_d, d_d = device_edges.to_device_edges(src, dst)
+    calls = []
+
+    def chunks():
+        calls.append(1)
+        # the second pass: fewer edges, and more (the first edge four times over)
+        return [(s_d, d_d)] if len(calls) == 1 else [(d_d[:-5], s_d[:-5]),
+                                                      (s_d[:4] * 0 + s_d[0], d_d[:4] * 0 + d_d[0])]
+
+    with pytest.raises(BfsError, match=says):
+        kernel1_gpu._csr_from_chunks(chunks, 2 ** 10, kernel1_gpu.SORT_LIMIT, "test Kernel 1",
+                                     fill=fill)
 
 
 def test_kernel1_kronecker():

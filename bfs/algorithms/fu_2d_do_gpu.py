@@ -27,8 +27,8 @@ runs merrill-do's kernels over the rank's block:
               its head (the block CSC's first row, a column-indexed copy) and then its in-edges,
               and stops at a row in In; Out's words written whole; pred = the row's global id;
               the in-edges read are summed into the level's examined word. In is read as a
-              bitmap (see _begin_level). Rows hubs first (rows=degree; auto where the copy
-              fits): each column's rows by falling global degree (merrill.hubs_first, the
+              bitmap (see _begin_level). Rows hubs first (rows=degree; auto where the re-sort
+              fits; in place): each column's rows by falling global degree (merrill.hubs_first, the
               degrees all-reduced along the grid row), so the head is the biggest in-neighbour.
   Contract    fu_2d_gpu's: parents recorded where a rank above in the grid column claimed the
               vertex are dropped, in both directions, so pred >= 0 exactly where this rank
@@ -154,17 +154,18 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         the one most likely in In at the big levels."""
         cp = self.cp
         n_row_bits = self.rows.n_words * WORD
-        need = merrill.hubs_first_bytes(n_col_bits, n_row_bits, nnz) + 8 * n_row_bits
+        need = merrill.hubs_first_bytes(n_col_bits, n_row_bits, nnz, in_place=True) \
+            + 8 * n_row_bits
         if self.rows_order == "graph" or (self.rows_order == "auto"
                                           and need > device.free_memory()[0]):
             self.rows_order = "graph"
             return
-        device.check_fits(need, f"2d-do rows=degree: a re-sorted copy of the block CSC "
+        device.check_fits(need, f"2d-do rows=degree: the block CSC's rows re-sorted in place "
                                 f"({nnz} entries)")
         degree = cp.empty(n_row_bits, cp.int64)
         self.row_x.allreduce(cp.diff(self.csr_offsets), degree, "sum")
         self.csc_rows = merrill.hubs_first(self.csc_offsets, self.csc_rows, degree, False,
-                                           "2d-do rows=degree")[1]
+                                           "2d-do rows=degree", in_place=True)[1]
         self.rows_order = "degree"
 
     def _allocate(self) -> None:

@@ -16,6 +16,45 @@ extern "C" __global__ void count_degrees(const u32* __restrict__ src, const u32*
     }
 }
 
+// The fill pass (one pass over the edges, whatever the graph's size): each directed entry takes
+// the next free slot of its row (cursor[row]: the row's offset at first, its end after the pass)
+// and writes its column there, in whatever order the atomics give; sort_rows then sorts every
+// row in place (row_keys), so the CSR's bytes do not depend on that order. directed: as above.
+// A slot at or past nnz is not written: edges other than the degrees' pass saw (a streamed
+// source gone wrong) leave cursors off their rows' ends, which the caller checks, and never
+// write outside the columns.
+extern "C" __global__ void scatter_columns(const u32* __restrict__ src,
+                                           const u32* __restrict__ dst, i64 m,
+                                           u64* __restrict__ cursor, u32* __restrict__ columns,
+                                           u64 nnz, int directed)
+{
+    for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < m;
+         i += (i64)gridDim.x * blockDim.x) {
+        const u32 u = src[i], v = dst[i];
+        if (!directed && u == v) continue;
+        u64 p = atomicAdd(cursor + u, 1ULL);
+        if (p < nnz) columns[p] = v;
+        if (directed) continue;
+        p = atomicAdd(cursor + v, 1ULL);
+        if (p < nnz) columns[p] = u;
+    }
+}
+
+// Keys row<<32|col of the filled CSR's rows [r0, r1), written at offsets[row] - base (the rows'
+// own places): the sort of one bucket in place. A warp per row, 32 entries a step.
+extern "C" __global__ void row_keys(const i64* __restrict__ offsets,
+                                    const u32* __restrict__ columns, i64 r0, i64 r1, i64 base,
+                                    u64* __restrict__ keys)
+{
+    const i64 warps = ((i64)gridDim.x * blockDim.x) >> 5;
+    const u32 lane = threadIdx.x & 31;
+    for (i64 r = r0 + (((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5); r < r1; r += warps) {
+        const i64 from = offsets[r], end = offsets[r + 1];
+        for (i64 k = from + lane; k < end; k += 32)
+            keys[k - base] = ((u64)r << 32) | columns[k];
+    }
+}
+
 // Keys row<<32|col of the directed entries whose row is in [r0, r1), appended (in any order)
 // at keys[*count...] with one atomicAdd per warp and step (directed: count_degrees' meaning). Every thread of a warp runs the
 // same number of steps (the loop bound is block-uniform), as the ballots need.

@@ -1,11 +1,25 @@
-"""GPU Kernel 1 (`build_csr_gpu`), sort-based, CUDA in kernel1.cu: degrees by atomics
-(self-loops dropped), int64 offsets by one cumsum; the rows are cut into buckets of at most 2^30
-directed entries (one bucket below scale 25; scale 26 has 2^31 entries, past what a sort library
-with 32-bit item counts takes); per bucket the keys row<<32|col of both directions of every edge
-are appended (one atomicAdd per warp), radix-sorted (CuPy's sort) and their low halves written at
-the bucket's offset. Rows come out sorted by column; duplicates are kept, as in
-bfs.algorithms.kernel1. With BFS_NVTX=1 each phase is an NVTX range, bfs:kernel1:<phase> (copy
-edges, degrees, offsets, and per bucket keys, sort, columns; bfs.nvtx).
+"""GPU Kernel 1, CUDA in kernel1.cu: degrees by atomics (self-loops dropped), int64 offsets by
+one cumsum, then the columns, filled in one of two ways (`fill`); rows come out sorted by
+column either way, so the CSR's bytes are the same; duplicates are kept, as in
+bfs.algorithms.kernel1.
+
+fill="keys" (`build_csr_gpu`, the edge list held on the device): the rows are cut into buckets
+of at most 2^30 directed entries (scale 26 has 2^31, past what a sort library with 32-bit item
+counts takes); per bucket one pass over the edges appends the keys row<<32|col of its rows (one
+atomicAdd per warp), CuPy's radix sort sorts them and their low halves land at the bucket's
+offset. Fastest where the list and a 2^30-entry bucket fit (scale 26 on an H100: 0.50 s against
+0.71 s for scatter, same process, BENCHMARKS.md).
+
+fill="scatter" (`csr_from_streamed`, the list made again chunk by chunk for each pass): one
+pass fills the columns, each entry taking its row's next slot by an atomic (the degrees' array
+serves as the rows' cursors), so the list is generated (or re-read from Parquet) twice whatever
+the graph's size, not once per bucket; then every bucket of rows, 2^28 entries, is sorted in
+place from its own columns (row_keys). Beside the CSR only the cursors (the fill) or one
+bucket's keys and the sort's buffer, 4 GiB (the sort) are alive: the build that reaches scale 28
+on one 80 GB GPU.
+
+With BFS_NVTX=1 each phase is an NVTX range, bfs:kernel1:<phase> (copy edges, degrees, offsets,
+fill, and per bucket keys, sort, columns; bfs.nvtx).
 """
 from __future__ import annotations
 
@@ -21,7 +35,9 @@ from ..device import (BLOCK, EDGE_LIST_BYTES_PER_EDGE, KERNEL1_BYTES_PER_EDGE,
 from ..errors import BfsError
 from ..graphs.device_edges import to_device_edges
 
-SORT_LIMIT = 1 << 30
+SORT_LIMIT = 1 << 30        # fill="keys": each bucket costs a pass over the edges
+RESORT_LIMIT = 1 << 28      # a sort in place (fill="scatter", rows hubs first): 4 GiB of keys and
+                            # buffer; 2^30 was 2% faster at scale 26 and took 12 GiB more
 
 
 def _kernel1_module():
@@ -41,13 +57,13 @@ def row_buckets(offsets_h: np.ndarray, limit: int = SORT_LIMIT) -> list[tuple[in
     return out
 
 
-def build_csr_gpu(src_dev, dst_dev, n: int, sort_limit: int = SORT_LIMIT):
+def build_csr_gpu(src_dev, dst_dev, n: int, sort_limit: int = SORT_LIMIT, fill: str = "keys"):
     """GPU Kernel 1: device edges -> (offsets int64[n+1], columns uint32[nnz]) on the device.
 
     Both directions of every non-self-loop edge; duplicates kept; rows sorted by column.
     Degrees by atomics, offsets by a cumsum (CUB scan), then per bucket of rows (one bucket up
     to 2^30 directed entries): keys row<<32|col appended, radix-sorted, low halves written at
-    the bucket's offset.
+    the bucket's offset (fill="keys"; "scatter": the streamed build's fill, measured against).
     """
     cp = require_gpu()
     n = int(n)
@@ -61,7 +77,7 @@ def build_csr_gpu(src_dev, dst_dev, n: int, sort_limit: int = SORT_LIMIT):
                f"GPU Kernel 1 ({m} edges, {n} vertices)",
                lambda free: largest_kronecker_scale(free + EDGE_LIST_BYTES_PER_EDGE * m,
                                                     stage="kernel1"))
-    return _csr_from_chunks(lambda: [(src_dev, dst_dev)], n, sort_limit, "GPU Kernel 1")
+    return _csr_from_chunks(lambda: [(src_dev, dst_dev)], n, sort_limit, "GPU Kernel 1", fill=fill)
 
 
 def csr_from_edges(src, dst, n: int):
@@ -131,7 +147,9 @@ def entry_points(searcher):
             offsets, columns = csr_from_streamed(graph.device_edges, graph.n_vertices)
         else:
             offsets, columns = csr_from_edges(graph.src, graph.dst, graph.n_vertices)
-        return searcher(offsets, columns, **ctx.options)
+        # the CSR is this searcher's alone: one that re-sorts rows may do it in place
+        owned = {"own_csr": True} if getattr(searcher, "sorts_rows_in_place", False) else {}
+        return searcher(offsets, columns, **owned, **ctx.options)
 
     build.streams_edges = True    # builds from graph.device_edges chunk by chunk
 
@@ -166,10 +184,23 @@ def block_csr(keys, values, n_keys: int, sort_limit: int = SORT_LIMIT,
     return _csr_from_chunks(lambda: [(keys, values)], n_keys, sort_limit, what, directed=True)
 
 
-def _csr_from_chunks(edge_chunks, n: int, sort_limit: int, what: str, directed: bool = False):
+FILLS = ("keys", "scatter")   # how the columns are filled (_csr_from_chunks, module docstring)
+
+
+def _csr_from_chunks(edge_chunks, n: int, sort_limit: int, what: str, directed: bool = False,
+                     fill: str = "keys"):
     """The Kernel 1 passes over edge_chunks() (a callable yielding device uint32 (src, dst)
-    pairs, the same edges each call): degrees in one pass, then one pass per row bucket.
-    directed: each pair is one CSR entry src -> dst (block_csr); else an undirected edge."""
+    pairs, the same edges each call). directed: each pair is one CSR entry src -> dst
+    (block_csr); else an undirected edge.
+
+    fill "keys": per bucket one more pass over the edges appends the bucket's keys
+    (bucket_keys). "scatter": two passes over the edges whatever the graph's size, the degrees
+    and then the fill (each entry atomically takes its row's next slot: the degrees' array
+    becomes the rows' cursors), then every bucket of rows is sorted in place from the columns
+    themselves (row_keys): nothing but one bucket's keys and the sort's buffer beside the
+    CSR."""
+    if fill not in FILLS:
+        raise BfsError(f"Kernel 1 fill must be one of {FILLS}, got {fill!r}")
     cp = require_gpu()
     mod = _kernel1_module()
     with nvtx.kernel1("degrees"):
@@ -182,20 +213,43 @@ def _csr_from_chunks(edge_chunks, n: int, sort_limit: int, what: str, directed: 
     with nvtx.kernel1("offsets"):
         offsets = cp.zeros(n + 1, dtype=cp.int64)
         cp.cumsum(deg.view(cp.int64), out=offsets[1:])
-        del deg
         offsets_h = offsets.get()
     columns = cp.empty(int(offsets_h[-1]), dtype=cp.uint32)
-    count = cp.zeros(1, dtype=cp.uint64)
+    if fill == "scatter":
+        with nvtx.kernel1("fill"):
+            cursor = deg        # each row's next free slot, from its offset to its end
+            cursor[...] = offsets[:-1].view(cp.uint64)
+            scatter = mod.get_function("scatter_columns")
+            for src, dst in edge_chunks():
+                if src.size:
+                    scatter((grid_for(src.size),), (BLOCK,),
+                            (src, dst, np.int64(src.size), cursor, columns,
+                             np.uint64(columns.size), np.int32(directed)))
+            if n and not bool((cursor == offsets[1:].view(cp.uint64)).all()):
+                # the chunks gave other edges on this pass than on the degrees' pass
+                raise BfsError(f"{what}: the fill pass did not end every row where its degree "
+                               f"says (the edge chunks differ between passes)")
+        del deg, cursor
+        row_keys = mod.get_function("row_keys")
 
-    def fill_bucket(r0, r1, keys):
-        count.fill(0)
-        for src, dst in edge_chunks():
-            if src.size:
-                mod.get_function("bucket_keys")((grid_for(src.size),), (BLOCK,),
-                                                (src, dst, np.int64(src.size), np.uint64(r0),
-                                                 np.uint64(r1), keys, count,
-                                                 np.int32(directed)))
-        return int(count.get()[0])
+        def fill_bucket(r0, r1, keys):
+            base = int(offsets_h[r0])
+            row_keys((grid_for((r1 - r0) * 32),), (BLOCK,),
+                     (offsets, columns, np.int64(r0), np.int64(r1), np.int64(base), keys))
+            return int(offsets_h[r1]) - base
+    else:
+        del deg
+        count = cp.zeros(1, dtype=cp.uint64)
+
+        def fill_bucket(r0, r1, keys):
+            count.fill(0)
+            for src, dst in edge_chunks():
+                if src.size:
+                    mod.get_function("bucket_keys")((grid_for(src.size),), (BLOCK,),
+                                                    (src, dst, np.int64(src.size), np.uint64(r0),
+                                                     np.uint64(r1), keys, count,
+                                                     np.int32(directed)))
+            return int(count.get()[0])
 
     sort_rows(offsets_h, columns, fill_bucket, sort_limit, what)
     cp.cuda.get_current_stream().synchronize()
@@ -208,7 +262,8 @@ def sort_rows(offsets_h: np.ndarray, columns, fill_bucket, sort_limit: int = SOR
     most sort_limit entries (row_buckets); fill_bucket(r0, r1, keys) writes the bucket's
     row<<32|column keys into keys, in any order, and returns how many it wrote (checked against
     the offsets); the keys are sorted and their low words land in columns at the bucket's
-    offset, so every row comes out sorted by column."""
+    offset, so every row comes out sorted by column. fill_bucket may read the bucket's own
+    range of columns (a sort in place): it is written only after the keys are sorted."""
     cp = require_gpu()
     if int(offsets_h[-1]) == 0:
         return
@@ -234,19 +289,20 @@ def sort_rows(offsets_h: np.ndarray, columns, fill_bucket, sort_limit: int = SOR
     del keys
 
 
-def streamed_kernel1_bytes(m: int, n: int, chunk: int, sort_limit: int = SORT_LIMIT) -> int:
-    """Peak device bytes of csr_from_streamed: degrees and offsets (16 n), the columns (8 m:
-    2m uint32), one chunk of edges (8 chunk), one bucket of keys and the sort's buffer
+def streamed_kernel1_bytes(m: int, n: int, chunk: int, sort_limit: int = RESORT_LIMIT) -> int:
+    """Peak device bytes of csr_from_streamed: the columns (8 m: 2m uint32) and the int64
+    offsets (8 n) throughout; beside them, during the fill, the rows' cursors (8 n) and one
+    chunk of edges (8 chunk), and during the sort one bucket of keys and the sort's buffer
     (16 sort_limit). No edge list is kept."""
-    return 16 * (n + 1) + 8 * m + 8 * chunk + 16 * min(sort_limit, 2 * m)
+    csr = 8 * (n + 1) + 8 * m
+    return csr + max(8 * n + 8 * chunk, 16 * min(sort_limit, 2 * m))
 
 
 def streamed_sort_limit(m: int, n: int, chunk: int, free: int) -> int:
-    """The sort bucket of a streamed Kernel 1: the largest power of two up to SORT_LIMIT whose
-    keys and sort buffer fit beside the columns, offsets and chunk in `free` bytes. Every
-    bucket regenerates (or re-reads) the whole edge list once, so bigger buckets are faster:
-    scale 28 on an 80 GB GPU takes 2^30 (9 passes), not 2^28 (33)."""
-    limit = SORT_LIMIT
+    """The sort bucket of a streamed Kernel 1: the largest power of two up to RESORT_LIMIT
+    whose keys and sort buffer fit beside the CSR in `free` bytes (the edges are not passed
+    over again per bucket, so a smaller bucket costs little)."""
+    limit = RESORT_LIMIT
     while limit > 1 << 20 and streamed_kernel1_bytes(m, n, chunk, limit) > free:
         limit //= 2
     return limit
@@ -267,10 +323,11 @@ def largest_streamed_scale(free: int, edgefactor: int, chunk: int) -> int:
     return scale
 
 
-def csr_from_streamed(edges, n: int, sort_limit: int | None = None):
+def csr_from_streamed(edges, n: int, sort_limit: int | None = None, fill: str = "scatter"):
+    # fill="keys" and sort_limit: measured against (bench/kernel1_fill.py)
     """GPU Kernel 1 over a streamed edge list (bfs.graphs.device_edges.DeviceEdges, never
-    whole on the device): one pass over its chunks counts degrees, then every sort bucket
-    passes over them again and keeps its rows' keys. Same output as build_csr_gpu; the peak is
+    whole on the device): one pass over its chunks counts degrees, a second fills the columns,
+    then the rows are sorted in place. Same output as build_csr_gpu; the peak is
     streamed_kernel1_bytes."""
     n, m = int(n), edges.n_edges
     _check_vertices(n)
@@ -280,7 +337,7 @@ def csr_from_streamed(edges, n: int, sort_limit: int | None = None):
                f"streamed GPU Kernel 1 ({m} edges, {n} vertices)",
                lambda free: largest_streamed_scale(free, max(1, m // max(n, 1)),
                                                    edges.chunk_edges))
-    return _csr_from_chunks(edges.chunks, n, sort_limit, "streamed GPU Kernel 1")
+    return _csr_from_chunks(edges.chunks, n, sort_limit, "streamed GPU Kernel 1", fill=fill)
 
 
 def nonloop_degrees(chunks, n: int) -> np.ndarray:

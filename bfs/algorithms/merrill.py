@@ -91,20 +91,25 @@ def search_state_bytes(n: int, nnz: int = 0) -> int:
     return device.SEARCH_BYTES_PER_VERTEX * n + 8 * (nnz // TILE + 2) + 64
 
 
-def hubs_first_bytes(n_rows: int, n_ids: int, nnz: int) -> int:
-    """Device bytes hubs_first needs: ranks of the n_ids entry ids, the copy of the CSR, one
-    bucket's sort."""
-    return 20 * n_ids + 8 * (n_rows + 1) + 4 * nnz + 16 * min(nnz, kernel1_gpu.SORT_LIMIT)
+def hubs_first_bytes(n_rows: int, n_ids: int, nnz: int, in_place: bool = False) -> int:
+    """Device bytes hubs_first needs: ranks of the n_ids entry ids, the copy of the CSR (none
+    in place), one bucket's sort."""
+    copy = 0 if in_place else 8 * (n_rows + 1) + 4 * nnz
+    return 20 * n_ids + copy + 16 * min(nnz, kernel1_gpu.RESORT_LIMIT)
 
 
-def hubs_first(offsets, columns, degree, rename: bool, what: str):
+def hubs_first(offsets, columns, degree, rename: bool, what: str, in_place: bool = False):
     """The entry ids (the columns' id space, degree[id] each one's degree) ranked by falling
-    degree, ties by id: perm (rank -> id) and rank; and a copy of the CSR whose rows list their
-    entries by that rank (hubs first), rows and entries renamed to ranks (rename: a square CSR,
-    rows and entries the same vertices) or kept under their ids. merrill's order=degree and
-    merrill-do's rows=degree take the graph's degrees; 2d-do orders a block CSC's rows by
-    their global degrees. Returns (offsets, columns, perm, rank)."""
+    degree, ties by id: perm (rank -> id) and rank; and a CSR whose rows list their entries by
+    that rank (hubs first), rows and entries renamed to ranks (rename: a square CSR, rows and
+    entries the same vertices) or kept under their ids. in_place (rows kept, not rename): the
+    columns themselves are re-sorted, a bucket of rows at a time, and no copy is made (the
+    caller owns them); else a copy. merrill's order=degree and merrill-do's rows=degree take
+    the graph's degrees; 2d-do orders a block CSC's rows by their global degrees. Returns
+    (offsets, columns, perm, rank)."""
     cp = device.require_gpu()
+    if in_place and rename:
+        raise BfsError(f"{what}: renamed rows move, so they cannot be re-sorted in place")
     n_ids, n_rows, nnz = int(degree.size), int(offsets.size) - 1, int(columns.size)
     keys = ((cp.uint64(0xFFFFFFFF) - degree.astype(cp.uint64)) << cp.uint64(32)) \
         | cp.arange(n_ids, dtype=cp.uint64)
@@ -118,7 +123,8 @@ def hubs_first(offsets, columns, degree, rename: bool, what: str):
         cp.cumsum(cp.diff(offsets)[perm], out=new_offsets[1:])
     else:
         rows, new_offsets = cp.arange(n_rows, dtype=cp.uint32), offsets
-    new_columns = cp.empty_like(columns)
+    # in place: a bucket's keys come from its own rows' range, written back once sorted
+    new_columns = columns if in_place else cp.empty_like(columns)
     renamed_keys = _module().get_function("renamed_keys")
 
     def fill_bucket(r0, r1, keys):
@@ -129,10 +135,10 @@ def hubs_first(offsets, columns, degree, rename: bool, what: str):
         return int(offsets_h[r1]) - base    # a row's entries, all renamed
 
     offsets_h = new_offsets.get()
-    kernel1_gpu.sort_rows(offsets_h, new_columns, fill_bucket, what=what)
+    kernel1_gpu.sort_rows(offsets_h, new_columns, fill_bucket, kernel1_gpu.RESORT_LIMIT, what)
     if not rename:      # the sorted ranks back to the ids, a slice at a time
-        for lo in range(0, nnz, kernel1_gpu.SORT_LIMIT):
-            part = new_columns[lo:lo + kernel1_gpu.SORT_LIMIT]
+        for lo in range(0, nnz, kernel1_gpu.RESORT_LIMIT):
+            part = new_columns[lo:lo + kernel1_gpu.RESORT_LIMIT]
             part[...] = perm[part]
     return new_offsets, new_columns, perm, rank
 
@@ -205,20 +211,21 @@ class MerrillSearcher(kernel1_gpu.DeviceCsrSearcher):
         self.out_id, self.rank_h = perm, rank.get()
         return new_offsets, new_columns
 
-    def hubs_first_bytes(self) -> int:
+    def hubs_first_bytes(self, in_place: bool = False) -> int:
         """Device bytes _hubs_first needs (hubs_first_bytes)."""
-        return hubs_first_bytes(self.n, self.n, self.nnz)
+        return hubs_first_bytes(self.n, self.n, self.nnz, in_place)
 
-    def _hubs_first(self, offsets, columns, rename: bool):
+    def _hubs_first(self, offsets, columns, rename: bool, in_place: bool = False):
         """hubs_first over this CSR with its own degrees, timed into kernel1_extra_s (Kernel-1
         work). Returns (offsets, columns, perm, rank)."""
         cp = self.cp
         what = "merrill order=degree" if rename else "merrill-do rows=degree"
-        device.check_fits(self.hubs_first_bytes(),
-                          f"{what}: a re-sorted copy of the CSR ({self.nnz} columns)")
+        device.check_fits(self.hubs_first_bytes(in_place),
+                          f"{what}: the CSR's rows re-sorted {'in place' if in_place else 'in a copy'} "
+                          f"({self.nnz} columns)")
         start, end = cp.cuda.Event(), cp.cuda.Event()
         start.record()
-        out = hubs_first(offsets, columns, cp.diff(offsets), rename, what)
+        out = hubs_first(offsets, columns, cp.diff(offsets), rename, what, in_place)
         end.record()
         end.synchronize()
         self.kernel1_extra_s = cp.cuda.get_elapsed_time(start, end) / 1e3

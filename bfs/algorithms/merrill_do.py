@@ -34,8 +34,9 @@ if the next bottom-up level finds them, and a pass over the visited bitmask at t
 what no level reached. Bottom-up levels read 32-bit row offsets below 2^32 edges. Scale 26,
 64 roots: 303 -> 335 GTEPS (writes="reset" is the earlier scheme, kept to measure against).
 
-Rows hubs first (rows="degree"; the default "auto" takes it where the copy of the columns fits
-in device memory, else "graph"; Kernel-1 work timed into kernel1_extra_s): every row lists its
+Rows hubs first (rows="degree"; the default "auto" takes it where the re-sort fits in device
+memory, else "graph"; Kernel-1 work timed into kernel1_extra_s; in place, a bucket of rows at a
+time, where the searcher was built for the CSR, a copy where bench shares one): every row lists its
 neighbours by falling degree, vertex ids unchanged, so a bottom-up vertex's first neighbour is
 its biggest hub, the one most likely in the frontier at the big levels. Scale 26: 335 -> 361
 GTEPS, 0.47 s more Kernel 1.
@@ -146,11 +147,12 @@ class MerrillDoSearcher(MerrillSearcher):
     level_edges_examined / edges_examined are computed on request, after the search."""
     resolved_options = ("alpha", "beta")   # run.json records them as the search ran
     nvtx_name = "merrill-do"
+    sorts_rows_in_place = True    # own_csr=True: rows=degree re-sorts the given CSR itself
 
     def __init__(self, offsets, columns, alpha: float = ALPHA, beta: float = BETA,
                  bu: str = BOTTOM_UP, writes: str = "dense", offset_bits: int = 0,
                  rows: str = "auto", ahead: int = AHEAD, head: int = 1, tail: int = 1,
-                 **options):
+                 own_csr: bool = False, **options):
         if bu not in BOTTOM_UP_VARIANTS:
             raise BfsError(f"merrill-do bu must be one of {sorted(BOTTOM_UP_VARIANTS)}, "
                            f"got {bu!r}")
@@ -174,12 +176,14 @@ class MerrillDoSearcher(MerrillSearcher):
                            "bottom-up levels write parent and level directly")
         super().__init__(offsets, columns, **options)
         cp = self.cp
-        if rows == "auto":      # hubs first where the copy of the columns fits beside the rest
-            rows = "degree" if self.hubs_first_bytes() + 16 * self.n_words + 16 * (self.n + 1) \
-                <= device.free_memory()[0] else "graph"
+        if rows == "auto":      # hubs first where the re-sort fits beside the rest
+            rows = "degree" if self.hubs_first_bytes(own_csr) + 16 * self.n_words \
+                + 16 * (self.n + 1) <= device.free_memory()[0] else "graph"
         self.rows = rows
-        if rows == "degree":    # each row's neighbours by falling degree: a copy of the columns
-            self.columns = self._hubs_first(self.offsets, self.columns, rename=False)[1]
+        if rows == "degree":    # each row's neighbours by falling degree: in place where the
+            # searcher owns the CSR (built for it), else a copy (bench shares one CSR)
+            self.columns = self._hubs_first(self.offsets, self.columns, rename=False,
+                                            in_place=own_csr)[1]
         device.check_fits(12 * self.n_words, "merrill-do frontier bitmaps")
         self.alpha, self.beta = float(alpha), float(beta)
         self.fronts = (cp.empty(self.n_words, dtype=cp.uint32),
