@@ -8,6 +8,8 @@
 #                beside 2d-do (merrill-do itself) and 2d (merrill itself, 2d's and 1d's
 #                one-GPU figure) in one bench process
 #   big S        2d-do on 1x2 at a scale past 2^31 block entries (27): runs and validates
+#   energy S     merrill-do on one GPU and 2d-do on 1x2, bfs run with the energy window, twice
+#                each: GTEPS, watts and MTEPS/W from run.json
 # WITH_1D=1 adds 1d on 2x1 to push.
 # Logs and JSON go to $OUT (default bench/results/two).
 set -euo pipefail
@@ -65,5 +67,26 @@ case "$stage" in
       || { tail -30 "$OUT/s$1-big.log"; exit 1; }
     echo "s$1 1x2:"; cat "$OUT/s$1-big.txt"
     ;;
-  *) echo "usage: $0 check | push SCALE... | proxy SCALE... | big SCALE" >&2; exit 2 ;;
+  energy)
+    for rep in 1 2; do
+      python3 -m bfs run --generate "kronecker:scale=$1" --algorithm merrill-do --backend gpu \
+        --roots "$ROOTS" --out "/tmp/energy-m$rep" --force > "$OUT/s$1-energy-m$rep.log" 2>&1
+      mpiexec -n 2 python3 -m bfs run --generate "kronecker:scale=$1" --algorithm 2d-do \
+        --backend gpu --grid 1x2 --roots "$ROOTS" --out "/tmp/energy-g$rep" --force \
+        > "$OUT/s$1-energy-g$rep.log" 2>&1
+      for run in "/tmp/energy-m$rep" "/tmp/energy-g$rep"; do
+        python3 - "$run" <<'PY'
+import json, sys
+info = json.load(open(sys.argv[1] + "/run.json"))
+e, m = info.get("energy"), info["measurements"]
+print(f"{info['algorithm']} on {info['num_mpi_processes']} GPU(s): "
+      f"{m['hmean_teps'] / 1e9:.1f} GTEPS, valid {info['valid']}, "
+      + (f"{e['watts']:.0f} W ({', '.join(f'{w:.0f}' for w in e['watts_per_device'])}), "
+         f"{e['teps_per_watt'] / 1e6:.1f} MTEPS/W over {e['seconds']:.1f} s, "
+         f"{e['searches']} searches" if e else f"energy: {info.get('energy_unavailable')}"))
+PY
+      done
+    done
+    ;;
+  *) echo "usage: $0 check | push SCALE... | proxy SCALE... | big SCALE | energy SCALE" >&2; exit 2 ;;
 esac

@@ -175,8 +175,9 @@ class MerrillSearcher(kernel1_gpu.DeviceCsrSearcher):
         self.out_id, self.rank_h, self.kernel1_extra_s = np.uint64(0), None, 0.0   # null: as given
         self.visited_init = np.uint64(0)     # null: every search starts from a clear bitmask
         self.clear_outputs = 1               # reset writes parent = level = -1 (see merrill.cu)
+        # re-sorted before the search state is allocated: the two never peak together
+        offsets, columns = self._reorder(offsets, columns, order)
         if order == "degree":
-            offsets, columns = self._degree_order(offsets, columns)
             expand = "tiles-l1"
         self.offsets, self.columns = offsets, columns
         self.n_words = (n + 31) // 32
@@ -203,6 +204,10 @@ class MerrillSearcher(kernel1_gpu.DeviceCsrSearcher):
         self.launches = {"small": 0, "expand": 0}
         self.profile_levels: list | None = None
         cp.cuda.get_current_stream().synchronize()
+
+    def _reorder(self, offsets, columns, order: str):
+        """The CSR the searches run over: order="degree" renames it (_degree_order)."""
+        return self._degree_order(offsets, columns) if order == "degree" else (offsets, columns)
 
     def _degree_order(self, offsets, columns):
         """order="degree": the renamed CSR (row r = old row perm[r], columns renamed, each row

@@ -90,7 +90,7 @@ from . import kernel1_gpu
 from ..device import load_module
 from .. import device, nvtx
 from ..errors import BfsError
-from .merrill import BLOCK, MerrillSearcher
+from .merrill import BLOCK, MerrillSearcher, search_state_bytes
 
 ALPHA = 40.0            # the paper's 14 and 24 remain an option (alpha=14,beta=24)
 BETA = float("inf")
@@ -174,16 +174,9 @@ class MerrillDoSearcher(MerrillSearcher):
         if options.get("order", "graph") != "graph":
             raise BfsError("merrill-do runs on the graph's own ids only (order=graph): its "
                            "bottom-up levels write parent and level directly")
+        self.rows, self.own_csr = rows, own_csr     # _reorder's, called by the constructor
         super().__init__(offsets, columns, **options)
         cp = self.cp
-        if rows == "auto":      # hubs first where the re-sort fits beside the rest
-            rows = "degree" if self.hubs_first_bytes(own_csr) + 16 * self.n_words \
-                + 16 * (self.n + 1) <= device.free_memory()[0] else "graph"
-        self.rows = rows
-        if rows == "degree":    # each row's neighbours by falling degree: in place where the
-            # searcher owns the CSR (built for it), else a copy (bench shares one CSR)
-            self.columns = self._hubs_first(self.offsets, self.columns, rename=False,
-                                            in_place=own_csr)[1]
         device.check_fits(12 * self.n_words, "merrill-do frontier bitmaps")
         self.alpha, self.beta = float(alpha), float(beta)
         self.fronts = (cp.empty(self.n_words, dtype=cp.uint32),
@@ -249,6 +242,19 @@ class MerrillDoSearcher(MerrillSearcher):
             self.list_len = cp.zeros(2 * warps, dtype=cp.uint32)
         self.directions: list[str] = []
         self._examined: list[int] | None = None
+
+    def _reorder(self, offsets, columns, order: str):
+        """rows=degree (auto: where the re-sort fits beside the search state to come): each
+        row's neighbours by falling degree, in place where the searcher owns the CSR (built for
+        it), else in a copy (bench shares one CSR)."""
+        if self.rows == "auto":
+            n_words = (self.n + 31) // 32
+            need = self.hubs_first_bytes(self.own_csr) + search_state_bytes(self.n, self.nnz) \
+                + 16 * n_words + 16 * (self.n + 1)
+            self.rows = "degree" if need <= device.free_memory()[0] else "graph"
+        if self.rows == "degree":
+            columns = self._hubs_first(offsets, columns, rename=False, in_place=self.own_csr)[1]
+        return offsets, columns
 
     def _start(self, root):
         self.last_q = 0
