@@ -79,7 +79,7 @@ case "$stage" in
 import json, sys
 info = json.load(open(sys.argv[1] + "/run.json"))
 e, m = info.get("energy"), info["measurements"]
-print(f"{info['algorithm']} on {info['num_mpi_processes']} GPU(s): "
+print(f"{info['parameters']['algorithm']} on {info['parameters']['mpi_size']} GPU(s): "
       f"{m['hmean_teps'] / 1e9:.1f} GTEPS, valid {info['valid']}, "
       + (f"{e['watts']:.0f} W ({', '.join(f'{w:.0f}' for w in e['watts_per_device'])}), "
          f"{e['teps_per_watt'] / 1e6:.1f} MTEPS/W over {e['seconds']:.1f} s, "
