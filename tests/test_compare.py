@@ -102,6 +102,20 @@ def test_a_null_difference_is_not(tmp_path):
     assert row["verdict"] == "no significant difference"
 
 
+def test_a_few_far_roots_alone_are_no_difference():
+    """Three roots far faster and thirteen unchanged pull the bootstrap interval past 1, but
+    the signed-rank test finds nothing: no difference is claimed (two runs of one command on
+    a GPU looked like this). The same interval with a consistent shift is a difference."""
+    far = [1.5, 1.4, 1.3, 1.02, 0.99, 0.98, 1.01, 0.99, 0.98, 1.01, 0.99, 0.995, 1.005, 0.99,
+           1.0, 1.6]
+    st = compare.speedup_stats(far)
+    assert st["low"] > 1 and st["p"] > 0.05
+    assert st["verdict"] == "no significant difference"
+    assert compare.verdict(st["low"], st["high"], 0.01) == "B faster"
+    assert compare.verdict(0.8, 0.95, 0.01) == "B slower"
+    assert compare.verdict(0.8, 0.95, float("nan")) == "no significant difference"
+
+
 def test_the_interval_is_reproducible_and_follows_the_seed(pair_10):
     one, _ = compare.compare(*pair_10)
     two, _ = compare.compare(*pair_10)
