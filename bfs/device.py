@@ -9,6 +9,10 @@ Memory model (what `check_fits` is told; all in bytes, m = input edges, n = vert
     Kernel 1 (sort-based CSR)            40 m + 16 n   (at most 2m uint64 keys, the radix
                                                       sort's equal-sized buffer, 2m uint32
                                                       columns; degrees and int64 offsets)
+    streamed Kernel 1 (no list kept)      8 m + 8 n + max(8 n + 8 chunk, 16 * 2^28)
+                                                      (the columns and offsets; the fill's
+                                                      cursors and one chunk, or one in-place
+                                                      sort bucket: kernel1_gpu.streamed_kernel1_bytes)
     CSR kept for the searches             8 m + 8 n
     merrill search state                 8 n + 4 n + n/8 + 8 n + 8 n   (parent int64, level
                                                       int32, visited bits, two uint32 queues,
