@@ -638,8 +638,10 @@ def test_run_with_the_edge_list_streamed(tmp_path):
     assert [tuple(r[k] for k in key) for r in searches(runs["stream"])] == \
         [tuple(r[k] for k in key) for r in searches(runs["device"])]
     for mode, said in (("device", "device"), ("stream", "streamed")):
-        m = json.loads((runs[mode] / "run.json").read_text())["measurements"]
+        info = json.loads((runs[mode] / "run.json").read_text())
+        m = info["measurements"]
         assert m["edge_list"] == said and m["n_validated"] == 4
+        assert info["parameters"]["rows"] == "degree"     # rows=auto as it resolved
         (peak,) = m["device_memory_peak_bytes"]
         assert peak["rank"] == 0 and 0 < peak["pool"] <= peak["device_used"]
         assert 0 < m["device_bytes_per_directed_edge"] < 1000

@@ -146,10 +146,12 @@ def test_toy_algorithm_runs_with_its_option(toy, kron8, tmp_path):
     """A registered algorithm's option reaches its module typed and run.json records it."""
     assert main(["run", str(kron8), "--algorithm", "toy", "--hops", "5", "--roots", "2",
                  "--out", str(tmp_path / "r")]) == 0
-    assert json.loads((tmp_path / "r" / "run.json").read_text())["parameters"]["hops"] == 5
+    params = json.loads((tmp_path / "r" / "run.json").read_text())["parameters"]
+    assert params["hops"] == 5 and params["walk"] == "long"     # a string option, resolved
     assert main(["run", str(kron8), "--algorithm", "toy@hops=3", "--roots", "1",
                  "--out", str(tmp_path / "s")]) == 0
-    assert json.loads((tmp_path / "s" / "run.json").read_text())["parameters"]["hops"] == 3
+    params = json.loads((tmp_path / "s" / "run.json").read_text())["parameters"]
+    assert params["hops"] == 3 and params["walk"] == "short"
     assert main(["run", str(kron8), "--algorithm", "toy", "--roots", "1",
                  "--out", str(tmp_path / "t")]) == 0
     assert json.loads((tmp_path / "t" / "run.json").read_text())["parameters"]["hops"] == 2

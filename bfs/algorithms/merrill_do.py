@@ -145,7 +145,9 @@ class MerrillDoSearcher(MerrillSearcher):
 
     Per search: directions[lv] is the direction that expanded level lv's frontier;
     level_edges_examined / edges_examined are computed on request, after the search."""
-    resolved_options = ("alpha", "beta")   # run.json records them as the search ran
+    # run.json records them as the search ran (rows: auto resolved to degree or graph, which
+    # bench's shared CSR can turn to graph where a copy does not fit)
+    resolved_options = ("alpha", "beta", "rows")
     nvtx_name = "merrill-do"
     sorts_rows_in_place = True    # own_csr=True: rows=degree re-sorts the given CSR itself
 

@@ -32,7 +32,8 @@ Who provides what (today):
                                            to a list makes the next search fill it
   * resolved_options                       names of attributes holding options as the search
                                            resolved them (2d-do, merrill-do: alpha, beta, whose
-                                           defaults differ by backend): run.json records them
+                                           defaults differ by backend; merrill-do's rows, a
+                                           string): run.json records them
   * close()                                searchers holding NCCL communicators release them
 """
 from __future__ import annotations

@@ -148,9 +148,12 @@ def search_run(session, spec, backend: str, options: dict, opts: RunOptions, out
             del searcher
     if spec.distributed:   # the exchange the search really uses (run.json, the report)
         options["comm"] = searcher.comm_kind or default_comm(backend)
-    for key in searcher.resolved_options:   # e.g. 2d-do's switch: defaults differ by backend
-        value = float(getattr(searcher, key))   # (strict JSON: an infinite beta is "inf")
-        options[key] = "inf" if value == float("inf") else value
+    for key in searcher.resolved_options:   # e.g. 2d-do's switch: defaults differ by backend;
+        value = getattr(searcher, key)      # merrill-do's rows=auto as it resolved
+        if not isinstance(value, str):      # (strict JSON: an infinite beta is "inf")
+            value = float(value)
+            value = "inf" if value == float("inf") else value
+        options[key] = value
     if session.is_root:
         log(f"kernel 1 ({label}, {backend}): {construction_time:.3f} s")
 
