@@ -324,11 +324,11 @@ def largest_streamed_scale(free: int, edgefactor: int, chunk: int) -> int:
 
 
 def csr_from_streamed(edges, n: int, sort_limit: int | None = None, fill: str = "scatter"):
-    # fill="keys" and sort_limit: measured against (bench/kernel1_fill.py)
     """GPU Kernel 1 over a streamed edge list (bfs.graphs.device_edges.DeviceEdges, never
     whole on the device): one pass over its chunks counts degrees, a second fills the columns,
     then the rows are sorted in place. Same output as build_csr_gpu; the peak is
-    streamed_kernel1_bytes."""
+    streamed_kernel1_bytes. fill="keys" and other sort_limits are there to measure against
+    (bench/kernel1_fill.py)."""
     n, m = int(n), edges.n_edges
     _check_vertices(n)
     if sort_limit is None:

@@ -225,9 +225,9 @@ class MerrillSearcher(kernel1_gpu.DeviceCsrSearcher):
         work). Returns (offsets, columns, perm, rank)."""
         cp = self.cp
         what = "merrill order=degree" if rename else "merrill-do rows=degree"
+        where = "in place" if in_place else "in a copy"
         device.check_fits(self.hubs_first_bytes(in_place),
-                          f"{what}: the CSR's rows re-sorted {'in place' if in_place else 'in a copy'} "
-                          f"({self.nnz} columns)")
+                          f"{what}: the CSR's rows re-sorted {where} ({self.nnz} columns)")
         start, end = cp.cuda.Event(), cp.cuda.Event()
         start.record()
         out = hubs_first(offsets, columns, cp.diff(offsets), rename, what, in_place)
