@@ -14,9 +14,10 @@ Memory model (what `check_fits` is told; all in bytes, m = input edges, n = vert
                                                       cursors and one chunk, or one in-place
                                                       sort bucket: kernel1_gpu.streamed_kernel1_bytes)
     CSR kept for the searches             8 m + 8 n
-    merrill search state                 8 n + 4 n + n/8 + 8 n + 8 n   (parent int64, level
-                                                      int32, visited bits, two uint32 queues,
-                                                      queue degrees and their scan, int64 each)
+    merrill search state                 8 n + 4 n + n/8 + 8 n + 16 n + 8 n   (parent int64,
+                                                      level int32, visited bits, two uint32
+                                                      queues, their two int64 degree arrays and
+                                                      the int64 scan: merrill.py's allocations)
                                           + 8 nnz/1024  (merrill's tile starts) and, for
                                                       merrill-do, n/4 (two frontier bitmaps)
     gpu-quadratic search state           8 n + 4 n + 3 n   (parent, level; frontier, next and
@@ -40,7 +41,8 @@ KERNEL1_BYTES_PER_EDGE = 40
 KERNEL1_BYTES_PER_VERTEX = 16
 CSR_BYTES_PER_EDGE = 8
 CSR_BYTES_PER_VERTEX = 8
-SEARCH_BYTES_PER_VERTEX = 29  # 8 + 4 + 1/8 + 8 + 8 rounded up
+SEARCH_BYTES_PER_VERTEX = 45  # 8 + 4 + 1/8 + 8 + 16 + 8 rounded up (was 29: the second
+                              # degree array went uncounted, 4 GiB at scale 28)
 
 BLOCK = 256
 
