@@ -652,11 +652,12 @@ def test_run_with_the_edge_list_streamed(tmp_path):
 
 
 def test_out_of_memory_message(monkeypatch):
+    src, dst = generate_edges(10, 16)
+    held = device_edges.to_device_edges(src, dst)    # the list on the device, before the fake
     # 4 KiB free: below the scale-10 edge list (131072 bytes), so check_fits must refuse it
     monkeypatch.setattr(cp.cuda.runtime, "memGetInfo", lambda: (4096, 80 << 30))
     monkeypatch.setattr(cp, "get_default_memory_pool",
                         lambda: type("P", (), {"free_bytes": lambda self: 0})())
-    src, dst = generate_edges(10, 16)
     with pytest.raises(BfsError) as e:
         device_edges.to_device_edges(src, dst)
     msg = str(e.value)
@@ -664,6 +665,13 @@ def test_out_of_memory_message(monkeypatch):
     with pytest.raises(BfsError, match="largest Kronecker scale that fits is"):
         device.check_fits(device.kronecker_bytes(26), "bench at scale 26",
                        lambda free: device.largest_kronecker_scale(free))
+    # Kernel 1 over the held list names the largest scale both ways: held, and streamed
+    with pytest.raises(BfsError) as e:
+        kernel1_gpu.build_csr_gpu(*held, 2 ** 10)
+    import re
+    said = re.search(r"largest Kronecker scale that fits is (\d+) with the edge list on the "
+                     r"device, (\d+) with it streamed \(--edge-list stream", str(e.value))
+    assert said and int(said.group(2)) >= int(said.group(1)), str(e.value)
 
 
 def test_largest_scale_model():

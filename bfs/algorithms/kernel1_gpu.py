@@ -73,10 +73,15 @@ def build_csr_gpu(src_dev, dst_dev, n: int, sort_limit: int = SORT_LIMIT, fill: 
         raise BfsError(f"edge arrays differ in length: {m} sources, {dst_dev.size} targets")
     src_dev = cp.ascontiguousarray(src_dev, dtype=cp.uint32)
     dst_dev = cp.ascontiguousarray(dst_dev, dtype=cp.uint32)
+    def largest(free):      # the list on the device, and the build that streams it instead
+        free += EDGE_LIST_BYTES_PER_EDGE * m
+        streamed = largest_streamed_scale(free, max(1, m // n), 1 << 26)  # a generator's chunk
+        return (f"{largest_kronecker_scale(free, stage='kernel1')} with the edge list on the "
+                f"device, {streamed} with it streamed (--edge-list stream; auto streams where "
+                f"the list does not fit)")
+
     check_fits(KERNEL1_BYTES_PER_EDGE * m + KERNEL1_BYTES_PER_VERTEX * (n + 1),
-               f"GPU Kernel 1 ({m} edges, {n} vertices)",
-               lambda free: largest_kronecker_scale(free + EDGE_LIST_BYTES_PER_EDGE * m,
-                                                    stage="kernel1"))
+               f"GPU Kernel 1 ({m} edges, {n} vertices)", largest)
     return _csr_from_chunks(lambda: [(src_dev, dst_dev)], n, sort_limit, "GPU Kernel 1", fill=fill)
 
 
