@@ -62,13 +62,20 @@ def _scatter(src, dst, columns, cursor):
             cursor[v] += 1
 
 
-def chunk_degrees(chunks, n_vertices: int) -> np.ndarray:
-    """nonloop_degrees over the chunks() of an edge list."""
-    degree = np.zeros(n_vertices, np.int64)
+def _chunk_degrees(chunks, n_vertices: int):
+    """(nonloop_degrees over the chunks() of an edge list, the chunks' id dtype or None where
+    there were none)."""
+    degree, dtype = np.zeros(n_vertices, np.int64), None
     for src, dst in chunks():
         _add_degrees(src, dst, degree)
+        dtype = src.dtype
         del src, dst   # before the next chunk is made: one chunk alive at a time, not two
-    return degree
+    return degree, dtype
+
+
+def chunk_degrees(chunks, n_vertices: int) -> np.ndarray:
+    """nonloop_degrees over the chunks() of an edge list."""
+    return _chunk_degrees(chunks, n_vertices)[0]
 
 
 def build_csr_chunks(chunks, n_vertices: int, dtype=None, empty=np.empty) -> CSR:
@@ -76,11 +83,8 @@ def build_csr_chunks(chunks, n_vertices: int, dtype=None, empty=np.empty) -> CSR
     the same order at each call: a pass counting degrees, a pass scattering. dtype: the
     columns' (default: the chunks' id dtype); empty(shape, dtype) makes the two arrays (pinned
     host memory for gpu-out-of-core's copies)."""
-    degree = np.zeros(n_vertices, np.int64)
-    for src, dst in chunks():
-        _add_degrees(src, dst, degree)
-        dtype = src.dtype if dtype is None else dtype
-        del src, dst   # (chunk_degrees)
+    degree, chunk_dtype = _chunk_degrees(chunks, n_vertices)
+    dtype = chunk_dtype if dtype is None else dtype
     offsets = empty(n_vertices + 1, np.int64)
     offsets[0] = 0
     np.cumsum(degree, out=offsets[1:])
