@@ -66,6 +66,7 @@ class LocalSession:
     gpu = False
     ranks = None   # per-rank facts for run.json's environment (MpiSession's)
     EDGE_LISTS = ("auto", "stream")   # --edge-list choices; auto: held whole
+    HELD_IN = "host"                  # run.json's edge_list where the list is held whole
 
     def __init__(self, meta: GraphMeta, src, dst, graph_record: dict, edges=None):
         self.meta, self.src, self.dst = meta, src, dst
@@ -75,7 +76,7 @@ class LocalSession:
         self.degree = self.degrees()
         self.clock = Clock(self.gpu, self.barrier, self.max)
         # what the session measured (the edge list's arrival, ...), into run.json's measurements
-        self.extra: dict = {"edge_list": "streamed" if self.edges.streamed else "host"}
+        self.extra: dict = {"edge_list": "streamed" if self.edges.streamed else self.HELD_IN}
 
     @staticmethod
     def _resident(src, dst):
@@ -220,13 +221,13 @@ class GpuSession(LocalSession):
     build takes only a whole list refuse it."""
     gpu = True
     EDGE_LISTS = ("auto", "device", "stream")
+    HELD_IN = "device"
 
     def __init__(self, meta, src, dst, graph_record, edges=None):
         super().__init__(meta, src, dst, graph_record, edges)
         # the bandwidth floor of a search: 4 bytes a directed edge at the copy bandwidth
         self.extra["copy_bandwidth_Bps"] = bw = device_copy_bandwidth()
         self.extra["floor_time_s"] = 4.0 * int(self.degree.sum()) / bw
-        self.extra["edge_list"] = "streamed" if self.edges.streamed else "device"
         log(f"device-to-device copy {bw / 1e12:.3f} TB/s (read + write)")
         self.host_edges = None   # bench --validate cpu: copied on first use
 
