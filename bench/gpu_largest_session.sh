@@ -7,6 +7,9 @@
 #   big S...     merrill-do per scale with --edge-list auto (streamed where the list does not
 #                fit), every search validated; the memory peak per directed edge from run.json
 #   fill S       Kernel 1's fill variants in one process (bench/kernel1_fill.py)
+#   compare S    issue 36's targets: merrill-do twice and merrill-do@tail=0 once by `bfs run`
+#                (energy window on), the same once with --energy-window 0 (the wall seconds the
+#                window adds), `bfs compare` of the pairs, and bench/ab_roots.py on the variants
 # ROOTS roots (default 16); logs under $OUT (default bench/results/largest). Run directories
 # under /tmp are overwritten (--force): a warm machine keeps the last call's.
 set -euo pipefail
@@ -65,5 +68,38 @@ case "$stage" in
   fill)
     PYTHONPATH=. python3 bench/kernel1_fill.py "$1" "${ROUNDS:-3}" 2>&1 | tee "$OUT/fill-s$1.log" | grep scale
     ;;
-  *) echo "usage: $0 tests | stream S... | big S... | fill S" >&2; exit 2 ;;
+  compare)
+    s=$1
+    wall() {   # NAME ARGS...: bfs run, its wall seconds
+      local t0 t1 name=$1; shift
+      t0=$(date +%s.%N)
+      python3 -m bfs run --generate "kronecker:scale=$s" --backend gpu --roots "$ROOTS" \
+        --out "/tmp/cmp-$name" --force "$@" > "$OUT/cmp-$name.log" 2>&1 \
+        || { echo "$name failed:"; tail -5 "$OUT/cmp-$name.log"; return 1; }
+      t1=$(date +%s.%N)
+      python3 - "/tmp/cmp-$name" "$name" "$t0" "$t1" <<'PY'
+import json, sys
+info = json.load(open(sys.argv[1] + "/run.json"))
+e, m = info.get("energy"), info["measurements"]
+wall = float(sys.argv[4]) - float(sys.argv[3])
+print(f"{sys.argv[2]}: wall {wall:.1f} s, {m['hmean_teps'] / 1e9:.2f} GTEPS, valid {info['valid']}"
+      + (f", {e['watts']:.0f} W, {e['teps_per_watt'] / 1e6:.1f} MTEPS/W over {e['seconds']:.2f} s"
+         if e else ", no energy window"))
+PY
+    }
+    wall a1 --algorithm merrill-do
+    wall a2 --algorithm merrill-do
+    wall nowin --algorithm merrill-do --energy-window 0
+    wall b --algorithm merrill-do@tail=0
+    for pair in "a1 a2" "a1 b"; do
+      set -- $pair
+      python3 -m bfs compare "/tmp/cmp-$1" "/tmp/cmp-$2" --out "/tmp/cmp-$1-$2" --force \
+        > "$OUT/compare-$1-$2.log" 2>&1 || { tail -5 "$OUT/compare-$1-$2.log"; exit 1; }
+      echo "compare $1 $2:"; cat "/tmp/cmp-$1-$2/summary.md"
+    done
+    PYTHONPATH=. python3 bench/ab_roots.py "$s" "$ROOTS" merrill-do merrill-do@tail=0 \
+      > "$OUT/ab-roots.log" 2>&1 || { tail -5 "$OUT/ab-roots.log"; exit 1; }
+    tail -6 "$OUT/ab-roots.log"
+    ;;
+  *) echo "usage: $0 tests | stream S... | big S... | fill S | compare S" >&2; exit 2 ;;
 esac

@@ -10,6 +10,9 @@
 #   big S        2d-do on 1x2 at a scale past 2^31 block entries (27): runs and validates
 #   energy S     merrill-do on one GPU and 2d-do on 1x2, bfs run with the energy window, twice
 #                each: GTEPS, watts and MTEPS/W from run.json
+#   grids S...   (two or more GPUs) per scale: merrill-do on one GPU, then 2d-do (ALGORITHMS) on
+#                each grid of GRIDS (default "1x2 1x4 2x2": one rank per GPU) through bfs bench,
+#                ROOTS roots, and the first search's level steps on the last grid
 # WITH_1D=1 adds 1d on 2x1 to push.
 # Logs and JSON go to $OUT (default bench/results/two).
 set -euo pipefail
@@ -61,6 +64,25 @@ case "$stage" in
       echo "s$s proxy:"; cat "$OUT/s$s-proxy.txt"
     done
     ;;
+  grids)
+    for s in "$@"; do
+      python3 -m bfs run --generate "kronecker:scale=$s" --algorithm merrill-do --backend gpu \
+        --roots "$ROOTS" --validate every --out "/tmp/grids-m$s" > "$OUT/s$s-merrill-do.log" 2>&1
+      echo "s$s merrill-do 1 GPU: $(hmean "$OUT/s$s-merrill-do.log")"
+      for grid in ${GRIDS:-1x2 1x4 2x2}; do
+        n=$(( ${grid%x*} * ${grid#*x} ))
+        mpiexec -n "$n" python3 -m bfs bench --backend gpu --grid "$grid" --scales "$s" \
+          --algorithms "${ALGORITHMS:-2d-do}" --roots "$ROOTS" --out "$OUT/s$s-$grid.json" \
+          > "$OUT/s$s-$grid.txt" 2> "$OUT/s$s-$grid.log" \
+          || { echo "s$s $grid failed:"; tail -8 "$OUT/s$s-$grid.log"; continue; }
+        echo "s$s $grid:"; cat "$OUT/s$s-$grid.txt"
+      done
+      mpiexec -n "$n" python3 -m bfs run --generate "kronecker:scale=$s" --algorithm 2d-do \
+        --backend gpu --grid "$grid" --roots 4 --validate every --out "/tmp/grids-l$s" \
+        > "$OUT/s$s-levels-$grid.log" 2>&1 || true
+      grep "level" "$OUT/s$s-levels-$grid.log" | head -12
+    done
+    ;;
   big)
     mpiexec -n 2 python3 -m bfs bench --backend gpu --grid 1x2 --scales "$1" --algorithms 2d-do \
       --roots "$ROOTS" --out "$OUT/s$1-big.json" > "$OUT/s$1-big.txt" 2> "$OUT/s$1-big.log" \
@@ -88,5 +110,6 @@ PY
       done
     done
     ;;
-  *) echo "usage: $0 check | push SCALE... | proxy SCALE... | big SCALE | energy SCALE" >&2; exit 2 ;;
+  *) echo "usage: $0 check | push SCALE... | proxy SCALE... | grids SCALE... | big SCALE | energy SCALE" >&2
+     exit 2 ;;
 esac

@@ -41,8 +41,8 @@ KERNEL1_BYTES_PER_EDGE = 40
 KERNEL1_BYTES_PER_VERTEX = 16
 CSR_BYTES_PER_EDGE = 8
 CSR_BYTES_PER_VERTEX = 8
-SEARCH_BYTES_PER_VERTEX = 45  # 8 + 4 + 1/8 + 8 + 16 + 8 rounded up (was 29: the second
-                              # degree array went uncounted, 4 GiB at scale 28)
+SEARCH_BYTES_PER_VERTEX = 37  # parent 8 + level 4 + visited 1/8 + two queues 8 + two degree
+                              # arrays 16 (the scan runs in place over one), rounded up
 
 BLOCK = 256
 

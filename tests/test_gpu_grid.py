@@ -1,6 +1,7 @@
 """Multi-GPU 2d, 2d-do and 1d: NCCL exchanges, in-place generation and routing, distributed GPU
-validation, and `bfs run` / `bfs bench --grid` on 2 ranks. Marked gpu; skipped without 2 GPUs
-and mpiexec. On a 2-GPU machine: python3 -m pytest -q -m gpu tests/test_gpu_grid.py
+validation, and `bfs run` / `bfs bench --grid` on 2 ranks (and grids of 4 where there are 4
+GPUs). Marked gpu; skipped without 2 GPUs and mpiexec. On a 2-GPU machine: python3 -m pytest -q
+-m gpu tests/test_gpu_grid.py
 """
 import json
 import os
@@ -45,6 +46,14 @@ def test_grid_checks(check, grid):
     out = mpi_check(check, *grid)
     if check == "faults":   # every planted fault was named, on each rank
         assert out.count("fault ") == 8
+
+
+@pytest.mark.skipif(_N_GPUS < 4, reason=f"needs 4 GPUs ({_N_GPUS} GPUs)")
+@pytest.mark.parametrize("grid", [(1, 4), (2, 2), (4, 1)], ids=lambda g: f"{g[0]}x{g[1]}")
+@pytest.mark.parametrize("check", ["exchange", "search", "search_do"])
+def test_grid_checks_four_gpus(check, grid):
+    """The same checks on a grid of one rank per GPU of a 4-GPU machine: nothing assumes two."""
+    mpi_check(check, *grid)
 
 
 def test_1d_checks():

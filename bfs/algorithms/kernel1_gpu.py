@@ -138,7 +138,16 @@ class DeviceCsrSearcher(Searcher):
     def nedge(self) -> int:
         """Graph500 nedge of the last search: input edges (self-loops excluded, duplicates
         counted) with both ends reached = half the summed degree of the reached vertices."""
-        return int(self.cp.sum(self.cp.diff(self.offsets_out)[self.level >= 0])) // 2
+        cp = self.cp
+        offsets, level = self.offsets_out, self.level
+        if offsets.dtype != cp.int64 or level.dtype != cp.int32:
+            return int(cp.sum(cp.diff(offsets)[level >= 0])) // 2
+        total = cp.zeros(1, cp.uint64)     # kernel1.cu's reached_degrees: no n-entry temporaries
+        n = int(level.size)
+        _kernel1_module().get_function("reached_degrees")(
+            (min(grid_for(n), 8 * device.sm_count()),), (BLOCK,),
+            (offsets, level, np.int64(n), total))
+        return int(total.get()[0]) // 2
 
 
 def entry_points(searcher):

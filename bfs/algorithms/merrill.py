@@ -177,6 +177,10 @@ class MerrillSearcher(kernel1_gpu.DeviceCsrSearcher):
         self.clear_outputs = 1               # reset writes parent = level = -1 (see merrill.cu)
         # re-sorted before the search state is allocated: the two never peak together
         offsets, columns = self._reorder(offsets, columns, order)
+        self.degree = cp.diff(offsets).get()  # host copy: the root's degree without a sync
+        # the diff, a re-sort's ranks and its bucket stay cached in CuPy's pool: handed back, so
+        # the search state takes fresh blocks and the peak is CSR + state, not CSR + cache + state
+        device.free_pool()
         if order == "degree":
             expand = "tiles-l1"
         self.offsets, self.columns = offsets, columns
@@ -185,14 +189,14 @@ class MerrillSearcher(kernel1_gpu.DeviceCsrSearcher):
         self.level = cp.empty(n, dtype=cp.int32)
         self.visited = cp.empty(self.n_words, dtype=cp.uint32)
         self.queues = (cp.empty(n, dtype=cp.uint32), cp.empty(n, dtype=cp.uint32))
+        # a top-down level scans its queue's degrees in place (nothing reads them after):
+        # no separate scan array, 8 bytes a vertex (2 GiB at scale 28)
         self.degs = (cp.empty(n, dtype=cp.int64), cp.empty(n, dtype=cp.int64))
-        self.scan = cp.empty(n, dtype=cp.int64)
         self.tile_first = cp.empty(self.nnz // TILE + 2, dtype=cp.int64)
         self.ctl = cp.zeros(8, dtype=cp.uint64)
         self.ctl_slots = (self.ctl[0:2], self.ctl[2:4])  # multi-block counters, by level parity
         import cupyx
         self.host_ctl = cupyx.empty_pinned((8,), dtype=np.uint64)
-        self.degree = cp.diff(offsets).get()  # host copy: the root's degree without a sync
         mod = _module()
         self.scanner = tiles.Scan(cp, mod, n)
         self.k_reset = mod.get_function("reset_search")
@@ -257,21 +261,22 @@ class MerrillSearcher(kernel1_gpu.DeviceCsrSearcher):
 
     def _top_down_level(self, q, edges, depth):
         cur, slot = self.cur, self.slot
-        self.scanner(self.degs[cur], self.scan, q)
+        scan = self.degs[cur]
+        self.scanner(scan, scan, q)
         counter, other = self.ctl_slots[slot], self.ctl_slots[1 - slot]
         if self.expand == "v0":
             blocks = max(1, min(self.max_blocks, -(-edges // BLOCK)))
             self.k_expand((blocks,), (BLOCK,),
-                          (self.offsets, self.columns, self.queues[cur], self.scan,
+                          (self.offsets, self.columns, self.queues[cur], scan,
                            np.int64(q), self.queues[1 - cur], self.degs[1 - cur],
                            counter, other, self.parent, self.level, self.visited,
                            np.int32(depth + 1)))
         else:
             tiles = -(-edges // TILE)
             self.k_partition((device.grid_for(tiles + 1),), (BLOCK,),
-                             (self.scan, np.int64(q), np.int64(tiles), self.tile_first))
+                             (scan, np.int64(q), np.int64(tiles), self.tile_first))
             self.k_expand((tiles,), (BLOCK,),
-                          (self.offsets, self.columns, self.queues[cur], self.scan,
+                          (self.offsets, self.columns, self.queues[cur], scan,
                            np.int64(q), self.tile_first, self.queues[1 - cur],
                            self.degs[1 - cur], counter, other, self.parent, self.level,
                            self.visited, np.int32(depth + 1), self.out_id))
