@@ -323,15 +323,16 @@ def streamed_sort_limit(m: int, n: int, chunk: int, free: int) -> int:
 
 
 def largest_streamed_scale(free: int, edgefactor: int, chunk: int) -> int:
-    """The largest Kronecker scale whose streamed Kernel 1 (with its smallest sort bucket)
-    and the CSR-resident search after it fit in `free` bytes."""
+    """The largest Kronecker scale whose streamed Kernel 1 (with its smallest sort bucket; its
+    generator's chunk of `chunk` edges, or the whole list where that is smaller) and the
+    CSR-resident search after it fit in `free` bytes."""
     scale = 0
     while scale < 40:
         n = 2 ** (scale + 1)
         m = edgefactor * n
         search = device.CSR_BYTES_PER_EDGE * m + (device.CSR_BYTES_PER_VERTEX
                                                   + device.SEARCH_BYTES_PER_VERTEX) * n
-        if max(streamed_kernel1_bytes(m, n, chunk, 1 << 20), search) > free:
+        if max(streamed_kernel1_bytes(m, n, min(chunk, m), 1 << 20), search) > free:
             break
         scale += 1
     return scale
