@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# BENCHMARKS.md's headline rows through the workflow, on one GPU, in one call: `bfs bench`
-# (merrill-do; 2d-do and 2d on a 1x1 grid) and then `snakemake` on config/one_gpu.yaml's
-# `headline` experiment at scale S (graphs generated in place), its report, and the GTEPS of
-# both side by side. snakemake importable (carried as wheels where it is not installed):
-#   OUT=dir S=25 [ROOTS=64] bash bench/gpu_headline.sh
+# BENCHMARKS.md's headline rows through the workflow, in one call: `bfs bench` (merrill-do;
+# 2d-do and 2d on a 1x1 grid; with GPUS=P > 1, 2d-do on 1xP too) and then `snakemake` on
+# config/one_gpu.yaml's `headline` experiment at scale S (graphs generated in place; grids 1x1
+# and 1xP), its report (COST of 2d-do against merrill-do), and the GTEPS of both side by side.
+# snakemake importable (carried as wheels where it is not installed):
+#   OUT=dir S=25 [ROOTS=64] [GPUS=2] bash bench/gpu_headline.sh
 set -euo pipefail
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 PYTHONUNBUFFERED=1
-OUT=${OUT:-gpu-headline-out} S=${S:-25} ROOTS=${ROOTS:-64}
+OUT=${OUT:-gpu-headline-out} S=${S:-25} ROOTS=${ROOTS:-64} GPUS=${GPUS:-1}
 WORK=${WORK:-/tmp/bfs-headline}
 mkdir -p "$OUT"
 rm -rf "$WORK" && mkdir -p "$WORK"
@@ -16,22 +17,30 @@ python3 -m bfs bench --backend gpu --scales "$S" --algorithms merrill-do --roots
   --out "$WORK/bench/single.json" 2> "$OUT/bench-single.log"
 mpiexec -n 1 python3 -m bfs bench --backend gpu --grid 1x1 --scales "$S" \
   --algorithms 2d-do,2d --roots "$ROOTS" --out "$WORK/bench/grid.json" 2> "$OUT/bench-grid.log"
+if [ "$GPUS" -gt 1 ]; then
+  mpiexec -n "$GPUS" python3 -m bfs bench --backend gpu --grid "1x$GPUS" --scales "$S" \
+    --algorithms 2d-do --roots "$ROOTS" --out "$WORK/bench/grid$GPUS.json" \
+    2> "$OUT/bench-grid$GPUS.log"
+fi
 cp "$WORK"/bench/*.json "$OUT/"
 echo "bench: $(( $(date +%s) - start )) s" | tee "$OUT/times.txt"
-python3 - "$WORK/config.yaml" "$S" "$ROOTS" <<'PY'
+python3 - "$WORK/config.yaml" "$S" "$ROOTS" "$GPUS" <<'PY'
 import sys, yaml
-path, scale, roots = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+path, scale, roots, gpus = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 c = yaml.safe_load(open("config/one_gpu.yaml"))
 graph = f"kron-s{scale}"
 c.update(results="results", roots=roots)
 c["graphs"] = {"kronecker": {graph: {"scale": scale, "edgefactor": 16, "in_place": True}}}
-c["experiments"] = {"headline": {**c["experiments"]["headline"], "graphs": [graph]}}
+c.pop("comparisons", None)       # they name runs of the experiments dropped here
+grids = ["1x1"] + ([f"1x{gpus}"] if gpus > 1 else [])
+c["experiments"] = {"headline": {**c["experiments"]["headline"], "graphs": [graph],
+                                 "grids": grids}}
 yaml.safe_dump(c, open(path, "w"))
 PY
 smk() { ${SNAKEMAKE:-python3 -m snakemake} -s "$PWD/Snakefile" -d "$WORK" \
           --configfile "$WORK/config.yaml" "$@"; }
 start=$(date +%s)
-smk -c 16 --resources gpu=1 --scheduler greedy > "$OUT/workflow.log" 2>&1
+smk -c 16 --resources gpu="$GPUS" --scheduler greedy > "$OUT/workflow.log" 2>&1
 smk --report "$WORK/results/report.html" --scheduler greedy >> "$OUT/workflow.log" 2>&1
 echo "workflow + report: $(( $(date +%s) - start )) s" | tee -a "$OUT/times.txt"
 cp "$WORK"/results/tables/*.md "$WORK"/results/figures/*.png "$WORK/results/report.html" "$OUT/"
@@ -39,16 +48,19 @@ python3 - "$WORK" "$OUT" <<'PY' | tee "$OUT/headline.md"
 import json, pathlib, sys
 work, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
 bench = {}
-for f in ("single.json", "grid.json"):
-    for rec in json.loads((out / f).read_text())["records"]:
+for f in sorted(out.glob("*.json")):      # single, grid (1x1), gridP (1xP)
+    data = json.loads(f.read_text())
+    grid = "x".join(map(str, data.get("grid") or [1, 1]))
+    for rec in data["records"]:
         for name, a in rec["algorithms"].items():
-            bench[name] = a["hmean_teps"]
+            bench[(name, grid)] = a["hmean_teps"]
 print("| run (workflow) | workflow GTEPS | bfs bench GTEPS, same call | valid |")
 print("|---|---|---|---|")
 for rj in sorted((work / "results/runs").glob("*/*/*/run.json")):
     r = json.loads(rj.read_text())
     name = r["parameters"]["algorithm"]
+    grid = "x".join(map(str, (r.get("partition") or {}).get("grid") or [1, 1]))
     print(f"| {rj.parent.relative_to(work / 'results/runs')} | "
           f"{r['measurements']['hmean_teps'] / 1e9:.2f} | "
-          f"{bench.get(name, float('nan')) / 1e9:.2f} | {r['valid']} |")
+          f"{bench.get((name, grid), float('nan')) / 1e9:.2f} | {r['valid']} |")
 PY
