@@ -96,7 +96,7 @@ extern "C" __global__ void low_words(const u64* __restrict__ keys, i64 count,
 
 // Graph500 nedge of a search over a CSR: the summed degree of the reached vertices (level >= 0),
 // one atomic a block; no temporaries (the array expression it replaces held n-entry degree, mask
-// and gathered copies: 4.5 GiB at scale 28, the run's memory peak).
+// and gathered copies, up to 4.5 GiB at scale 28, beside the CSR and the search state).
 extern "C" __global__ void reached_degrees(const i64* __restrict__ offsets,
                                            const int* __restrict__ level, i64 n, u64* sum)
 {

@@ -111,8 +111,8 @@ def hubs_first(offsets, columns, degree, rename: bool, what: str, in_place: bool
     if in_place and rename:
         raise BfsError(f"{what}: renamed rows move, so they cannot be re-sorted in place")
     n_ids, n_rows, nnz = int(degree.size), int(offsets.size) - 1, int(columns.size)
-    # each phase starts from an empty pool cache (what Kernel 1 and the rank sort leave cached
-    # is not what the next phase asks for: at scale 28 the cache grew the peak by ~5 GiB)
+    # each phase starts from an empty pool cache: what Kernel 1 and the rank sort leave cached
+    # is not sized for the next phase's requests, and a cached block is device memory in use
     device.free_pool()
     keys = degree.astype(cp.uint64)                 # (2^32-1 - degree) << 32 | id, in place
     cp.subtract(cp.uint64(0xFFFFFFFF), keys, out=keys)
