@@ -258,3 +258,26 @@ def test_generated_graph_takes_a_name_that_leaves_its_edges_alone():
         assert (a == b).all()
     with pytest.raises(BfsError, match="name='a b'"):
         parse_generate("kronecker:scale=10,name=a b")
+
+
+def test_grid_memory_model_names_the_largest_scale_a_grid_holds(monkeypatch):
+    """A GPU grid run is refused before generation where a rank's GPU cannot hold its block's
+    build, naming the largest scale this grid holds: on 80 GB GPUs (78 GiB free), 2d-do's
+    scale 27 fits 1x2 and 28 does not; 28 fits 1x4 (the model is a lower bound of the measured
+    pool peaks: 48 B an entry at scale 26, BENCHMARKS.md)."""
+    from bfs import device
+    from bfs.algorithms import kernel1_gpu
+    gib = 2 ** 30
+    s26_1x2 = kernel1_gpu.grid_block_bytes(2 ** 26, 2 ** 30, 1, 2, csc=True)
+    assert s26_1x2 < 48 * 2 ** 30                    # under the measured peak (2^30 entries)
+    assert kernel1_gpu.grid_block_bytes(2 ** 26, 2 ** 30, 1, 2, csc=False) < s26_1x2
+    assert [kernel1_gpu.largest_grid_scale(78 * gib, 16, r, c, True)
+            for r, c in ((1, 2), (1, 4), (2, 4))] == [27, 28, 29]
+    monkeypatch.setattr(device, "free_memory", lambda: (78 * gib, 80 * gib))
+    kernel1_gpu.check_grid_fits("2d-do", 2 ** 27, 2 ** 31, 1, 2)      # fits: no error
+    with pytest.raises(BfsError) as e:
+        kernel1_gpu.check_grid_fits("2d-do", 2 ** 28, 2 ** 32, 1, 2)
+    msg = str(e.value)
+    assert "2d-do on a 1x2 grid (268435456 vertices, 4294967296 edges)" in msg
+    assert "78.00 GiB free" in msg and "largest Kronecker scale that fits is 27 on this 1x2 grid" \
+        in msg, msg

@@ -338,6 +338,43 @@ def largest_streamed_scale(free: int, edgefactor: int, chunk: int) -> int:
     return scale
 
 
+def grid_block_bytes(n: int, m: int, rows: int, cols: int, csc: bool) -> int:
+    """At least the device bytes one rank of a rows x cols grid holds while it builds its
+    block (2d, 2d-do and the semiring search on the GPU) of a graph of n vertices and m input
+    edges, an average block of 2m / (rows cols) directed entries: the routed block's ids (8 B
+    an entry), their padded local ids (8), the block CSR's columns (4) and offsets (8 a
+    row-range vertex), with csc (2d-do) the block CSC's columns (4) and offsets (8 a
+    column-range vertex), and one sort bucket (16 B an entry, up to SORT_LIMIT). A lower
+    bound: the measured pool peaks are above it (BENCHMARKS.md: 48 B an entry at scale 26 on
+    1x2 and 1x4, where this gives 41 and 41; 74 GiB at scale 27 on 1x2, where it gives 65.5)."""
+    entries = 2 * m // (rows * cols)
+    per_entry = 8 + 8 + 4 + (4 if csc else 0)
+    per_vertex = 8 * (-(-n // rows) + (-(-n // cols) if csc else 0))
+    return per_entry * entries + 16 * min(entries, SORT_LIMIT) + per_vertex
+
+
+def largest_grid_scale(free: int, edgefactor: int, rows: int, cols: int, csc: bool) -> int:
+    """The largest Kronecker scale whose grid_block_bytes fits in `free` bytes a GPU."""
+    scale = 0
+    while scale < 44 and grid_block_bytes(2 ** (scale + 1), edgefactor * 2 ** (scale + 1),
+                                          rows, cols, csc) <= free:
+        scale += 1
+    return scale
+
+
+def check_grid_fits(algorithm: str, n: int, m: int, rows: int, cols: int) -> None:
+    """Before a grid's graph is generated or routed: BfsError naming the need, the GPU's free
+    memory and the largest scale this grid holds, where this rank's GPU cannot hold its block's
+    build (grid_block_bytes: 2d-do builds a CSC too). Each rank checks its own GPU."""
+    csc = algorithm == "2d-do"
+    edgefactor = max(1, m // max(n, 1))
+    check_fits(grid_block_bytes(n, m, rows, cols, csc),
+               f"{algorithm} on a {rows}x{cols} grid ({n} vertices, {m} edges): each rank's "
+               f"block and its build, at least,",
+               lambda free: f"{largest_grid_scale(free, edgefactor, rows, cols, csc)} on "
+                            f"this {rows}x{cols} grid (a wider grid holds more)")
+
+
 def csr_from_streamed(edges, n: int, sort_limit: int | None = None, fill: str = "scatter"):
     """GPU Kernel 1 over a streamed edge list (bfs.graphs.device_edges.DeviceEdges, never
     whole on the device): one pass over its chunks counts degrees, a second fills the columns,

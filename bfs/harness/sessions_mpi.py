@@ -139,6 +139,10 @@ class MpiSession:
         with mpi.collective_errors(comm):
             mpi.check_world_size(comm, rows * cols, f"a {rows}x{cols} grid")
             layout = GridLayout(n_vertices, rows, cols)
+            if backend == "gpu" and spec.partition == "2d":
+                # refused before minutes of generation and routing, not by the allocator mid-way
+                from ..algorithms.kernel1_gpu import check_grid_fits
+                check_grid_fits(spec.name, n_vertices, n_edges, rows, cols)
         # generation and routing interleave local work and collectives, so an error is not
         # agreed on: it aborts every rank (run()'s and bench's abort_on_error)
         if backend == "gpu":
