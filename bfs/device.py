@@ -113,12 +113,18 @@ def resident_edges_bytes(m: int, n: int) -> int:
     return EDGE_LIST_BYTES_PER_EDGE * m + max(k1, search)
 
 
-def largest_kronecker_scale(free_bytes: int, edgefactor: int = 16, stage: str = "bench") -> int:
-    """Largest scale s whose stage fits in free_bytes (0 if none does)."""
+def largest_scale(bytes_at, free_bytes: int, limit: int = 44) -> int:
+    """Largest Kronecker scale s (up to limit) with bytes_at(s) <= free_bytes, bytes_at growing
+    with the scale (0 if none fits): every memory model's "largest scale that fits"."""
     s = 0
-    while s < 40 and kronecker_bytes(s + 1, edgefactor, stage) <= free_bytes:
+    while s < limit and bytes_at(s + 1) <= free_bytes:
         s += 1
     return s
+
+
+def largest_kronecker_scale(free_bytes: int, edgefactor: int = 16, stage: str = "bench") -> int:
+    """Largest scale s whose stage fits in free_bytes (0 if none does)."""
+    return largest_scale(lambda s: kronecker_bytes(s, edgefactor, stage), free_bytes, 40)
 
 
 def free_memory() -> tuple[int, int]:

@@ -326,16 +326,14 @@ def largest_streamed_scale(free: int, edgefactor: int, chunk: int) -> int:
     """The largest Kronecker scale whose streamed Kernel 1 (with its smallest sort bucket; its
     generator's chunk of `chunk` edges, or the whole list where that is smaller) and the
     CSR-resident search after it fit in `free` bytes."""
-    scale = 0
-    while scale < 40:
-        n = 2 ** (scale + 1)
+    def bytes_at(scale):
+        n = 2 ** scale
         m = edgefactor * n
         search = device.CSR_BYTES_PER_EDGE * m + (device.CSR_BYTES_PER_VERTEX
                                                   + device.SEARCH_BYTES_PER_VERTEX) * n
-        if max(streamed_kernel1_bytes(m, n, min(chunk, m), 1 << 20), search) > free:
-            break
-        scale += 1
-    return scale
+        return max(streamed_kernel1_bytes(m, n, min(chunk, m), 1 << 20), search)
+
+    return device.largest_scale(bytes_at, free, 40)
 
 
 def grid_block_bytes(n: int, m: int, rows: int, cols: int, csc: bool) -> int:
@@ -355,11 +353,8 @@ def grid_block_bytes(n: int, m: int, rows: int, cols: int, csc: bool) -> int:
 
 def largest_grid_scale(free: int, edgefactor: int, rows: int, cols: int, csc: bool) -> int:
     """The largest Kronecker scale whose grid_block_bytes fits in `free` bytes a GPU."""
-    scale = 0
-    while scale < 44 and grid_block_bytes(2 ** (scale + 1), edgefactor * 2 ** (scale + 1),
-                                          rows, cols, csc) <= free:
-        scale += 1
-    return scale
+    return device.largest_scale(
+        lambda s: grid_block_bytes(2 ** s, edgefactor * 2 ** s, rows, cols, csc), free)
 
 
 def check_grid_fits(algorithm: str, n: int, m: int, rows: int, cols: int) -> None:
