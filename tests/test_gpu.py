@@ -994,6 +994,25 @@ def test_2d_gpu_mpirun_equals_seq_csr(tmp_path, grid):
 
 
 @pytest.mark.skipif(__import__("shutil").which("mpiexec") is None, reason="no mpiexec on PATH")
+def test_grid_too_big_for_the_gpus_is_refused_before_generation(tmp_path):
+    """A GPU grid whose blocks no GPU holds (scale 31 on 1x2: ~1 TiB a rank) stops at once,
+    before generating, every rank exiting non-zero, with the need, the free memory and the
+    largest scale this grid holds (ranks sharing the one GPU here)."""
+    import time
+    t = time.perf_counter()
+    proc = bfs_cli("run", "--generate", "kronecker:scale=31", "--algorithm", "2d-do",
+                   "--backend", "gpu", "--grid", "1x2", "--roots", 1, "--out", tmp_path / "r",
+                   ranks=2, check=False, timeout=120)
+    assert proc.returncode != 0
+    assert "2d-do on a 1x2 grid (2147483648 vertices" in proc.stderr, proc.stderr[-2000:]
+    said = __import__("re").search(r"largest Kronecker scale that fits is (\d+) on this 1x2 grid",
+                                   proc.stderr)
+    assert said and 20 <= int(said.group(1)) < 31, proc.stderr[-2000:]
+    assert time.perf_counter() - t < 60            # generating scale 31 would take minutes
+    assert not (tmp_path / "r" / "run.json").exists()
+
+
+@pytest.mark.skipif(__import__("shutil").which("mpiexec") is None, reason="no mpiexec on PATH")
 @pytest.mark.parametrize("name,grid", [("2d", "1x1"), ("2d", "1x2"), ("2d-do", "2x1"),
                                        ("1d", "2"), ("semiring", "2x2")])
 def test_unvalidated_grid_search_is_counted_on_the_gpus(tmp_path, name, grid):
