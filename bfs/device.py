@@ -14,10 +14,10 @@ Memory model (what `check_fits` is told; all in bytes, m = input edges, n = vert
                                                       cursors and one chunk, or one in-place
                                                       sort bucket: kernel1_gpu.streamed_kernel1_bytes)
     CSR kept for the searches             8 m + 8 n
-    merrill search state                 8 n + 4 n + n/8 + 8 n + 16 n + 8 n   (parent int64,
-                                                      level int32, visited bits, two uint32
-                                                      queues, their two int64 degree arrays and
-                                                      the int64 scan: merrill.py's allocations)
+    merrill search state                 8 n + 4 n + n/8 + 8 n + 16 n   (parent int64, level
+                                                      int32, visited bits, two uint32 queues,
+                                                      their two int64 degree arrays, which a
+                                                      top-down level scans in place: merrill.py)
                                           + 8 nnz/1024  (merrill's tile starts) and, for
                                                       merrill-do, n/4 (two frontier bitmaps)
     gpu-quadratic search state           8 n + 4 n + 3 n   (parent, level; frontier, next and
