@@ -94,16 +94,20 @@ extern "C" __global__ void low_words(const u64* __restrict__ keys, i64 count,
         columns[i] = (u32)(keys[i] & 0xFFFFFFFFULL);
 }
 
-// Graph500 nedge of a search over a CSR: the summed degree of the reached vertices (level >= 0),
-// one atomic a block; no temporaries (the array expression it replaces held n-entry degree, mask
-// and gathered copies, up to 4.5 GiB at scale 28, beside the CSR and the search state).
+// The summed degree of a search's vertices at level at_level (at_level < 0: every reached
+// vertex, level >= 0: Graph500 nedge is half of it; a top-down level's edges examined are its
+// vertices' degrees), one atomic a block, no temporaries (the array expressions it replaces held
+// n-entry degree, mask and gathered copies: ~5 GiB at scale 28, beside the CSR and the state).
 extern "C" __global__ void reached_degrees(const i64* __restrict__ offsets,
-                                           const int* __restrict__ level, i64 n, u64* sum)
+                                           const int* __restrict__ level, i64 n, int at_level,
+                                           u64* sum)
 {
     u64 s = 0;
     for (i64 v = (i64)blockIdx.x * blockDim.x + threadIdx.x; v < n;
-         v += (i64)gridDim.x * blockDim.x)
-        if (level[v] >= 0) s += (u64)(offsets[v + 1] - offsets[v]);
+         v += (i64)gridDim.x * blockDim.x) {
+        const int l = level[v];
+        if (at_level < 0 ? l >= 0 : l == at_level) s += (u64)(offsets[v + 1] - offsets[v]);
+    }
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) s += __shfl_down_sync(0xffffffffu, s, o);
     __shared__ u64 warp_sums[32];

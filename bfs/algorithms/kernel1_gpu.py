@@ -138,16 +138,23 @@ class DeviceCsrSearcher(Searcher):
     def nedge(self) -> int:
         """Graph500 nedge of the last search: input edges (self-loops excluded, duplicates
         counted) with both ends reached = half the summed degree of the reached vertices."""
-        cp = self.cp
-        offsets, level = self.offsets_out, self.level
-        if offsets.dtype != cp.int64 or level.dtype != cp.int32:
-            return int(cp.sum(cp.diff(offsets)[level >= 0])) // 2
-        total = cp.zeros(1, cp.uint64)     # kernel1.cu's reached_degrees: no n-entry temporaries
-        n = int(level.size)
-        _kernel1_module().get_function("reached_degrees")(
-            (min(grid_for(n), 8 * device.sm_count()),), (BLOCK,),
-            (offsets, level, np.int64(n), total))
-        return int(total.get()[0]) // 2
+        return degree_sum(self.offsets_out, self.level) // 2
+
+
+def degree_sum(offsets, level, at_level: int = -1) -> int:
+    """The summed degree (offsets: a device CSR's, int64) of the vertices at level at_level
+    (-1: every reached vertex) of a search's int32 level array: kernel1.cu's reached_degrees,
+    no n-entry temporaries."""
+    cp = require_gpu()
+    if offsets.dtype != cp.int64 or level.dtype != cp.int32:
+        hit = level >= 0 if at_level < 0 else level == at_level
+        return int(cp.sum(cp.diff(offsets)[hit]))
+    total = cp.zeros(1, cp.uint64)
+    n = int(level.size)
+    _kernel1_module().get_function("reached_degrees")(
+        (min(grid_for(n), 8 * device.sm_count()),), (BLOCK,),
+        (offsets, level, np.int64(n), np.int32(at_level), total))
+    return int(total.get()[0])
 
 
 def entry_points(searcher):

@@ -106,6 +106,8 @@ BOTTOM_UP = "1x4m4"     # 4 blocks an SM beat 3 (1x4): 381 -> 407 / 489 -> 507 G
 AHEAD = 8               # bottom-up levels enqueued past a host decision, run or skipped on the device
                         # (8: one chain covers a whole Kronecker search; 4 -> 8: s25 373 -> 409 GTEPS)
 LEVEL_SLOTS = 1024      # per-level counts of neighbours read (deeper levels share the last)
+TOP_DOWN_PASSES = 8     # level_edges_examined: passes over the level array, one per top-down
+                        # level, up to this many (a Kronecker search has 1-3), else a bincount
 # how the search writes parent and level (merrill_do.cu): "dense" = no reset pass, the first
 # bottom-up level writes whole words and guesses levels; "reset" = a reset pass writes -1 to
 # every entry and bottom-up levels write the vertices they find (the earlier scheme, measured)
@@ -373,18 +375,25 @@ class MerrillDoSearcher(MerrillSearcher):
     def level_edges_examined(self) -> list[int]:
         """Edges read to expand each level's frontier: bottom-up levels count the neighbours
         their kernel loaded; a top-down level reads every edge of its frontier, i.e. the
-        degree sum of the vertices at that level (one bincount over the level array, run
-        here, after the search, not inside its timing)."""
+        degree sum of the vertices at that level (run here, after the search, not inside its
+        timing: one pass over the level array per top-down level, by kernel1_gpu.degree_sum,
+        with no n-entry temporaries, which at scale 28 were the run's memory peak; a bincount
+        where there are many top-down levels, as on road graphs, whose n is small)."""
         if self._examined is None:
             cp = self.cp
-            reached = self.level >= 0
-            degree = cp.diff(self.offsets)
-            top_down = cp.bincount(self.level[reached], weights=degree[reached]).get()
+            top = [lv for lv, d in enumerate(self.directions) if d != "bottom-up"]
+            if len(top) <= TOP_DOWN_PASSES:
+                top_down = {lv: kernel1_gpu.degree_sum(self.offsets, self.level, lv)
+                            for lv in top}
+            else:
+                reached = self.level >= 0
+                sums = cp.bincount(self.level[reached],
+                                   weights=cp.diff(self.offsets)[reached]).get()
+                top_down = {lv: int(sums[lv]) if lv < sums.size else 0 for lv in top}
             read = self.level_read.get()     # levels past the last slot summed in it
             read = np.concatenate([read, np.zeros(max(0, len(self.directions) - read.size),
                                                   dtype=read.dtype)])
-            self._examined = [int(read[lv]) if d == "bottom-up"
-                              else int(top_down[lv]) if lv < top_down.size else 0
+            self._examined = [int(read[lv]) if d == "bottom-up" else int(top_down[lv])
                               for lv, d in enumerate(self.directions)]
         return self._examined
 
