@@ -587,8 +587,11 @@ EDGE_LIST_HELP = ("where the edge list is kept for Kernel 1 and the validation. 
                   "device (on the GPU); stream (never whole there: made again chunk by chunk, "
                   "generated on the GPU or read from the graph directory, for each pass of "
                   "Kernel 1 and of every validation); auto: device where it fits beside Kernel 1 "
-                  "and the search, else stream. CPU: auto (whole, in host memory) or stream (the "
-                  "same passes on the host; seq-csr)")
+                  "and the search, else stream. GPU grids (2d, 2d-do, 1d, semiring): each rank's "
+                  "routed block, device (whole) or stream (generated and routed again a chunk "
+                  "at a time for each pass of the block's build); auto: whole where it fits. "
+                  "CPU: auto (whole, in host memory) or stream (the same passes on the host; "
+                  "seq-csr)")
 
 
 def _terminated(signum, frame):

@@ -555,10 +555,13 @@ def test_kernel1_row_buckets(limit, fill):
                                                    sort_limit=limit, fill=fill))
     np.testing.assert_array_equal(off, cpu.offsets)
     np.testing.assert_array_equal(col, sorted_rows(cpu.offsets, cpu.columns)[1])
-    # a directed block (2d's block CSR: one entry per pair, loops kept)
-    b_off, b_col = (a.get() for a in kernel1_gpu.block_csr(cp.asarray(src, cp.uint32),
-                                                           cp.asarray(dst, cp.uint32), n,
-                                                           sort_limit=limit))
+    # a directed block (2d's block CSR: one entry per pair, loops kept), in three chunks of
+    # entries as a block routed a chunk at a time gives them (any fill takes chunks)
+    s_d, d_d = cp.asarray(src, cp.uint32), cp.asarray(dst, cp.uint32)
+    cuts = [0, len(src) // 3, len(src) // 2, len(src)]
+    b_off, b_col = (a.get() for a in kernel1_gpu.block_csr(
+        lambda: [(s_d[a:b], d_d[a:b]) for a, b in zip(cuts, cuts[1:])], n, fill=fill,
+        sort_limit=limit))
     ref = np.lexsort((dst, src))
     np.testing.assert_array_equal(b_off, np.concatenate([[0], np.cumsum(np.bincount(src,
                                                                             minlength=n))]))

@@ -41,7 +41,7 @@ def mpi_check(check, rows, cols):
 
 @pytest.mark.parametrize("grid", GRIDS, ids=lambda g: f"{g[0]}x{g[1]}")
 @pytest.mark.parametrize("check", ["exchange", "route", "search", "search_do", "search_semiring",
-                                   "faults"])
+                                   "faults", "streamed"])
 def test_grid_checks(check, grid):
     out = mpi_check(check, *grid)
     if check == "faults":   # every planted fault was named, on each rank
@@ -109,13 +109,21 @@ def test_run_generate_two_gpus(tmp_path, algorithm):
             "--out", ref, ranks=2, env=ENV)
     bfs_cli("run", "--generate", "kronecker:scale=12", "--algorithm", algorithm, "--backend",
             "gpu", "--roots", 4, "--out", run, ranks=2, env=ENV)
+    # the blocks routed again a chunk at a time for each pass of their build: the same graph
+    bfs_cli("run", "--generate", "kronecker:scale=12", "--algorithm", algorithm, "--backend",
+            "gpu", "--roots", 4, "--edge-list", "stream", "--out", tmp_path / "streamed",
+            ranks=2, env=ENV)
     key = ("root", "depth", "reached", "nedge")
-    assert [tuple(r[k] for k in key) for r in searches(run)] == \
-        [tuple(r[k] for k in key) for r in searches(ref)]
+    for out in (run, tmp_path / "streamed"):
+        assert [tuple(r[k] for k in key) for r in searches(out)] == \
+            [tuple(r[k] for k in key) for r in searches(ref)]
     info = json.loads((run / "run.json").read_text())
     assert info["partition"]["grid"] == ([2, 1] if algorithm == "1d" else [1, 2])
     assert "grid_gpu" in info["validation"]
     assert info["measurements"]["timing"].endswith("the maximum over the ranks")
+    assert info["measurements"]["placement"]["edge_list"] == "whole"
+    streamed = json.loads((tmp_path / "streamed" / "run.json").read_text())
+    assert streamed["valid"] and streamed["measurements"]["placement"]["edge_list"] == "streamed"
 
 
 def test_bench_grid_two_gpus(tmp_path):

@@ -261,23 +261,65 @@ def test_generated_graph_takes_a_name_that_leaves_its_edges_alone():
 
 
 def test_grid_memory_model_names_the_largest_scale_a_grid_holds(monkeypatch):
-    """A GPU grid run is refused before generation where a rank's GPU cannot hold its block's
-    build, naming the largest scale this grid holds: on 80 GB GPUs (78 GiB free), 2d-do's
-    scale 27 fits 1x2 and 28 does not; 28 fits 1x4 (the model is a lower bound of the measured
-    pool peaks: 48 B an entry at scale 26, BENCHMARKS.md)."""
+    """A GPU grid run chooses, before generation, how each rank builds its block: the routed
+    block whole where it fits, else routed again a chunk at a time; and is refused where even
+    that does not fit, naming the largest scale this grid holds either way. On 80 GB GPUs
+    (78 GiB free), 2d-do's scale 27 fits 1x2 whole and 28 streamed only; 29 not at all (the
+    whole model is a lower bound of the measured pool peaks: 48 B an entry at scale 26,
+    BENCHMARKS.md)."""
     from bfs import device
     from bfs.algorithms import kernel1_gpu
     gib = 2 ** 30
     s26_1x2 = kernel1_gpu.grid_block_bytes(2 ** 26, 2 ** 30, 1, 2, csc=True)
     assert s26_1x2 < 48 * 2 ** 30                    # under the measured peak (2^30 entries)
     assert kernel1_gpu.grid_block_bytes(2 ** 26, 2 ** 30, 1, 2, csc=False) < s26_1x2
-    assert [kernel1_gpu.largest_grid_scale(78 * gib, 16, r, c, True)
-            for r, c in ((1, 2), (1, 4), (2, 4))] == [27, 28, 29]
+    # streamed: the CSR and CSC (8 B an entry) and the search state, no routed block beside
+    s28 = kernel1_gpu.grid_block_bytes(2 ** 28, 2 ** 32, 1, 2, csc=True, streamed=True)
+    assert 35 * gib < s28 < kernel1_gpu.grid_block_bytes(2 ** 28, 2 ** 32, 1, 2, csc=True) / 2
+    assert [kernel1_gpu.largest_grid_scale(78 * gib, 16, r, c, True, streamed)
+            for r, c in ((1, 2), (1, 4), (2, 4)) for streamed in (False, True)] \
+        == [27, 28, 28, 29, 29, 30]
     monkeypatch.setattr(device, "free_memory", lambda: (78 * gib, 80 * gib))
-    kernel1_gpu.check_grid_fits("2d-do", 2 ** 27, 2 ** 31, 1, 2)      # fits: no error
+    build = kernel1_gpu.grid_build
+    assert build("2d-do", 2 ** 27, 2 ** 31, 1, 2) == "device"        # fits whole
+    assert build("2d-do", 2 ** 27, 2 ** 31, 1, 2, "stream") == "stream"
+    assert build("2d-do", 2 ** 28, 2 ** 32, 1, 2) == "stream"        # auto: only streamed
     with pytest.raises(BfsError) as e:
-        kernel1_gpu.check_grid_fits("2d-do", 2 ** 28, 2 ** 32, 1, 2)
+        build("2d-do", 2 ** 28, 2 ** 32, 1, 2, "device")
     msg = str(e.value)
-    assert "2d-do on a 1x2 grid (268435456 vertices, 4294967296 edges)" in msg
-    assert "78.00 GiB free" in msg and "largest Kronecker scale that fits is 27 on this 1x2 grid" \
-        in msg, msg
+    assert "2d-do on a 1x2 grid (268435456 vertices, 4294967296 edges, the routed block " \
+        "whole)" in msg
+    assert "78.00 GiB free" in msg and "largest Kronecker scale that fits is 27 on this 1x2 " \
+        "grid with the routed block whole, 28 routed a chunk at a time" in msg, msg
+    with pytest.raises(BfsError, match=r"a chunk at a time\)(.|\n)* fits is 27 on this 1x2"):
+        build("2d-do", 2 ** 29, 2 ** 33, 1, 2)
+    with pytest.raises(BfsError, match="--edge-list 'disk': choose one of auto, device, "
+                                       "stream"):
+        build("2d", 2 ** 20, 2 ** 24, 1, 2, "disk")
+
+
+def test_streamed_block_chunks_cover_each_share_in_as_many_steps_on_every_rank():
+    """A block routed a chunk at a time: each rank's steps cover exactly its share, in order,
+    and every rank takes as many steps (each is a collective all-to-all), empty ones where its
+    share is the shorter."""
+    from bfs.harness.generated import chunk_ranges, share
+    for m, p, chunk in ((1000, 3, 64), (7, 4, 2), (2 ** 20, 2, 2 ** 18), (5, 8, 1), (0, 2, 4)):
+        steps = [chunk_ranges(m, r, p, chunk) for r in range(p)]
+        assert len({len(s) for s in steps}) == 1
+        for r, ranges in enumerate(steps):
+            lo, hi = share(m, r, p)
+            assert ranges[0][0] == lo and ranges[-1][1] == hi
+            assert all(a <= b <= a + chunk for a, b in ranges)
+            assert all(b == a2 for (_, b), (a2, _) in zip(ranges, ranges[1:]))
+
+
+def test_cpu_grid_refuses_a_streamed_block(tmp_path, capsys):
+    """--edge-list stream routes a grid's blocks a chunk at a time on GPUs only: on CPU ranks it
+    is refused before generation, naming the option, and no run directory is left."""
+    from bfs.cli import main
+    out = tmp_path / "run"
+    assert main(["run", "--generate", "kronecker:scale=8", "--algorithm", "2d", "--backend",
+                 "cpu", "--edge-list", "stream", "--roots", "2", "--out", str(out)]) == 1
+    assert "--edge-list stream routes a grid's blocks a chunk at a time on GPUs" \
+        in capsys.readouterr().err
+    assert not out.exists()

@@ -82,8 +82,10 @@ class Block:
     partition manifest's grid and bounds)."""
     comm: object
     manifest: dict
-    src: np.ndarray
-    dst: np.ndarray
+    src: np.ndarray | None     # None: the block routed again a chunk at a time (GPU grids)
+    dst: np.ndarray | None
+    chunks: object = None      # then: chunks() yields its (src, dst) device chunks, one
+                               # collective pass a call (bfs.harness.generated.RoutedBlock)
 
 
 @dataclass

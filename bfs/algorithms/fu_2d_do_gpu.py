@@ -115,18 +115,22 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         extra = {"ahead": options["ahead"]} if "ahead" in options else {}
         return {"alpha": self.alpha, "beta": self.beta, "rows": self.rows_order, **extra}
 
-    def _build_blocks(self, row_local, col_local) -> None:
-        """The block's device CSR, then its CSC (column -> rows, each column's rows sorted).
-        The CSC's rows are put hubs first (_finish_blocks) once the local ids are gone."""
-        super()._build_blocks(row_local, col_local)
-        n_col_bits, nnz = self.cols.n_words * WORD, int(col_local.size)
+    def _build_blocks(self, entries, fill: str) -> None:
+        """The block's device CSR, then its CSC (column -> rows, each column's rows sorted),
+        from the same entries, keys and values swapped. The CSC's rows are put hubs first
+        (_finish_blocks) once the local ids are gone."""
+        super()._build_blocks(entries, fill)
+        n_col_bits, nnz = self.cols.n_words * WORD, int(self.csr_cols.size)
         self.csc_nnz = nnz
         # kept: offsets and row ids; while building: one bucket's keys and the sort's buffer
+        # (or, streamed, the fill's cursors)
         device.check_fits(8 * (n_col_bits + 1) + 4 * nnz
-                          + 16 * min(nnz, kernel1_gpu.SORT_LIMIT) + 4 * n_col_bits,
+                          + 16 * min(nnz, kernel1_gpu.SORT_LIMIT if fill == "keys"
+                                     else kernel1_gpu.RESORT_LIMIT) + 4 * n_col_bits,
                           f"2d-do block CSC ({n_col_bits} columns, {nnz} entries)")
-        self.csc_offsets, self.csc_rows = kernel1_gpu.block_csr(col_local, row_local, n_col_bits,
-                                                                what="2d-do block CSC")
+        self.csc_offsets, self.csc_rows = kernel1_gpu.block_csr(
+            lambda: ((cols, rows) for rows, cols in entries()), n_col_bits,
+            what="2d-do block CSC", fill=fill)
 
     def _finish_blocks(self) -> None:
         """After the entries' local ids are freed (their 8 bytes an entry would crowd the

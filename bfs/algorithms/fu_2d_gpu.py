@@ -129,9 +129,11 @@ class Fu2DGpu(Fu2D):
 
     def __init__(self, block, ctx: RunContext):
         """The block's CSR in padded local ids, built on the GPU. block.src / dst: global ids,
-        host or device arrays (the in-place generator hands device ones). Only the CSR is
-        kept: parents are recorded by the expand, so Fu's CSC (for the predecessor pass) is
-        not needed on the GPU."""
+        host or device arrays (the in-place generator hands device ones); or None, and
+        block.chunks() routes the block again a chunk at a time for each pass of the build
+        (the largest scales: the block is never whole beside its CSR). Only the CSR is kept:
+        parents are recorded by the expand, so Fu's CSC (for the predecessor pass) is not
+        needed on the GPU."""
         device.require_gpu()
         self._layout(block, ctx)
         n_row_bits, n_col_bits = self.rows.n_words * WORD, self.cols.n_words * WORD
@@ -139,18 +141,32 @@ class Fu2DGpu(Fu2D):
             raise BfsError("2d --backend gpu takes at most 2^32 vertices per row / column range")
         if int(self.bounds[-1]) > 2**32:
             raise BfsError("2d --backend gpu takes vertex ids below 2^32")
-        row_local = self._local_ids(block.src, self.rows, self.i * self.C, 1)
-        col_local = self._local_ids(block.dst, self.cols, self.j, self.C)
+        if block.src is None:
+            whole, fill = [], "scatter"
+
+            def entries():   # a collective pass: every chunk routed, then its local ids
+                for src, dst in block.chunks():
+                    yield self._local_entries(src, dst)
+        else:
+            whole, fill = [self._local_entries(block.src, block.dst)], "keys"
+
+            def entries():
+                return whole
         if self.R * self.C == 1 and self.ENGINE is not None and _engine_option(ctx.options):
             # one rank: padded local ids are the graph's ids (one piece, padded at its end)
-            offsets, columns = kernel1_gpu.block_csr(row_local, col_local, n_row_bits)
-            del row_local, col_local
+            offsets, columns = kernel1_gpu.block_csr(entries, n_row_bits, fill=fill)
+            whole.clear()
             self._start_engine(offsets, columns, ctx.options)
             return
-        self._build_blocks(row_local, col_local)
-        del row_local, col_local
+        self._build_blocks(entries, fill)
+        whole.clear()    # the routed block's local ids: gone before the blocks are finished
         self._finish_blocks()
         self._allocate()
+
+    def _local_entries(self, src, dst):
+        """A block's (or a routed chunk's) entries in padded local ids: (rows, columns)."""
+        return (self._local_ids(src, self.rows, self.i * self.C, 1),
+                self._local_ids(dst, self.cols, self.j, self.C))
 
     def _start_engine(self, offsets, columns, options: dict) -> None:
         """The single-GPU search over the whole graph's device CSR (see ENGINE)."""
@@ -164,10 +180,11 @@ class Fu2DGpu(Fu2D):
         """The engine's options from this algorithm's (2d has none that the engine takes)."""
         return {}
 
-    def _build_blocks(self, row_local, col_local) -> None:
-        """The block's device CSR from its entries' padded local ids (2d-do adds its CSC)."""
-        self.csr_offsets, self.csr_cols = kernel1_gpu.block_csr(row_local, col_local,
-                                                                self.rows.n_words * WORD)
+    def _build_blocks(self, entries, fill: str) -> None:
+        """The block's device CSR from entries(), its (rows, columns) padded local ids, whole
+        or a routed chunk at a time (kernel1_gpu.block_csr's fill); 2d-do adds its CSC."""
+        self.csr_offsets, self.csr_cols = kernel1_gpu.block_csr(entries, self.rows.n_words * WORD,
+                                                                fill=fill)
 
     def _finish_blocks(self) -> None:
         """What the blocks need once the entries' local ids are freed (2d-do's CSC order)."""

@@ -195,14 +195,19 @@ def _check_vertices(n: int) -> None:
         raise BfsError(f"GPU Kernel 1 takes 1..2^32 vertices, got {n}")
 
 
-def block_csr(keys, values, n_keys: int, sort_limit: int = SORT_LIMIT,
-              what: str = "2d block CSR"):
+def block_csr(entries, n_keys: int, what: str = "2d block CSR", fill: str = "keys",
+              sort_limit: int | None = None):
     """Directed CSR (keys -> values) of a distributed block on the device: int64
-    offsets[n_keys + 1], uint32 values, each row sorted; keys and values are device uint32
-    local ids of entries that already hold both directions (2d's block CSR, and with keys and
-    values swapped its CSC). The same kernels and sort as Kernel 1, one direction per entry."""
+    offsets[n_keys + 1], uint32 values, each row sorted. entries() yields (keys, values) pairs
+    of device uint32 local ids of entries that already hold both directions (2d's block CSR,
+    and with keys and values swapped its CSC), the same entries at each call: the routed
+    block whole (fill "keys", a pass over it per 2^30-entry bucket), or routed again a chunk
+    at a time (fill "scatter": two passes, then each bucket sorted in place; the block is never
+    whole beside its CSR). The same kernels and sort as Kernel 1, one direction per entry."""
     _check_vertices(n_keys)
-    return _csr_from_chunks(lambda: [(keys, values)], n_keys, sort_limit, what, directed=True)
+    if sort_limit is None:
+        sort_limit = SORT_LIMIT if fill == "keys" else RESORT_LIMIT
+    return _csr_from_chunks(entries, n_keys, sort_limit, what, directed=True, fill=fill)
 
 
 FILLS = ("keys", "scatter")   # how the columns are filled (_csr_from_chunks, module docstring)
@@ -343,38 +348,78 @@ def largest_streamed_scale(free: int, edgefactor: int, chunk: int) -> int:
     return device.largest_scale(bytes_at, free, 40)
 
 
-def grid_block_bytes(n: int, m: int, rows: int, cols: int, csc: bool) -> int:
+ROUTE_CHUNK = 1 << 24   # input edges a rank routes at a time where its block is streamed: the
+                       # chunk's generated, packed, received and local ids, ~72 B an edge
+
+
+def grid_block_bytes(n: int, m: int, rows: int, cols: int, csc: bool,
+                     streamed: bool = False) -> int:
     """At least the device bytes one rank of a rows x cols grid holds while it builds its
-    block (2d, 2d-do and the semiring search on the GPU) of a graph of n vertices and m input
-    edges, an average block of 2m / (rows cols) directed entries: the routed block's ids (8 B
-    an entry), their padded local ids (8), the block CSR's columns (4) and offsets (8 a
-    row-range vertex), with csc (2d-do) the block CSC's columns (4) and offsets (8 a
-    column-range vertex), and one sort bucket (16 B an entry, up to SORT_LIMIT). A lower
-    bound: the measured pool peaks are above it (BENCHMARKS.md: 48 B an entry at scale 26 on
-    1x2 and 1x4, where this gives 41 and 41; 74 GiB at scale 27 on 1x2, where it gives 65.5)."""
+    block (2d, 2d-do, 1d and the semiring search on the GPU) of a graph of n vertices and m
+    input edges, an average block of 2m / (rows cols) directed entries, into the block CSR's
+    columns (4 B an entry) and offsets (8 a row-range vertex) and, with csc (2d-do), the block
+    CSC's (4 an entry, 8 a column-range vertex).
+
+    The routed block whole (streamed False): beside them the routed ids (8 B an entry), their
+    padded local ids (8) and one sort bucket (16 B an entry, up to SORT_LIMIT). A lower bound:
+    the measured pool peaks are above it (BENCHMARKS.md: 48 B an entry at scale 26 on 1x2 and
+    1x4, where this gives 41 and 41; 74 GiB at scale 27 on 1x2, where it gives 65.5).
+
+    Routed a chunk at a time (streamed, bfs.harness.generated.RoutedBlock): beside the CSR and
+    CSC only the fill's cursors (8 B a key) and one routed chunk (72 B a ROUTE_CHUNK edge), or
+    one bucket of the sort in place (16 B an entry, up to RESORT_LIMIT).
+
+    Either way, at least the search after it: the CSR and CSC with the search state, 32 B a
+    row-range vertex (queue, degrees, the rows' ids and degree order) and 24 a column-range
+    vertex (levels, parents, ids, head copy); what sets the largest streamed scale."""
     entries = 2 * m // (rows * cols)
-    per_entry = 8 + 8 + 4 + (4 if csc else 0)
-    per_vertex = 8 * (-(-n // rows) + (-(-n // cols) if csc else 0))
-    return per_entry * entries + 16 * min(entries, SORT_LIMIT) + per_vertex
+    row_range, col_range = -(-n // rows), -(-n // cols)
+    kept = (4 + (4 if csc else 0)) * entries + 8 * (row_range + (col_range if csc else 0))
+    if streamed:
+        build = kept + max(8 * max(row_range, col_range) + 72 * min(ROUTE_CHUNK, m),
+                           16 * min(entries, RESORT_LIMIT))
+    else:
+        build = kept + 16 * entries + 16 * min(entries, SORT_LIMIT)
+    return max(build, kept + 32 * row_range + 24 * col_range)
 
 
-def largest_grid_scale(free: int, edgefactor: int, rows: int, cols: int, csc: bool) -> int:
+def largest_grid_scale(free: int, edgefactor: int, rows: int, cols: int, csc: bool,
+                       streamed: bool = False) -> int:
     """The largest Kronecker scale whose grid_block_bytes fits in `free` bytes a GPU."""
     return device.largest_scale(
-        lambda s: grid_block_bytes(2 ** s, edgefactor * 2 ** s, rows, cols, csc), free)
+        lambda s: grid_block_bytes(2 ** s, edgefactor * 2 ** s, rows, cols, csc, streamed),
+        free)
 
 
-def check_grid_fits(algorithm: str, n: int, m: int, rows: int, cols: int) -> None:
-    """Before a grid's graph is generated or routed: BfsError naming the need, the GPU's free
-    memory and the largest scale this grid holds, where this rank's GPU cannot hold its block's
-    build (grid_block_bytes: 2d-do builds a CSC too). Each rank checks its own GPU."""
+EDGE_LISTS = ("auto", "device", "stream")   # --edge-list: where a grid's routed block lives
+
+
+def grid_build(algorithm: str, n: int, m: int, rows: int, cols: int,
+               edge_list: str = "auto") -> str:
+    """How this rank builds its block on its GPU, before anything is generated or routed:
+    "device" (the routed block whole on the device: fastest) or "stream" (routed again chunk
+    by chunk for each pass: what the largest scales need). edge_list "auto" takes "device"
+    where grid_block_bytes says it fits in this GPU's free bytes, else
+    "stream". BfsError where even the chosen build does not fit: it names the need, the free
+    memory and the largest scale the grid holds either way. 2d-do builds a CSC too."""
+    if edge_list not in EDGE_LISTS:
+        raise BfsError(f"--edge-list {edge_list!r}: choose one of {', '.join(EDGE_LISTS)}")
     csc = algorithm == "2d-do"
+    if edge_list == "auto":
+        edge_list = ("device" if grid_block_bytes(n, m, rows, cols, csc)
+                     <= device.free_memory()[0] else "stream")
+    streamed = edge_list == "stream"
     edgefactor = max(1, m // max(n, 1))
-    check_fits(grid_block_bytes(n, m, rows, cols, csc),
-               f"{algorithm} on a {rows}x{cols} grid ({n} vertices, {m} edges): each rank's "
-               f"block and its build, at least,",
-               lambda free: f"{largest_grid_scale(free, edgefactor, rows, cols, csc)} on "
-                            f"this {rows}x{cols} grid (a wider grid holds more)")
+    check_fits(grid_block_bytes(n, m, rows, cols, csc, streamed),
+               f"{algorithm} on a {rows}x{cols} grid ({n} vertices, {m} edges, the routed "
+               f"block {'a chunk at a time' if streamed else 'whole'}): each rank's block "
+               f"and its build, at least,",
+               lambda f: f"{largest_grid_scale(f, edgefactor, rows, cols, csc)} on this "
+                         f"{rows}x{cols} grid with the routed block whole, "
+                         f"{largest_grid_scale(f, edgefactor, rows, cols, csc, True)} routed a "
+                         f"chunk at a time (--edge-list stream; auto streams where the block "
+                         f"does not fit whole); a wider grid holds more")
+    return edge_list
 
 
 def csr_from_streamed(edges, n: int, sort_limit: int | None = None, fill: str = "scatter"):

@@ -75,7 +75,7 @@ def bench_session(source, spec, backend: str, grid=None, diagonal_prob: float = 
     else:
         return open_session(source, spec, backend, grid, edge_list)
     if spec.distributed:
-        return MpiSession.from_host(meta, src, dst, record, spec, backend, grid)
+        return MpiSession.from_host(meta, src, dst, record, spec, backend, grid, edge_list)
     return session_class(spec, backend).from_host(meta, src, dst, record)
 
 

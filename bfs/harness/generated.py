@@ -200,6 +200,71 @@ def place_gpu(comm, exchange, layout, n_edges: int, edges):
     return block_src, block_dst, placed
 
 
+def world_exchange(comm):
+    """The exchange that carries the routing all-to-all: the world's, NCCL unless ranks share a
+    GPU (as the searches choose; MPI on one rank, which sends nothing)."""
+    from ..comm.exchange import choose_comm, make_exchange
+    return make_exchange("mpi" if comm.Get_size() == 1 else choose_comm(None, "gpu", comm),
+                         comm)
+
+
+def chunk_ranges(n_edges: int, rank: int, size: int, chunk: int) -> list[tuple[int, int]]:
+    """The ranges [a, b) of this rank's share a streamed block routes, one per pass step; every
+    rank gets as many (each routing step is collective), the last ones empty where its share
+    is shorter than the longest."""
+    lo, hi = share(n_edges, rank, size)
+    longest = max(b - a for a, b in (share(n_edges, r, size) for r in (0, size - 1)))
+    steps = max(1, -(-longest // chunk))
+    return [(min(lo + k * chunk, hi), min(lo + (k + 1) * chunk, hi)) for k in range(steps)]
+
+
+class RoutedBlock:
+    """This rank's block of the grid, never whole on its GPU: chunks() generates (edges(lo, hi))
+    and routes (bfs.partition.route_gpu, through its own world exchange) this rank's share a
+    ROUTE_CHUNK at a time and yields the block's entries that chunk brought, device uint32
+    global ids, the same entries at every call. Each call is a collective pass: every rank
+    iterates chunks() to the end together. The searcher builds its block CSR (and CSC) from
+    two passes each (kernel1_gpu.block_csr, fill "scatter"); survey() is the session's pass."""
+
+    def __init__(self, comm, layout, n_edges: int, edges, chunk: int | None = None):
+        from ..algorithms.kernel1_gpu import ROUTE_CHUNK
+        self.comm, self.layout, self.edges = comm, layout, edges
+        self.chunk = chunk or ROUTE_CHUNK
+        self.ranges = chunk_ranges(n_edges, comm.Get_rank(), comm.Get_size(), self.chunk)
+        self.exchange = world_exchange(comm)
+        self.passes = 0
+
+    def chunks(self):
+        from ..partition.route_gpu import route_to_blocks
+        self.passes += 1
+        for a, b in self.ranges:
+            src, dst = self.edges(a, b)
+            yield route_to_blocks(self.layout, src, dst, self.exchange)
+            del src, dst
+
+    def survey(self, n_vertices: int) -> tuple[int, object, dict]:
+        """One pass: (this rank's block entries, a device bool mark of the vertices that are
+        the source of a non-loop entry here, placement timings: the pass's seconds, generation
+        and routing interleaved, the slowest rank's)."""
+        import cupy as cp
+
+        from .. import device
+        from ..comm.mpi import allreduce_scalar
+        self.comm.Barrier()
+        t = time.perf_counter()
+        entries, mark = 0, cp.zeros(n_vertices, cp.bool_)
+        for src, dst in self.chunks():
+            entries += int(src.size)
+            device.mark_sources(mark, src, dst)
+        cp.cuda.get_current_stream().synchronize()
+        seconds = allreduce_scalar(self.comm, time.perf_counter() - t, "MAX")
+        return entries, mark, {"generation_s": seconds, "route_s": seconds,
+                               "edge_list": "streamed", "route_chunk_edges": self.chunk}
+
+    def free(self) -> None:
+        self.exchange.free()
+
+
 def place_cpu(comm, layout, n_edges: int, edges):
     """This rank's share, edges(lo, hi) as host arrays (generated on the CPU, say), routed to
     the layout's blocks with the partitioner's router and MPI Alltoallv (buffers, no pickles):

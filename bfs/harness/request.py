@@ -83,7 +83,7 @@ def check_request(source, opts: RunOptions, extra: dict | None):
 def open_session(source, spec, backend: str, grid=None, edge_list: str = "auto"):
     """The session a run of spec on backend needs over source (a graph or partition directory,
     or a GeneratedKronecker; grid: the ranks' R x C for a generated graph; edge_list: where one
-    GPU keeps the edge list, GpuSession's)."""
+    GPU keeps the edge list, GpuSession's; on a GPU grid, the routed block, MpiSession's)."""
     if spec.distributed:
-        return MpiSession.open(source, spec, backend, grid)
+        return MpiSession.open(source, spec, backend, grid, edge_list)
     return session_class(spec, backend).open(source, backend, edge_list)

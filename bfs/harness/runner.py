@@ -88,7 +88,7 @@ def run(input_dir: Path | None, out: Path, opts: RunOptions, extra: dict | None 
             with collective_errors(comm):
                 source = check_input(input_dir, generate)
                 spec, backend, options = check_request(source, opts, extra)
-            session = open_session(source, spec, backend, opts.grid)
+            session = open_session(source, spec, backend, opts.grid, opts.edge_list)
             return search_run(session, spec, backend, options, opts, out)
     source = check_input(input_dir, generate)
     spec, backend, options = check_request(source, opts, extra)

@@ -45,7 +45,11 @@ class MpiSession:
     _sources = None             # the host path of count(): the block's non-loop sources
 
     def __init__(self, comm, manifest: dict, src, dst, backend: str, gpu_index: int | None,
-                 graph_record: dict, partition_record: dict, extra: dict | None = None):
+                 graph_record: dict, partition_record: dict, extra: dict | None = None,
+                 routed=None, marked=None):
+        """src, dst: the rank's block (host or device arrays of global ids); or None with
+        routed, the block routed again chunk by chunk (generated.RoutedBlock), and marked, its
+        survey's device mark of the vertices with an edge here."""
         self.comm = comm
         self.rank, self.size = comm.Get_rank(), comm.Get_size()
         self.is_root = self.rank == 0
@@ -54,10 +58,11 @@ class MpiSession:
         self.meta = GraphMeta.from_json(manifest["graph"]["graph_json"])
         self.graph_record, self.partition_record = graph_record, partition_record
         self.extra = extra or {}
+        self.routed = routed
         self.hostnames = envinfo.hostnames(comm)
         self.ranks = envinfo.rank_infos(comm, {"gpu_index": gpu_index})
         self.clock = Clock(self.gpu, self.barrier, self.max)
-        self.has_edge = self._has_edge()
+        self.has_edge = self._has_edge(marked)
         rows, cols = manifest["grid"]
         if self.is_root:
             log(f"{self.size} ranks, {rows}x{cols} grid, {self.meta.n_vertices} vertices, "
@@ -65,15 +70,16 @@ class MpiSession:
 
     @classmethod
     def open(cls, source: Path | GeneratedKronecker, spec, backend: str,
-             grid: tuple[int, int] | None = None):
+             grid: tuple[int, int] | None = None, edge_list: str = "auto"):
         """The rank's block of a partition directory, or of a generated graph placed on
-        `grid` (default: the squarest grid of the ranks; P x 1 for a 1d algorithm)."""
+        `grid` (default: the squarest grid of the ranks; P x 1 for a 1d algorithm); on GPUs
+        the generated block routed whole or a chunk at a time (edge_list: _place)."""
         from ..comm import mpi
         comm = mpi.world()
         # each rank drives its own GPU: the one SLURM bound it to, or its node-local turn
         gpu = select_gpu(envinfo.local_rank(mpi.node_rank(comm))) if backend == "gpu" else None
         if isinstance(source, GeneratedKronecker):
-            return cls._generated(comm, source, spec, backend, gpu, grid)
+            return cls._generated(comm, source, spec, backend, gpu, grid, edge_list)
         from ..partition import load_manifest, read_block
         with mpi.collective_errors(comm):
             manifest = load_manifest(source)
@@ -92,20 +98,21 @@ class MpiSession:
                     "grid": manifest["grid"]})
 
     @classmethod
-    def _generated(cls, comm, graph: GeneratedKronecker, spec, backend, gpu, grid):
+    def _generated(cls, comm, graph: GeneratedKronecker, spec, backend, gpu, grid,
+                   edge_list: str = "auto"):
         edges = graph.device_edges if backend == "gpu" else graph.host_edges
-        layout, src, dst, placed = cls._place(comm, spec, backend, grid, graph.n_vertices,
-                                              graph.n_edges, edges)
+        layout, block, placed = cls._place(comm, spec, backend, grid, graph.n_vertices,
+                                           graph.n_edges, edges, edge_list)
         meta = graph.meta(placed["generation_s"])
         if comm.Get_rank() == 0:
             log(f"generated {graph.spec} on {layout.rows}x{layout.cols} in "
                 f"{placed['generation_s']:.3f} s")
-        return cls._from_blocks(comm, spec, backend, gpu, layout, src, dst, placed, meta,
+        return cls._from_blocks(comm, spec, backend, gpu, layout, block, placed, meta,
                                 graph.record(meta))
 
     @classmethod
     def from_host(cls, meta: GraphMeta, src, dst, graph_record: dict, spec, backend: str,
-                  grid: tuple[int, int] | None = None):
+                  grid: tuple[int, int] | None = None, edge_list: str = "auto"):
         """Every rank holding the whole edge list in host memory (bench's lattices and
         graph directories) routes its share of it to the blocks."""
         from ..comm import mpi
@@ -119,17 +126,21 @@ class MpiSession:
         else:
             def edges(lo, hi):
                 return src[lo:hi], dst[lo:hi]
-        layout, bsrc, bdst, placed = cls._place(comm, spec, backend, grid, meta.n_vertices,
-                                                len(src), edges)
-        return cls._from_blocks(comm, spec, backend, gpu, layout, bsrc, bdst, placed, meta,
+        layout, block, placed = cls._place(comm, spec, backend, grid, meta.n_vertices,
+                                           len(src), edges, edge_list)
+        return cls._from_blocks(comm, spec, backend, gpu, layout, block, placed, meta,
                                 graph_record)
 
     @staticmethod
-    def _place(comm, spec, backend, grid, n_vertices: int, n_edges: int, edges):
-        """The layout (grid, default the squarest one of the ranks; 1d on P x 1) and this
-        rank's block of the edges, each rank routing its share edges(lo, hi)."""
+    def _place(comm, spec, backend, grid, n_vertices: int, n_edges: int, edges,
+               edge_list: str = "auto"):
+        """The layout (grid, default the squarest one of the ranks; 1d on P x 1), this rank's
+        block of the edges, each rank routing its share edges(lo, hi), and the placement's
+        record. The block is (src, dst), or on GPUs, where edge_list is "stream" (or "auto"
+        and the block's build does not fit whole: kernel1_gpu.grid_build, every rank agreeing)
+        a generated.RoutedBlock that routes it again a chunk at a time for each pass of the
+        searcher's build, with the survey pass's entries and mark."""
         from ..comm import mpi
-        from ..comm.exchange import choose_comm, make_exchange
         from ..partition import GridLayout, squarest_grid
         from . import generated
         p = comm.Get_size()
@@ -139,48 +150,73 @@ class MpiSession:
         with mpi.collective_errors(comm):
             mpi.check_world_size(comm, rows * cols, f"a {rows}x{cols} grid")
             layout = GridLayout(n_vertices, rows, cols)
-            if backend == "gpu" and spec.partition == "2d":
+            build = "device"
+            if backend == "gpu":
                 # refused before minutes of generation and routing, not by the allocator mid-way
-                from ..algorithms.kernel1_gpu import check_grid_fits
-                check_grid_fits(spec.name, n_vertices, n_edges, rows, cols)
+                from ..algorithms.kernel1_gpu import grid_build
+                build = grid_build(spec.name, n_vertices, n_edges, rows, cols, edge_list)
+            elif edge_list == "stream":
+                raise BfsError("--edge-list stream routes a grid's blocks a chunk at a time on "
+                               "GPUs; CPU ranks hold their blocks whole (--edge-list auto)")
+        # one rank's GPU with less free memory streams them all: the passes are collective
+        streamed = mpi.allreduce_scalar(comm, int(build == "stream"), "MAX", np.int64)
+        if streamed:
+            routed = generated.RoutedBlock(comm, layout, n_edges, edges)
+            entries, marked, placed = routed.survey(n_vertices)
+            placed["block_entries_max"] = int(mpi.allreduce_scalar(comm, entries, "MAX",
+                                                                   np.int64))
+            if comm.Get_rank() == 0:
+                log(f"the {rows}x{cols} blocks routed a chunk of {routed.chunk} edges a rank at "
+                    f"a time, never whole (largest block {placed['block_entries_max']} "
+                    f"entries; {placed['route_s']:.3f} s a pass)")
+            return layout, (routed, entries, marked), placed
         # generation and routing interleave local work and collectives, so an error is not
         # agreed on: it aborts every rank (run()'s and bench's abort_on_error)
         if backend == "gpu":
-            # the world's exchange carries the routing all-to-all (NCCL unless ranks share a
-            # GPU, as the searches choose)
-            x = make_exchange("mpi" if p == 1 else choose_comm(None, "gpu", comm), comm)
+            x = generated.world_exchange(comm)
             src, dst, placed = generated.place_gpu(comm, x, layout, n_edges, edges)
             x.free()
         else:
             src, dst, placed = generated.place_cpu(comm, layout, n_edges, edges)
+        placed["edge_list"] = "whole"
         placed["block_entries_max"] = int(mpi.allreduce_scalar(comm, int(src.size), "MAX",
                                                                np.int64))
         if comm.Get_rank() == 0:
             log(f"routed to the {rows}x{cols} blocks in {placed['route_s']:.3f} s (largest "
                 f"block {placed['block_entries_max']} entries)")
-        return layout, src, dst, placed
+        return layout, (src, dst), placed
 
     @classmethod
-    def _from_blocks(cls, comm, spec, backend, gpu, layout, src, dst, placed, meta,
+    def _from_blocks(cls, comm, spec, backend, gpu, layout, block, placed, meta,
                      graph_record):
+        """The session over _place's block: (src, dst), or (RoutedBlock, entries, mark)."""
         from ..comm import mpi
         from . import generated
-        total = int(mpi.allreduce_scalar(comm, int(src.size), "SUM", np.int64))
+        routed = marked = None
+        if isinstance(block[0], generated.RoutedBlock):
+            (routed, entries, marked), (src, dst) = block, (None, None)
+        else:
+            (src, dst), entries = block, int(block[0].size)
+        total = int(mpi.allreduce_scalar(comm, entries, "SUM", np.int64))
         return cls(comm, generated.manifest(spec.partition, layout, meta, total), src, dst,
                    backend, gpu, graph_record,
                    {"in_memory": True, "kind": spec.partition,
                     "grid": [layout.rows, layout.cols]},
-                   {"placement": placed})
+                   {"placement": placed}, routed, marked)
 
     def build(self, spec, backend: str, options: dict):
-        block = Block(self.comm, self.manifest, self.src, self.dst)
+        block = Block(self.comm, self.manifest, self.src, self.dst,
+                      self.routed.chunks if self.routed is not None else None)
         return spec.load(backend).build(block, RunContext(backend, options))
 
-    def _has_edge(self) -> np.ndarray | None:
-        """Vertices with an edge, from every block's sources (rank 0 only; None elsewhere)."""
+    def _has_edge(self, marked=None) -> np.ndarray | None:
+        """Vertices with an edge, from every block's sources (rank 0 only; None elsewhere);
+        marked: a streamed block's, from its survey pass."""
         from mpi4py import MPI
         src, dst = self.src, self.dst
-        if self.gpu and not isinstance(src, np.ndarray):   # a block generated on the GPU
+        if marked is not None:
+            has_edge = marked.get()
+        elif self.gpu and not isinstance(src, np.ndarray):   # a block generated on the GPU
             import cupy as cp
             mark = cp.zeros(self.meta.n_vertices, cp.bool_)
             device.mark_sources(mark, src, dst)
@@ -288,6 +324,8 @@ class MpiSession:
     def _count_sources(self) -> np.ndarray:
         """The block's sources of non-loop entries on the host, made on the first count (a
         block on the GPU copied once, not once a search)."""
+        if self.src is None:   # cannot happen: every GPU grid searcher counts on its GPUs
+            raise BfsError("a block routed a chunk at a time is counted on its GPUs only")
         if self._sources is None:
             src, dst = self.src, self.dst
             if not isinstance(src, np.ndarray):    # a block on the GPU
@@ -334,4 +372,5 @@ class MpiSession:
                                else "cpu, each rank its block (bfs.validate.validate_blocks)")}
 
     def close(self) -> None:
-        pass
+        if self.routed is not None:
+            self.routed.free()
