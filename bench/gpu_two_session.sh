@@ -13,6 +13,11 @@
 #   grids S...   (two or more GPUs) per scale: merrill-do on one GPU, then 2d-do (ALGORITHMS) on
 #                each grid of GRIDS (default "1x2 1x4 2x2": one rank per GPU) through bfs bench,
 #                ROOTS roots, and the first search's level steps on the last grid
+#   largest S ALG...  the largest graph two GPUs hold: each ALG (default 2d-do) on 1x2 (1d on
+#                2x1) at scale S through bfs run (--edge-list auto: the blocks routed a chunk
+#                at a time where they do not fit whole), every search validated; Kernel 1,
+#                GTEPS, each rank's peak and bytes per directed entry. BASELINE=1 runs
+#                merrill-do on one GPU at S first (it fits up to 28)
 # WITH_1D=1 adds 1d on 2x1 to push.
 # Logs and JSON go to $OUT (default bench/results/two).
 set -euo pipefail
@@ -89,6 +94,36 @@ case "$stage" in
       || { tail -30 "$OUT/s$1-big.log"; exit 1; }
     echo "s$1 1x2:"; cat "$OUT/s$1-big.txt"
     ;;
+  largest)
+    s=$1; shift
+    runs=()
+    if [ -n "${BASELINE:-}" ]; then
+      python3 -m bfs run --generate "kronecker:scale=$s" --algorithm merrill-do --backend gpu \
+        --roots "$ROOTS" --out "/tmp/largest-m$s" --force > "$OUT/s$s-merrill-do.log" 2>&1 \
+        && runs+=("/tmp/largest-m$s") || { echo "s$s merrill-do failed:"; tail -5 "$OUT/s$s-merrill-do.log"; }
+    fi
+    for alg in "${@:-2d-do}"; do
+      grid=1x2; [ "$alg" = 1d ] && grid=2x1
+      mpiexec -n 2 python3 -m bfs run --generate "kronecker:scale=$s" --algorithm "$alg" \
+        --backend gpu --grid "$grid" --roots "$ROOTS" --out "/tmp/largest-$alg$s" --force \
+        > "$OUT/s$s-$alg-$grid.log" 2>&1 \
+        && runs+=("/tmp/largest-$alg$s") || { echo "s$s $alg $grid failed:"; tail -8 "$OUT/s$s-$alg-$grid.log"; }
+    done
+    for run in "${runs[@]}"; do
+      cp "$run/run.json" "$OUT/$(basename "$run")-run.json"
+      python3 - "$run" <<'PY'
+import json, sys
+info = json.load(open(sys.argv[1] + "/run.json"))
+m, p = info["measurements"], info["parameters"]
+peaks = ", ".join(f"{r['pool'] / 2**30:.2f}" for r in m["device_memory_peak_bytes"])
+print(f"s{info['graph']['scale']} {p['algorithm']} on {p.get('mpi_size', 1)} GPU(s): "
+      f"K1 {info['construction_time']:.3f} s, {m['hmean_teps'] / 1e9:.2f} GTEPS (hm), "
+      f"validated {m['n_validated']}, valid {info['valid']}, peak GiB a rank [{peaks}] "
+      f"({m['device_bytes_per_directed_edge']:.2f} B per directed edge), placement "
+      f"{(m.get('placement') or {}).get('edge_list', m.get('edge_list'))}")
+PY
+    done
+    ;;
   energy)
     for rep in 1 2; do
       python3 -m bfs run --generate "kronecker:scale=$1" --algorithm merrill-do --backend gpu \
@@ -110,6 +145,6 @@ PY
       done
     done
     ;;
-  *) echo "usage: $0 check | push SCALE... | proxy SCALE... | grids SCALE... | big SCALE | energy SCALE" >&2
+  *) echo "usage: $0 check | push SCALE... | proxy SCALE... | grids SCALE... | big SCALE | largest SCALE [ALG...] | energy SCALE" >&2
      exit 2 ;;
 esac
