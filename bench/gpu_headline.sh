@@ -13,6 +13,7 @@ WORK=${WORK:-/tmp/bfs-headline}
 mkdir -p "$OUT"
 rm -rf "$WORK" && mkdir -p "$WORK"
 start=$(date +%s)
+if [ -z "${SKIP_BENCH:-}" ]; then   # SKIP_BENCH=1: the workflow alone
 python3 -m bfs bench --backend gpu --scales "$S" --algorithms merrill-do --roots "$ROOTS" \
   --out "$WORK/bench/single.json" 2> "$OUT/bench-single.log"
 mpiexec -n 1 python3 -m bfs bench --backend gpu --grid 1x1 --scales "$S" \
@@ -24,12 +25,16 @@ if [ "$GPUS" -gt 1 ]; then
 fi
 cp "$WORK"/bench/*.json "$OUT/"
 echo "bench: $(( $(date +%s) - start )) s" | tee "$OUT/times.txt"
+fi
 python3 - "$WORK/config.yaml" "$S" "$ROOTS" "$GPUS" <<'PY'
 import sys, yaml
 path, scale, roots, gpus = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 c = yaml.safe_load(open("config/one_gpu.yaml"))
 graph = f"kron-s{scale}"
 c.update(results="results", roots=roots)
+# every GPU job asks for all the box's GPUs, so with --resources gpu=GPUS one runs at a time:
+# two one-GPU jobs would otherwise both drive device 0 (and time each other)
+c["exclusive_gpus"] = gpus
 c["graphs"] = {"kronecker": {graph: {"scale": scale, "edgefactor": 16, "in_place": True}}}
 c.pop("comparisons", None)       # they name runs of the experiments dropped here
 grids = ["1x1"] + ([f"1x{gpus}"] if gpus > 1 else [])
