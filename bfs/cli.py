@@ -591,7 +591,7 @@ EDGE_LIST_HELP = ("where the edge list is kept for Kernel 1 and the validation. 
                   "routed block, device (whole) or stream (generated and routed again a chunk "
                   "at a time for each pass of the block's build); auto: whole where it fits. "
                   "CPU: auto (whole, in host memory) or stream (the same passes on the host; "
-                  "seq-csr)")
+                  "seq-csr, and a grid's blocks, also for each validation)")
 
 
 def _terminated(signum, frame):

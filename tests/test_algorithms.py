@@ -7,7 +7,7 @@ from hypothesis import given, settings, strategies as st
 from scipy.sparse.csgraph import shortest_path
 
 from bfs.algorithms import ALGORITHMS, EdgeList, RunContext
-from bfs.algorithms.fu_2d import _compress
+from bfs.algorithms.fu_2d import compress
 from bfs.algorithms.semiring import NONE, spmv_select_min
 from bfs.validate import validate
 from helpers import smallest_parents
@@ -73,7 +73,7 @@ def test_semiring_spmv_is_masked_select_min(seed):
     r[: m // 10], c[: m // 10] = r[m // 10: 2 * (m // 10)], c[m // 10: 2 * (m // 10)]
     x = np.where(rng.random(n_rows) < 0.3, rng.integers(0, 10**12, n_rows), -1)
     parent = np.where(rng.random(n_cols) < 0.4, rng.integers(0, 100, n_cols), -1)
-    offsets, columns = _compress(r, c, n_rows)
+    offsets, columns = compress(lambda: [(r, c)], n_rows)
     y = np.empty(n_cols, np.int64)
     spmv_select_min(x, offsets, columns, parent, y)
     want = np.full(n_cols, NONE, np.int64)

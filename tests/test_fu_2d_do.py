@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 
 from bfs.algorithms import RunContext
-from bfs.algorithms.fu_2d import WORD, _compress
+from bfs.algorithms.fu_2d import WORD, compress
 from bfs.algorithms.fu_2d_do import _bottom_up, _degree_sum
 from bfs.validate import validate
 
@@ -28,7 +28,7 @@ def test_bottom_up_stops_at_the_first_frontier_in_edge():
                 70: []}          # no in-edges at all
     cols = np.array([c for c, rows in in_edges.items() for _ in rows], np.int64)
     rows = np.array([r for rs in in_edges.values() for r in rs], np.int64)
-    offsets, csc_rows = _compress(cols, rows, 2 * WORD)
+    offsets, csc_rows = compress(lambda: [(cols, rows)], 2 * WORD)
     row_global = np.arange(2 * WORD, dtype=np.int64) + 1000
     out = np.full(2, np.uint64(2**64 - 1))   # every word is overwritten
     pred = np.full(2 * WORD, -1, np.int64)

@@ -312,14 +312,3 @@ def test_streamed_block_chunks_cover_each_share_in_as_many_steps_on_every_rank()
             assert all(a <= b <= a + chunk for a, b in ranges)
             assert all(b == a2 for (_, b), (a2, _) in zip(ranges, ranges[1:]))
 
-
-def test_cpu_grid_refuses_a_streamed_block(tmp_path, capsys):
-    """--edge-list stream routes a grid's blocks a chunk at a time on GPUs only: on CPU ranks it
-    is refused before generation, naming the option, and no run directory is left."""
-    from bfs.cli import main
-    out = tmp_path / "run"
-    assert main(["run", "--generate", "kronecker:scale=8", "--algorithm", "2d", "--backend",
-                 "cpu", "--edge-list", "stream", "--roots", "2", "--out", str(out)]) == 1
-    assert "--edge-list stream routes a grid's blocks a chunk at a time on GPUs" \
-        in capsys.readouterr().err
-    assert not out.exists()

@@ -37,6 +37,7 @@ import numpy as np
 
 from ..comm.exchange import LevelClock, choose_comm, make_exchange
 from . import RunContext, SearchResult, Searcher
+from ..errors import BfsError
 
 WORD = 64
 
@@ -114,18 +115,34 @@ def _local_ids(ids, bounds, first_piece, stride, word_offset, lo):
 
 
 @numba.njit(cache=True)
-def _compress(keys, values, n_keys):
-    """CSR of (keys -> values) by counting sort; keys are dense local indices."""
-    offsets = np.zeros(n_keys + 1, np.int64)
+def _count_keys(keys, offsets):
     for k in keys:
         offsets[k + 1] += 1
-    for k in range(n_keys):
-        offsets[k + 1] += offsets[k]
-    cursor = offsets[:-1].copy()
-    out = np.empty(len(keys), np.int64)
+
+
+@numba.njit(cache=True)
+def _place_values(keys, values, cursor, out):
     for e in range(len(keys)):
         out[cursor[keys[e]]] = values[e]
         cursor[keys[e]] += 1
+
+
+def compress(entries, n_keys: int):
+    """CSR (offsets, int64 values) of (keys -> values) by counting sort; entries() yields
+    (keys, values) pairs, keys dense local indices, the same entries at each call: the block
+    whole (one pair), or routed again a chunk at a time (bfs.harness.generated.RoutedBlock),
+    then a pass counts and a second places, so the block is never whole beside its CSR. A
+    row's values come in entry order (the order chunks bring them)."""
+    offsets = np.zeros(n_keys + 1, np.int64)
+    for keys, _ in entries():
+        _count_keys(keys, offsets)
+    np.cumsum(offsets, out=offsets)
+    cursor = offsets[:-1].copy()
+    out = np.empty(int(offsets[-1]), np.int64)
+    for keys, values in entries():
+        _place_values(keys, values, cursor, out)
+    if not (cursor == offsets[1:]).all():
+        raise BfsError("the block's entries differ between the passes of its build")
     return offsets, out
 
 
@@ -205,26 +222,32 @@ class Fu2D(Searcher):
         self.row_counts = np.diff(self.rows.word_offset)
         self.row_displs = self.rows.word_offset[:-1]
 
-    def _local_edges(self, block) -> tuple[np.ndarray, np.ndarray]:
-        """The block's edges as (row, column) padded local indices, int64: one Numba pass per
-        side (the piece of each id by binary search in the bounds, as fu_2d_gpu's local_ids
-        kernel), not numpy's searchsorted, int64 copies and fancy indexing (3x the time)."""
+    def _local_edges(self, block):
+        """entries() of the block as (row, column) padded local indices, int64: one Numba pass
+        per side (the piece of each id by binary search in the bounds, as fu_2d_gpu's local_ids
+        kernel), not numpy's searchsorted, int64 copies and fancy indexing (3x the time). The
+        block whole, or routed again a chunk at a time for each call (block.chunks)."""
         rows, cols = self.rows, self.cols
-        return (_local_ids(np.asarray(block.src), self.bounds, self.i * self.C, 1,
-                           rows.word_offset, rows.lo),
-                _local_ids(np.asarray(block.dst), self.bounds, self.j, self.C,
-                           cols.word_offset, cols.lo))
 
-    def _build_csr(self, row_local, col_local) -> None:
-        self.csr_offsets, self.csr_cols = _compress(row_local, col_local,
-                                                    self.rows.n_words * WORD)
+        def local(src, dst):
+            return (_local_ids(np.asarray(src), self.bounds, self.i * self.C, 1,
+                               rows.word_offset, rows.lo),
+                    _local_ids(np.asarray(dst), self.bounds, self.j, self.C,
+                               cols.word_offset, cols.lo))
+        if block.src is None:
+            return lambda: (local(src, dst) for src, dst in block.chunks())
+        whole = [local(block.src, block.dst)]
+        return lambda: whole
+
+    def _build_csr(self, entries) -> None:
+        self.csr_offsets, self.csr_cols = compress(entries, self.rows.n_words * WORD)
 
     def _build_local(self, block) -> None:
         """The block's CSR (row -> column) and CSC (column -> row) in padded local indices."""
-        row_local, col_local = self._local_edges(block)
-        self._build_csr(row_local, col_local)
-        self.csc_offsets, self.csc_rows = _compress(col_local, row_local,
-                                                    self.cols.n_words * WORD)
+        entries = self._local_edges(block)
+        self._build_csr(entries)
+        self.csc_offsets, self.csc_rows = compress(
+            lambda: ((cols, rows) for rows, cols in entries()), self.cols.n_words * WORD)
 
     # --- the level loop, shared by both backends -----------------------------------------
     def _scan(self) -> int:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from .fu_2d import compress
 from .kernel1 import CSR
 from ..comm.mpi import Timer, displacements
 from . import RunContext, SearchResult, Searcher
@@ -114,11 +115,17 @@ class Racherla1D(Searcher):
         rank = self.comm.Get_rank()
         self.lo, self.hi = int(bounds[rank]), int(bounds[rank + 1])
         self.n = int(block.manifest["n_vertices"])
-        rows = np.asarray(block.src, np.int64) - self.lo
-        order = np.argsort(rows, kind="stable")
-        offsets = np.zeros(self.hi - self.lo + 1, np.int64)
-        np.cumsum(np.bincount(rows, minlength=self.hi - self.lo), out=offsets[1:])
-        self.csr = CSR(offsets, np.asarray(block.dst, np.int64)[order])
+        # the block's CSR in local rows (its rows are this rank's range): whole, or routed again
+        # a chunk at a time for each pass (block.chunks), by fu_2d's counting sort
+        if block.src is None:
+            def entries():
+                return ((np.asarray(s, np.int64) - self.lo, d) for s, d in block.chunks())
+        else:
+            whole = [(np.asarray(block.src, np.int64) - self.lo, block.dst)]
+
+            def entries():
+                return whole
+        self.csr = CSR(*compress(entries, self.hi - self.lo))
         self.seen = np.zeros(self.n, np.bool_)
 
     def _allgather_pairs(self, v: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:

@@ -99,7 +99,7 @@ class SemiringBfs(Fu2D):
 
     def _build_local(self, block) -> None:
         """Only the CSR (row -> column): the parents come with the product, so no CSC."""
-        self._build_csr(*self._local_edges(block))
+        self._build_csr(self._local_edges(block))
 
     def search(self, root: int) -> None:
         rows, cols = self.rows, self.cols

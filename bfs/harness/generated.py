@@ -219,19 +219,23 @@ def chunk_ranges(n_edges: int, rank: int, size: int, chunk: int) -> list[tuple[i
 
 
 class RoutedBlock:
-    """This rank's block of the grid, never whole on its GPU: chunks() generates (edges(lo, hi))
-    and routes (bfs.partition.route_gpu, through its own world exchange) this rank's share a
-    ROUTE_CHUNK at a time and yields the block's entries that chunk brought, device uint32
-    global ids, the same entries at every call. Each call is a collective pass: every rank
-    iterates chunks() to the end together. The searcher builds its block CSR (and CSC) from
-    two passes each (kernel1_gpu.block_csr, fill "scatter"); survey() is the session's pass."""
+    """This rank's block of the grid, never whole in memory: chunks() makes (edges(lo, hi)) and
+    routes this rank's share a chunk at a time and yields the block's entries that chunk
+    brought, global ids, the same entries at every call. On GPUs (device uint32 arrays) through
+    bfs.partition.route_gpu and its own world exchange, ROUTE_CHUNK edges a step; on CPUs (host
+    arrays) through route_cpu, STREAM_CHUNK a step. Each call is a collective pass: every rank
+    iterates chunks() to the end together. The searcher builds its block CSR (and CSC) from two
+    passes each (kernel1_gpu.block_csr with fill "scatter"; fu_2d.compress on the CPU);
+    survey() is the session's pass."""
 
-    def __init__(self, comm, layout, n_edges: int, edges, chunk: int | None = None):
+    def __init__(self, comm, layout, n_edges: int, edges, gpu: bool = True,
+                 chunk: int | None = None):
         from ..algorithms.kernel1_gpu import ROUTE_CHUNK
-        self.comm, self.layout, self.edges = comm, layout, edges
-        self.chunk = chunk or ROUTE_CHUNK
+        from ..graphs.edge_chunks import STREAM_CHUNK
+        self.comm, self.layout, self.edges, self.gpu = comm, layout, edges, gpu
+        self.chunk = chunk or (ROUTE_CHUNK if gpu else STREAM_CHUNK)
         self.ranges = chunk_ranges(n_edges, comm.Get_rank(), comm.Get_size(), self.chunk)
-        self.exchange = world_exchange(comm)
+        self.exchange = world_exchange(comm) if gpu else None
         self.passes = 0
 
     def chunks(self):
@@ -239,42 +243,52 @@ class RoutedBlock:
         self.passes += 1
         for a, b in self.ranges:
             src, dst = self.edges(a, b)
-            yield route_to_blocks(self.layout, src, dst, self.exchange)
+            yield (route_to_blocks(self.layout, src, dst, self.exchange) if self.gpu
+                   else route_cpu(self.comm, self.layout, src, dst))
             del src, dst
 
     def survey(self, n_vertices: int) -> tuple[int, object, dict]:
-        """One pass: (this rank's block entries, a device bool mark of the vertices that are
-        the source of a non-loop entry here, placement timings: the pass's seconds, generation
-        and routing interleaved, the slowest rank's)."""
-        import cupy as cp
-
+        """One pass: (this rank's block entries, a bool mark, on the block's device, of the
+        vertices that are the source of a non-loop entry here, placement timings: the pass's
+        seconds, generation and routing interleaved, the slowest rank's)."""
         from .. import device
         from ..comm.mpi import allreduce_scalar
+        xp = device.cupy() if self.gpu else np
         self.comm.Barrier()
         t = time.perf_counter()
-        entries, mark = 0, cp.zeros(n_vertices, cp.bool_)
+        entries, mark = 0, xp.zeros(n_vertices, xp.bool_)
         for src, dst in self.chunks():
             entries += int(src.size)
             device.mark_sources(mark, src, dst)
-        cp.cuda.get_current_stream().synchronize()
+        if self.gpu:
+            xp.cuda.get_current_stream().synchronize()
         seconds = allreduce_scalar(self.comm, time.perf_counter() - t, "MAX")
         return entries, mark, {"generation_s": seconds, "route_s": seconds,
                                "edge_list": "streamed", "route_chunk_edges": self.chunk}
 
     def free(self) -> None:
-        self.exchange.free()
+        if self.exchange is not None:
+            self.exchange.free()
 
 
 def place_cpu(comm, layout, n_edges: int, edges):
     """This rank's share, edges(lo, hi) as host arrays (generated on the CPU, say), routed to
-    the layout's blocks with the partitioner's router and MPI Alltoallv (buffers, no pickles):
-    (block src, block dst, timings). Collective."""
-    from mpi4py import MPI
-
-    from ..comm.mpi import allreduce_scalar, displacements
-    from ..partition.blocks import _Router
+    the layout's blocks (route_cpu): (block src, block dst, timings). Collective."""
+    from ..comm.mpi import allreduce_scalar
     src, dst, placed = _share(comm, n_edges, edges)
     t = time.perf_counter()
+    block_src, block_dst = route_cpu(comm, layout, src, dst)
+    placed["route_s"] = allreduce_scalar(comm, time.perf_counter() - t, "MAX")
+    return block_src, block_dst, placed
+
+
+def route_cpu(comm, layout, src, dst):
+    """Host edges -> this rank's block's directed edges (host arrays, global ids), with the
+    partitioner's router and MPI Alltoallv (buffers, no pickles). Collective."""
+    from mpi4py import MPI
+
+    from ..comm.mpi import displacements
+    from ..partition.blocks import _Router
     dtype = id_dtype(layout.n_vertices)
     parts = _Router(layout, dtype).route(src, dst)   # (rank, src, dst) per non-empty block
     send_counts = np.zeros(comm.Get_size(), np.int64)
@@ -291,8 +305,7 @@ def place_cpu(comm, layout, n_edges: int, edges):
         comm.Alltoallv([send, send_counts, displacements(send_counts), mpi_type],
                        [recv, recv_counts, displacements(recv_counts), mpi_type])
         received.append(recv)
-    placed["route_s"] = allreduce_scalar(comm, time.perf_counter() - t, "MAX")
-    return received[0], received[1], placed
+    return received[0], received[1]
 
 
 def manifest(kind: str, layout, meta: GraphMeta, n_directed_edges: int) -> dict:

@@ -136,10 +136,10 @@ class MpiSession:
                edge_list: str = "auto"):
         """The layout (grid, default the squarest one of the ranks; 1d on P x 1), this rank's
         block of the edges, each rank routing its share edges(lo, hi), and the placement's
-        record. The block is (src, dst), or on GPUs, where edge_list is "stream" (or "auto"
-        and the block's build does not fit whole: kernel1_gpu.grid_build, every rank agreeing)
-        a generated.RoutedBlock that routes it again a chunk at a time for each pass of the
-        searcher's build, with the survey pass's entries and mark."""
+        record. The block is (src, dst), or, where edge_list is "stream" (on GPUs also "auto"
+        where the block's build does not fit whole: kernel1_gpu.grid_build, every rank
+        agreeing), a generated.RoutedBlock that routes it again a chunk at a time for each pass
+        of the searcher's build, with the survey pass's entries and mark."""
         from ..comm import mpi
         from ..partition import GridLayout, squarest_grid
         from . import generated
@@ -150,18 +150,17 @@ class MpiSession:
         with mpi.collective_errors(comm):
             mpi.check_world_size(comm, rows * cols, f"a {rows}x{cols} grid")
             layout = GridLayout(n_vertices, rows, cols)
-            build = "device"
+            build = "stream" if edge_list == "stream" else "device"
             if backend == "gpu":
                 # refused before minutes of generation and routing, not by the allocator mid-way
                 from ..algorithms.kernel1_gpu import grid_build
                 build = grid_build(spec.name, n_vertices, n_edges, rows, cols, edge_list)
-            elif edge_list == "stream":
-                raise BfsError("--edge-list stream routes a grid's blocks a chunk at a time on "
-                               "GPUs; CPU ranks hold their blocks whole (--edge-list auto)")
+            elif edge_list not in ("auto", "device", "stream"):
+                raise BfsError(f"--edge-list {edge_list!r}: choose one of auto, device, stream")
         # one rank's GPU with less free memory streams them all: the passes are collective
         streamed = mpi.allreduce_scalar(comm, int(build == "stream"), "MAX", np.int64)
         if streamed:
-            routed = generated.RoutedBlock(comm, layout, n_edges, edges)
+            routed = generated.RoutedBlock(comm, layout, n_edges, edges, gpu=backend == "gpu")
             entries, marked, placed = routed.survey(n_vertices)
             placed["block_entries_max"] = int(mpi.allreduce_scalar(comm, entries, "MAX",
                                                                    np.int64))
@@ -215,7 +214,7 @@ class MpiSession:
         from mpi4py import MPI
         src, dst = self.src, self.dst
         if marked is not None:
-            has_edge = marked.get()
+            has_edge = marked if isinstance(marked, np.ndarray) else marked.get()
         elif self.gpu and not isinstance(src, np.ndarray):   # a block generated on the GPU
             import cupy as cp
             mark = cp.zeros(self.meta.n_vertices, cp.bool_)
@@ -282,8 +281,15 @@ class MpiSession:
                                            searcher.world_x, searcher.row_x, searcher.col_x)
             return verdict if self.is_root else None
         from ..validate import validate_blocks
-        return validate_blocks(self.comm, self.src, self.dst, result, root,
+        return validate_blocks(self.comm, self.block_chunks, result, root,
                                self.meta.n_vertices)
+
+    def block_chunks(self):
+        """The rank's block as (src, dst) pairs: whole, or routed again a chunk at a time (a
+        collective pass)."""
+        if self.routed is not None:
+            return self.routed.chunks()
+        return iter([(self.src, self.dst)])
 
     def count(self, searcher, result, root):
         """(nedge, depth, reached) of a search left unvalidated (rank 0; None elsewhere),
@@ -313,7 +319,11 @@ class MpiSession:
                 else np.empty((n + 7) // 8, np.uint8))
         self.comm.Bcast(bits, root=0)
         reached = np.unpackbits(bits, count=n).astype(np.bool_)
-        local = np.array([np.count_nonzero(reached[self._count_sources()])], np.int64)
+        if self.routed is not None:   # a pass over the block routed again (CPU ranks)
+            local = np.array([sum(int(np.count_nonzero(reached[s[s != d]]))
+                                  for s, d in self.routed.chunks())], np.int64)
+        else:
+            local = np.array([np.count_nonzero(reached[self._count_sources()])], np.int64)
         total = np.zeros(1, np.int64)
         self.comm.Reduce(local, total, op=MPI.SUM, root=0)
         if not self.is_root:
@@ -324,8 +334,6 @@ class MpiSession:
     def _count_sources(self) -> np.ndarray:
         """The block's sources of non-loop entries on the host, made on the first count (a
         block on the GPU copied once, not once a search)."""
-        if self.src is None:   # cannot happen: every GPU grid searcher counts on its GPUs
-            raise BfsError("a block routed a chunk at a time is counted on its GPUs only")
         if self._sources is None:
             src, dst = self.src, self.dst
             if not isinstance(src, np.ndarray):    # a block on the GPU

@@ -223,9 +223,10 @@ def validate_chunks(chunks, parent: np.ndarray, root: int,
     return success(level, nedge)
 
 
-def validate_blocks(comm, src: np.ndarray, dst: np.ndarray, result, root: int,
-                    n_vertices: int) -> Validation | None:
-    """The same rules for a distributed search, each rank reading only its own block.
+def validate_blocks(comm, chunks, result, root: int, n_vertices: int) -> Validation | None:
+    """The same rules for a distributed search, each rank reading only its own block, which
+    chunks() yields as (src, dst) pairs: whole, or routed again a chunk at a time (a
+    collective pass every rank makes to the end).
 
     Rank 0 holds the gathered parent/level arrays (`result`) and checks rules 1-2; it then
     broadcasts both arrays and every rank checks rules 3-4 on its block of directed halves;
@@ -247,8 +248,12 @@ def validate_blocks(comm, src: np.ndarray, dst: np.ndarray, result, root: int,
         level = np.empty(n_vertices, np.int32)
     comm.Bcast(parent, root=0)
     comm.Bcast(level, root=0)
-    code, u, v, count, seen = _check_edges(src, dst, parent, level, False,
-                                           np.zeros(n_vertices, np.bool_))
+    code, u, v, count, seen = OK, -1, -1, 0, np.zeros(n_vertices, np.bool_)
+    for src, dst in chunks():
+        c, cu, cv, counted, seen = _check_edges(src, dst, parent, level, False, seen)
+        count += counted
+        if code == OK and c != OK:   # the first failure; the pass still goes to its end
+            code, u, v = c, cu, cv
     codes = np.empty((comm.Get_size(), 3), np.int64) if is_root else None
     comm.Gather(np.array([code, u, v], np.int64), codes, root=0)
     total = np.zeros(1, np.int64)
