@@ -394,3 +394,9 @@ def test_run_with_blocks_routed_a_chunk_at_a_time(tmp_path):
     placed = {m: json.loads((d / "run.json").read_text())["measurements"]["placement"]
               for m, d in runs.items()}
     assert placed["auto"]["edge_list"] == "whole" and placed["stream"]["edge_list"] == "streamed"
+    # where Kernel 1's time went: the build's phases, each the slowest rank's, within the
+    # slowest rank's total
+    info = json.loads((runs["stream"] / "run.json").read_text())
+    phases = info["measurements"]["kernel1_phases_s"]
+    assert list(phases) == ["local ids", "block CSR", "block CSC"], phases
+    assert all(0 <= t <= info["construction_time"] for t in phases.values()), phases

@@ -38,6 +38,7 @@ import numpy as np
 from ..comm.exchange import LevelClock, choose_comm, make_exchange
 from . import RunContext, SearchResult, Searcher
 from ..errors import BfsError
+from .searcher import PhaseClock
 
 WORD = 64
 
@@ -190,6 +191,8 @@ class Fu2D(Searcher):
 
     def __init__(self, block, ctx: RunContext):
         self._layout(block, ctx)
+        self.phase = PhaseClock()
+        self.build_phases = self.phase.seconds
         self._build_local(block)
 
     def _layout(self, block, ctx: RunContext) -> None:
@@ -240,14 +243,17 @@ class Fu2D(Searcher):
         return lambda: whole
 
     def _build_csr(self, entries) -> None:
-        self.csr_offsets, self.csr_cols = compress(entries, self.rows.n_words * WORD)
+        with self.phase("block CSR"):   # streamed: its passes' generation and routing too
+            self.csr_offsets, self.csr_cols = compress(entries, self.rows.n_words * WORD)
 
     def _build_local(self, block) -> None:
         """The block's CSR (row -> column) and CSC (column -> row) in padded local indices."""
-        entries = self._local_edges(block)
+        with self.phase("local ids"):
+            entries = self._local_edges(block)
         self._build_csr(entries)
-        self.csc_offsets, self.csc_rows = compress(
-            lambda: ((cols, rows) for rows, cols in entries()), self.cols.n_words * WORD)
+        with self.phase("block CSC"):
+            self.csc_offsets, self.csc_rows = compress(
+                lambda: ((cols, rows) for rows, cols in entries()), self.cols.n_words * WORD)
 
     # --- the level loop, shared by both backends -----------------------------------------
     def _scan(self) -> int:

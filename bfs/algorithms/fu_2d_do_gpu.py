@@ -128,9 +128,10 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
                           + 16 * min(nnz, kernel1_gpu.SORT_LIMIT if fill == "keys"
                                      else kernel1_gpu.RESORT_LIMIT) + 4 * n_col_bits,
                           f"2d-do block CSC ({n_col_bits} columns, {nnz} entries)")
-        self.csc_offsets, self.csc_rows = kernel1_gpu.block_csr(
-            lambda: ((cols, rows) for rows, cols in entries()), n_col_bits,
-            what="2d-do block CSC", fill=fill)
+        with self.phase("block CSC"):
+            self.csc_offsets, self.csc_rows = kernel1_gpu.block_csr(
+                lambda: ((cols, rows) for rows, cols in entries()), n_col_bits,
+                what="2d-do block CSC", fill=fill)
 
     def _finish_blocks(self) -> None:
         """After the entries' local ids are freed (their 8 bytes an entry would crowd the

@@ -51,6 +51,7 @@ from ..device import load_module
 from .. import device
 from ..errors import BfsError
 from . import RunContext, SearchResult, merrill, tiles
+from .searcher import PhaseClock
 from .fu_2d import WORD, Fu2D, PaddedRange
 
 BLOCK, TILE = tiles.BLOCK, tiles.TILE
@@ -134,8 +135,10 @@ class Fu2DGpu(Fu2D):
         (the largest scales: the block is never whole beside its CSR). Only the CSR is kept:
         parents are recorded by the expand, so Fu's CSC (for the predecessor pass) is not
         needed on the GPU."""
-        device.require_gpu()
+        cp = device.require_gpu()
         self._layout(block, ctx)
+        self.phase = PhaseClock(cp.cuda.get_current_stream().synchronize)
+        self.build_phases = self.phase.seconds
         n_row_bits, n_col_bits = self.rows.n_words * WORD, self.cols.n_words * WORD
         if max(n_row_bits, n_col_bits) >= 2**32:
             raise BfsError("2d --backend gpu takes at most 2^32 vertices per row / column range")
@@ -148,20 +151,25 @@ class Fu2DGpu(Fu2D):
                 for src, dst in block.chunks():
                     yield self._local_entries(src, dst)
         else:
-            whole, fill = [self._local_entries(block.src, block.dst)], "keys"
+            with self.phase("local ids"):
+                whole, fill = [self._local_entries(block.src, block.dst)], "keys"
 
             def entries():
                 return whole
         if self.R * self.C == 1 and self.ENGINE is not None and _engine_option(ctx.options):
             # one rank: padded local ids are the graph's ids (one piece, padded at its end)
-            offsets, columns = kernel1_gpu.block_csr(entries, n_row_bits, fill=fill)
+            with self.phase("block CSR"):
+                offsets, columns = kernel1_gpu.block_csr(entries, n_row_bits, fill=fill)
             whole.clear()
-            self._start_engine(offsets, columns, ctx.options)
+            with self.phase("engine"):
+                self._start_engine(offsets, columns, ctx.options)
             return
         self._build_blocks(entries, fill)
         whole.clear()    # the routed block's local ids: gone before the blocks are finished
-        self._finish_blocks()
-        self._allocate()
+        with self.phase("finish blocks"):
+            self._finish_blocks()
+        with self.phase("search state"):
+            self._allocate()
 
     def _local_entries(self, src, dst):
         """A block's (or a routed chunk's) entries in padded local ids: (rows, columns)."""
@@ -183,8 +191,9 @@ class Fu2DGpu(Fu2D):
     def _build_blocks(self, entries, fill: str) -> None:
         """The block's device CSR from entries(), its (rows, columns) padded local ids, whole
         or a routed chunk at a time (kernel1_gpu.block_csr's fill); 2d-do adds its CSC."""
-        self.csr_offsets, self.csr_cols = kernel1_gpu.block_csr(entries, self.rows.n_words * WORD,
-                                                                fill=fill)
+        with self.phase("block CSR"):   # streamed: its passes' generation and routing too
+            self.csr_offsets, self.csr_cols = kernel1_gpu.block_csr(
+                entries, self.rows.n_words * WORD, fill=fill)
 
     def _finish_blocks(self) -> None:
         """What the blocks need once the entries' local ids are freed (2d-do's CSC order)."""

@@ -22,6 +22,9 @@ Who provides what (today):
     directions                             edges read per search / per level, each level's way
   * kernel1_extra_s                        a searcher's own Kernel-1 work beyond the CSR
                                            (merrill@order=degree's renaming), seconds
+  * build_phases                           distributed searchers: seconds of each phase of
+                                           their build (block CSR, CSC, ...; PhaseClock), so
+                                           run.json says where Kernel 1's time goes
   * bytes_copied, copy_s                   gpu-out-of-core: host -> device streaming per search
   * comm_kind                              distributed searchers: the exchange they use
   * profile, profile_steps                 distributed searchers: per level (level, frontier,
@@ -38,7 +41,29 @@ Who provides what (today):
 """
 from __future__ import annotations
 
+import contextlib
+import time
+
 from . import SearchResult
+
+
+class PhaseClock:
+    """Seconds of a build's named phases (a phase entered twice adds up), taken on the host
+    with sync() (the device's, where the work is queued on a GPU) at each phase's end, so a
+    phase holds its own kernels. Kernel 1 is timed whole around it; the syncs cost microseconds
+    against its seconds."""
+
+    def __init__(self, sync=None):
+        self.sync = sync
+        self.seconds: dict[str, float] = {}
+
+    @contextlib.contextmanager
+    def __call__(self, name: str):
+        t = time.perf_counter()
+        yield
+        if self.sync is not None:
+            self.sync()
+        self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - t
 
 
 class Searcher:
@@ -49,8 +74,9 @@ class Searcher:
     edges_examined: int | None = None
     level_edges_examined: list = []
     directions: list = []
-    # Kernel 1 work of the searcher's own beyond the CSR, seconds
+    # Kernel 1 work of the searcher's own beyond the CSR, seconds; the build's phases
     kernel1_extra_s: float = 0.0
+    build_phases: dict | None = None
     # gpu-out-of-core: bytes streamed host -> device in the last search, and the seconds
     bytes_copied: int | None = None
     copy_s: float | None = None

@@ -154,8 +154,14 @@ def search_run(session, spec, backend: str, options: dict, opts: RunOptions, out
             value = float(value)
             value = "inf" if value == float("inf") else value
         options[key] = value
+    # where Kernel 1's time goes (distributed searchers' build phases, in the order every
+    # rank ran them), each phase the slowest rank's
+    phases = {name: session.max(seconds)
+              for name, seconds in (searcher.build_phases or {}).items()}
     if session.is_root:
-        log(f"kernel 1 ({label}, {backend}): {construction_time:.3f} s")
+        log(f"kernel 1 ({label}, {backend}): {construction_time:.3f} s"
+            + (" (" + ", ".join(f"{name} {t:.3f} s" for name, t in phases.items()) + ")"
+               if phases else ""))
 
     # One untimed search and validation first: JIT compilation, module loads and first-touch
     # page faults belong to no search (the device method's warm-up; Graph500 does not forbid it).
@@ -205,6 +211,7 @@ def search_run(session, spec, backend: str, options: dict, opts: RunOptions, out
         log(energy_line(label, *energy))
 
     measured = {"kernel1_first_s": kernel1_first_s,
+                "kernel1_phases_s": phases or None,
                 "kernel1_extra_s": searcher.kernel1_extra_s or None,
                 "launches": dict(searcher.launches) if searcher.launches else None,
                 "timing": ("CUDA events around each search, after an untimed search from the "
