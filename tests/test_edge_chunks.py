@@ -132,3 +132,30 @@ def test_run_with_the_edge_list_streamed_on_the_cpu(tmp_path, graph_dirs):
                    "--roots", 1, "--edge-list", "device", "--out", tmp_path / "dev",
                    check=False)
     assert proc.returncode == 1 and "--edge-list 'device'" in proc.stderr
+
+
+def test_edge_range_reader_reads_any_rows_of_a_graph_directory(tmp_path):
+    """A rank's share (or a chunk of it) read from the Parquet row groups that hold it: any
+    range equals the whole list's slice, across row-group and part-file boundaries; a range
+    outside the list is an error naming it."""
+    from bfs.atomic import atomic_dir
+    from bfs.errors import BfsError
+    from bfs.graphs.graphdir import EdgeWriter, GraphMeta, edge_range_reader, write_meta
+    rng = np.random.default_rng(3)
+    src, dst = rng.integers(0, 500, 5000), rng.integers(0, 500, 5000)
+    out = tmp_path / "g"
+    with atomic_dir(out) as tmp:
+        with EdgeWriter(tmp, np.uint32, max_rows=1200) as w:   # parts of 3 row groups
+            for a in range(0, len(src), 400):                    # a row group a write
+                w.write(src[a:a + 400], dst[a:a + 400])
+        write_meta(tmp, GraphMeta(name="r", source="snap", n_vertices=500, n_edges=len(src),
+                                  directed_source=None))
+    assert len(list((out / "edges").glob("part-*.parquet"))) == 5   # 1200 rows a part
+    read = edge_range_reader(out)
+    whole = read_edges(out)
+    for lo, hi in ((0, 5000), (0, 1), (399, 401), (1199, 1201), (1000, 4321), (4999, 5000),
+                   (2500, 2500)):
+        s, d = read(lo, hi)
+        assert (s == whole[0][lo:hi]).all() and (d == whole[1][lo:hi]).all(), (lo, hi)
+    with pytest.raises(BfsError, match=r"edge rows \[4000, 5001\) are not within its 5000"):
+        read(4000, 5001)

@@ -5,6 +5,7 @@ import re
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
@@ -400,3 +401,21 @@ def test_run_with_blocks_routed_a_chunk_at_a_time(tmp_path):
     phases = info["measurements"]["kernel1_phases_s"]
     assert list(phases) == ["local ids", "block CSR", "block CSC"], phases
     assert all(0 <= t <= info["construction_time"] for t in phases.values()), phases
+
+
+def test_bench_grid_over_a_graph_directory_reads_each_share(kron10, tmp_path):
+    """bench --graphs with a distributed algorithm on 2 CPU ranks (the 1x2 grid): each rank
+    reads only its share of the graph directory's rows (edge_range_reader) and routes it,
+    whole and a chunk at a time; the searches are seq-csr's from the same roots."""
+    key = ("root", "depth", "reached", "nedge")
+
+    def bench(algorithm, *more, ranks=None):
+        out = tmp_path / f"{algorithm}{len(more)}.json"
+        bfs_cli("bench", "--backend", "cpu", "--graphs", kron10, "--algorithms", algorithm,
+                "--roots", 3, "--out", out, *more, ranks=ranks)
+        a = json.loads(out.read_text())["records"][0]["algorithms"][algorithm]
+        assert a["valid"] and a["n_validated"] == 3
+        return [tuple(r[k] for k in key) for r in searches(Path(a["run_dir"]))]
+    want = bench("seq-csr")
+    assert bench("2d-do", ranks=2) == want
+    assert bench("2d-do", "--edge-list", "stream", ranks=2) == want

@@ -226,6 +226,48 @@ def read_edges(graph_dir: str | os.PathLike) -> tuple[np.ndarray, np.ndarray]:
     return src, dst
 
 
+def edge_range_reader(graph_dir: str | os.PathLike):
+    """read(lo, hi): rows [lo, hi) of the edge list as (src, dst) arrays, reading only the
+    Parquet row groups that hold them (a rank's share of a distributed run, or one chunk of
+    it: no rank reads the whole list). The part files are checked once, here."""
+    graph_dir = Path(graph_dir)
+    meta = read_meta(graph_dir)
+    files, base = [], 0
+    for path, rows in edge_files(graph_dir, meta):
+        with reading(path, REMEDY):
+            footer = pq.ParquetFile(path).metadata
+        groups, at = [], base
+        for g in range(footer.num_row_groups):
+            groups.append((at, at + footer.row_group(g).num_rows))
+            at += footer.row_group(g).num_rows
+        files.append((path, groups))
+        base += rows
+    dtype = id_dtype(meta.n_vertices)
+    if files:
+        with reading(files[0][0], REMEDY):
+            dtype = pq.ParquetFile(files[0][0]).schema_arrow.field("src").type.to_pandas_dtype()
+
+    def read(lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+        if not 0 <= lo <= hi <= meta.n_edges:
+            raise BfsError(f"{graph_dir}: edge rows [{lo}, {hi}) are not within its "
+                           f"{meta.n_edges} edges")
+        src, dst = np.empty(hi - lo, dtype), np.empty(hi - lo, dtype)
+        for path, groups in files:
+            wanted = [g for g, (a, b) in enumerate(groups) if a < hi and b > lo]
+            if not wanted:
+                continue
+            with reading(path, REMEDY):
+                table = pq.ParquetFile(path).read_row_groups(wanted, columns=list(EDGE_COLUMNS))
+            first = groups[wanted[0]][0]
+            a, b = max(lo, first), min(hi, first + table.num_rows)
+            for out, name in ((src, "src"), (dst, "dst")):
+                with reading(path, REMEDY):
+                    out[a - lo:b - lo] = column_array(table, name)[a - first:b - first]
+        return src, dst
+
+    return read
+
+
 def iter_edge_batches(graph_dir: str | os.PathLike, batch_rows: int = 1 << 22):
     """Stream the edge list as (src, dst) array pairs, never holding the whole list; each batch
     has at most batch_rows rows and comes from one part file."""

@@ -34,7 +34,7 @@ from pathlib import Path
 from ..algorithms.options import parse_algorithm
 from ..atomic import atomic_write
 from ..errors import BfsError
-from ..graphs.graphdir import GraphMeta, read_edges, read_meta
+from ..graphs.graphdir import GraphMeta, edge_range_reader, read_meta
 from ..log import logger
 from .generated import GeneratedKronecker
 from .request import check_request, open_session
@@ -66,17 +66,21 @@ def bench_session(source, spec, backend: str, grid=None, diagonal_prob: float = 
                   edge_list: str = "auto"):
     """The session spec needs on backend over one of bench's graphs. A distributed algorithm
     over a graph directory or a lattice (one rank: the 1x1 grid) has every rank route its
-    share of the whole edge list to the blocks, as bench --grid does with a generated one."""
+    share of the edge list to the blocks, as bench --grid does with a generated one: of a
+    graph directory each rank reads only its share's row groups."""
     if isinstance(source, tuple):
         meta, src, dst, record = lattice_graph(source, diagonal_prob)
+        if not spec.distributed:
+            return session_class(spec, backend).from_host(meta, src, dst, record)
+
+        def host_edges(lo, hi):
+            return src[lo:hi], dst[lo:hi]
     elif isinstance(source, Path) and spec.distributed:
-        meta, (src, dst) = read_meta(source), read_edges(source)
+        meta, host_edges = read_meta(source), edge_range_reader(source)
         record = {"dir": str(source.resolve()), **meta.to_json()}
     else:
         return open_session(source, spec, backend, grid, edge_list)
-    if spec.distributed:
-        return MpiSession.from_host(meta, src, dst, record, spec, backend, grid, edge_list)
-    return session_class(spec, backend).from_host(meta, src, dst, record)
+    return MpiSession.from_edges(meta, host_edges, record, spec, backend, grid, edge_list)
 
 
 def _session_key(spec, grid) -> tuple:

@@ -111,10 +111,12 @@ class MpiSession:
                                 graph.record(meta))
 
     @classmethod
-    def from_host(cls, meta: GraphMeta, src, dst, graph_record: dict, spec, backend: str,
-                  grid: tuple[int, int] | None = None, edge_list: str = "auto"):
-        """Every rank holding the whole edge list in host memory (bench's lattices and
-        graph directories) routes its share of it to the blocks."""
+    def from_edges(cls, meta: GraphMeta, host_edges, graph_record: dict, spec, backend: str,
+                   grid: tuple[int, int] | None = None, edge_list: str = "auto"):
+        """Each rank reads host_edges(lo, hi) (host arrays: a graph directory's row groups,
+        bfs.graphs.graphdir.edge_range_reader, or a list every rank holds, bench's lattices)
+        for its share, or each chunk of it where the block is streamed, and routes it to the
+        blocks: no rank reads more of a graph directory than its share."""
         from ..comm import mpi
         comm = mpi.world()
         gpu = select_gpu(envinfo.local_rank(mpi.node_rank(comm))) if backend == "gpu" else None
@@ -122,12 +124,11 @@ class MpiSession:
             from ..graphs.device_edges import to_device_edges
 
             def edges(lo, hi):
-                return to_device_edges(src[lo:hi], dst[lo:hi])
+                return to_device_edges(*host_edges(lo, hi))
         else:
-            def edges(lo, hi):
-                return src[lo:hi], dst[lo:hi]
+            edges = host_edges
         layout, block, placed = cls._place(comm, spec, backend, grid, meta.n_vertices,
-                                           len(src), edges, edge_list)
+                                           meta.n_edges, edges, edge_list)
         return cls._from_blocks(comm, spec, backend, gpu, layout, block, placed, meta,
                                 graph_record)
 
