@@ -419,3 +419,22 @@ def test_bench_grid_over_a_graph_directory_reads_each_share(kron10, tmp_path):
     want = bench("seq-csr")
     assert bench("2d-do", ranks=2) == want
     assert bench("2d-do", "--edge-list", "stream", ranks=2) == want
+
+
+def test_partition_block_built_a_slice_at_a_time(kron10, tmp_path):
+    """bfs run PART_DIR --edge-list stream on 2 CPU ranks: each rank's block, read from its
+    file, is built a slice at a time (BlockSlices); the same searches as the whole block's."""
+    part = tmp_path / "part"
+    bfs_cli("partition", kron10, "--grid", "1x2", "--out", part)
+    key = ("root", "depth", "reached", "nedge")
+    got = {}
+    for mode in ("auto", "stream"):
+        out = tmp_path / mode
+        bfs_cli("run", part, "--algorithm", "2d-do", "--backend", "cpu", "--roots", 3,
+                "--edge-list", mode, "--out", out, ranks=2)
+        info = json.loads((out / "run.json").read_text())
+        assert info["valid"]
+        got[mode] = ([tuple(r[k] for k in key) for r in searches(out)],
+                     info["measurements"]["block"])
+    assert got["stream"][0] == got["auto"][0]
+    assert (got["auto"][1], got["stream"][1]) == ("whole", "host, a slice at a time")

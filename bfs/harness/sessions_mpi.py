@@ -37,6 +37,43 @@ def select_gpu(local: int) -> int:
     return index
 
 
+def _choose_build(spec, backend: str, n_vertices: int, n_edges: int, rows: int, cols: int,
+                  edge_list: str) -> str:
+    """This rank's choice of how its searcher builds its block: "device" (whole) or "stream"
+    (a chunk at a time). On GPUs kernel1_gpu.grid_build (auto: whole where it fits; refused
+    where neither fits); CPU ranks stream only when asked (--edge-list stream)."""
+    if backend == "gpu":
+        from ..algorithms.kernel1_gpu import grid_build
+        return grid_build(spec.name, n_vertices, n_edges, rows, cols, edge_list)
+    if edge_list not in ("auto", "device", "stream"):
+        raise BfsError(f"--edge-list {edge_list!r}: choose one of auto, device, stream")
+    return "stream" if edge_list == "stream" else "device"
+
+
+def _agreed_stream(comm, build: str) -> bool:
+    """Whether every rank streams: one rank whose GPU has less free memory streams them all
+    (a routed block's passes are collective)."""
+    from ..comm.mpi import allreduce_scalar
+    return bool(allreduce_scalar(comm, int(build == "stream"), "MAX", np.int64))
+
+
+class BlockSlices:
+    """A block held whole in host memory (read from a partition directory) that the searcher
+    builds from a slice of ROUTE_CHUNK entries at a time, so its GPU never holds it whole
+    beside the block CSR and CSC (nor, on CPUs, its whole local ids)."""
+
+    def __init__(self, src, dst):
+        from ..algorithms.kernel1_gpu import ROUTE_CHUNK
+        self.src, self.dst, self.step = src, dst, ROUTE_CHUNK
+
+    def chunks(self):
+        for a in range(0, max(len(self.src), 1), self.step):
+            yield self.src[a:a + self.step], self.dst[a:a + self.step]
+
+    def free(self) -> None:
+        pass
+
+
 class MpiSession:
     """One rank of a distributed run: it holds only its own block (read from a partition
     directory, or generated in place and routed: generated.py)."""
@@ -46,10 +83,12 @@ class MpiSession:
 
     def __init__(self, comm, manifest: dict, src, dst, backend: str, gpu_index: int | None,
                  graph_record: dict, partition_record: dict, extra: dict | None = None,
-                 routed=None, marked=None):
-        """src, dst: the rank's block (host or device arrays of global ids); or None with
-        routed, the block routed again chunk by chunk (generated.RoutedBlock), and marked, its
-        survey's device mark of the vertices with an edge here."""
+                 chunked=None, marked=None):
+        """src, dst: the rank's block (host or device arrays of global ids), or None; chunked:
+        what the searcher builds from a chunk at a time where the block is streamed (its
+        chunks()): the block routed again (generated.RoutedBlock; src and dst None, and
+        marked, its survey's mark of the vertices with an edge here) or a block held on the
+        host handed over in slices (BlockSlices)."""
         self.comm = comm
         self.rank, self.size = comm.Get_rank(), comm.Get_size()
         self.is_root = self.rank == 0
@@ -58,7 +97,7 @@ class MpiSession:
         self.meta = GraphMeta.from_json(manifest["graph"]["graph_json"])
         self.graph_record, self.partition_record = graph_record, partition_record
         self.extra = extra or {}
-        self.routed = routed
+        self.chunked = chunked
         self.hostnames = envinfo.hostnames(comm)
         self.ranks = envinfo.rank_infos(comm, {"gpu_index": gpu_index})
         self.clock = Clock(self.gpu, self.barrier, self.max)
@@ -92,10 +131,14 @@ class MpiSession:
             mpi.check_world_size(comm, rows * cols, f"partition {source} ({rows}x{cols} grid)")
         with mpi.collective_errors(comm):
             src, dst = read_block(source, manifest, comm.Get_rank())
+            build = _choose_build(spec, backend, manifest["n_vertices"],
+                                  manifest["n_directed_edges"] // 2, rows, cols, edge_list)
+        chunked = BlockSlices(src, dst) if _agreed_stream(comm, build) else None
         return cls(comm, manifest, src, dst, backend, gpu,
                    {"dir": manifest["graph"]["dir"], **manifest["graph"]["graph_json"]},
                    {"dir": str(Path(source).resolve()), "kind": manifest["kind"],
-                    "grid": manifest["grid"]})
+                    "grid": manifest["grid"]},
+                   {"block": "host, a slice at a time" if chunked else "whole"}, chunked)
 
     @classmethod
     def _generated(cls, comm, graph: GeneratedKronecker, spec, backend, gpu, grid,
@@ -151,16 +194,9 @@ class MpiSession:
         with mpi.collective_errors(comm):
             mpi.check_world_size(comm, rows * cols, f"a {rows}x{cols} grid")
             layout = GridLayout(n_vertices, rows, cols)
-            build = "stream" if edge_list == "stream" else "device"
-            if backend == "gpu":
-                # refused before minutes of generation and routing, not by the allocator mid-way
-                from ..algorithms.kernel1_gpu import grid_build
-                build = grid_build(spec.name, n_vertices, n_edges, rows, cols, edge_list)
-            elif edge_list not in ("auto", "device", "stream"):
-                raise BfsError(f"--edge-list {edge_list!r}: choose one of auto, device, stream")
-        # one rank's GPU with less free memory streams them all: the passes are collective
-        streamed = mpi.allreduce_scalar(comm, int(build == "stream"), "MAX", np.int64)
-        if streamed:
+            # refused before minutes of generation and routing, not by the allocator mid-way
+            build = _choose_build(spec, backend, n_vertices, n_edges, rows, cols, edge_list)
+        if _agreed_stream(comm, build):
             routed = generated.RoutedBlock(comm, layout, n_edges, edges, gpu=backend == "gpu")
             entries, marked, placed = routed.survey(n_vertices)
             placed["block_entries_max"] = int(mpi.allreduce_scalar(comm, entries, "MAX",
@@ -192,9 +228,9 @@ class MpiSession:
         """The session over _place's block: (src, dst), or (RoutedBlock, entries, mark)."""
         from ..comm import mpi
         from . import generated
-        routed = marked = None
+        chunked = marked = None
         if isinstance(block[0], generated.RoutedBlock):
-            (routed, entries, marked), (src, dst) = block, (None, None)
+            (chunked, entries, marked), (src, dst) = block, (None, None)
         else:
             (src, dst), entries = block, int(block[0].size)
         total = int(mpi.allreduce_scalar(comm, entries, "SUM", np.int64))
@@ -202,11 +238,13 @@ class MpiSession:
                    backend, gpu, graph_record,
                    {"in_memory": True, "kind": spec.partition,
                     "grid": [layout.rows, layout.cols]},
-                   {"placement": placed}, routed, marked)
+                   {"placement": placed}, chunked, marked)
 
     def build(self, spec, backend: str, options: dict):
-        block = Block(self.comm, self.manifest, self.src, self.dst,
-                      self.routed.chunks if self.routed is not None else None)
+        if self.chunked is not None:   # the searcher builds from a chunk at a time
+            block = Block(self.comm, self.manifest, None, None, self.chunked.chunks)
+        else:
+            block = Block(self.comm, self.manifest, self.src, self.dst)
         return spec.load(backend).build(block, RunContext(backend, options))
 
     def _has_edge(self, marked=None) -> np.ndarray | None:
@@ -288,8 +326,8 @@ class MpiSession:
     def block_chunks(self):
         """The rank's block as (src, dst) pairs: whole, or routed again a chunk at a time (a
         collective pass)."""
-        if self.routed is not None:
-            return self.routed.chunks()
+        if self.src is None:
+            return self.chunked.chunks()
         return iter([(self.src, self.dst)])
 
     def count(self, searcher, result, root):
@@ -320,9 +358,9 @@ class MpiSession:
                 else np.empty((n + 7) // 8, np.uint8))
         self.comm.Bcast(bits, root=0)
         reached = np.unpackbits(bits, count=n).astype(np.bool_)
-        if self.routed is not None:   # a pass over the block routed again (CPU ranks)
+        if self.src is None:   # a pass over the block routed again (CPU ranks)
             local = np.array([sum(int(np.count_nonzero(reached[s[s != d]]))
-                                  for s, d in self.routed.chunks())], np.int64)
+                                  for s, d in self.chunked.chunks())], np.int64)
         else:
             local = np.array([np.count_nonzero(reached[self._count_sources()])], np.int64)
         total = np.zeros(1, np.int64)
@@ -381,5 +419,5 @@ class MpiSession:
                                else "cpu, each rank its block (bfs.validate.validate_blocks)")}
 
     def close(self) -> None:
-        if self.routed is not None:
-            self.routed.free()
+        if self.chunked is not None:
+            self.chunked.free()
