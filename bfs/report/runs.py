@@ -173,6 +173,9 @@ def _run_row(run_dir: Path, info: dict, searches: pd.DataFrame) -> dict:
         **_hybrid_setting(params),
         "edgefactor": graph.get("edgefactor"),   # Kronecker graphs only
         "construction_time": float(info["construction_time"]),
+        # where a distributed run's Kernel 1 went: (phase, seconds) in the order run
+        "kernel1_phases": tuple(((info.get("measurements") or {}).get("kernel1_phases_s")
+                                 or {}).items()) or None,
         "shared": shared_note(env),
         "n_searches": len(searches),
         # each search's TEPS, for Graph500's quartiles over the roots of pooled repeats
@@ -192,7 +195,8 @@ def _run_row(run_dir: Path, info: dict, searches: pd.DataFrame) -> dict:
 RUN_COLUMNS = [
     "run_dir", "graph", "source", "scale", "n_vertices", "n_edges", "directed_edges",
     "algorithm", "backend", "ranks", "gpus", "exchange", "comm", "grid", "small_frontier",
-    "tasks", "mode", "lambda", "gpu_share", "edgefactor", "construction_time", "shared",
+    "tasks", "mode", "lambda", "gpu_share", "edgefactor", "construction_time",
+    "kernel1_phases", "shared",
     "n_searches", "search_teps", "teps", "mean_time_s", "max_depth", "mean_depth", "mean_reached", "mean_nedge",
     "examined_per_nedge", "watts", "teps_per_watt", "energy_source", "energy_covers",
     "energy_note"]
@@ -250,12 +254,24 @@ def pool(runs: pd.DataFrame) -> pd.Series:
         "construction_time": runs["construction_time"].median(),
         "construction_min": runs["construction_time"].min(),
         "construction_max": runs["construction_time"].max(),
+        "kernel1_phases": _median_phases(runs["kernel1_phases"]),
         "shared": shared.iloc[0] if len(shared) else None,
         "mean_time_s": (runs["mean_time_s"] * runs["n_searches"]).sum() / n,
         "mean_depth": (runs["mean_depth"] * runs["n_searches"]).sum() / n,
         # over the runs that count the edges they read (NaN when none does)
         "examined_per_nedge": _weighted_mean(runs["examined_per_nedge"], runs["n_searches"]),
     })
+
+
+def _median_phases(phases: pd.Series) -> str | None:
+    """Kernel 1's phases over a point's repeats, each phase's median: 'block CSR 0.41 s, ...'
+    (None where no repeat recorded them)."""
+    known = [dict(p) for p in phases if p]
+    if not known:
+        return None
+    names = list(dict.fromkeys(name for p in known for name in p))
+    return ", ".join(f"{name} {np.median([p[name] for p in known if name in p]):.3g} s"
+                     for name in names)
 
 
 def _weighted_mean(values: pd.Series, weights: pd.Series) -> float:

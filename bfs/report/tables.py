@@ -155,14 +155,16 @@ def graphs_table(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def kernel1_table(runs: pd.DataFrame) -> pd.DataFrame:
-    """A row per configuration: the median of its repeats' Kernel 1 times, and their range."""
+    """A row per configuration: the median of its repeats' Kernel 1 times, and their range;
+    for distributed runs where it went (each phase's median, the slowest rank's)."""
     keys = ["graph", "scale", "algorithm", "backend", "exchange", "comm", "ranks", "grid"]
     out = [{**named, "repeats": p["repeats"],
             "Kernel 1 median (s)": p["construction_time"], "min (s)": p["construction_min"],
-            "max (s)": p["construction_max"], "shared hardware": p["shared"]}
+            "max (s)": p["construction_max"], "phases": p["kernel1_phases"],
+            "shared hardware": p["shared"]}
            for named, p in _pooled_settings(runs, keys)]
     table = pd.DataFrame(out, columns=[*keys, "repeats", "Kernel 1 median (s)", "min (s)",
-                                       "max (s)", "shared hardware"])
+                                       "max (s)", "phases", "shared hardware"])
     table["scale"] = table["scale"].astype("Int64")
     return table
 
