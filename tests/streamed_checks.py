@@ -1,13 +1,14 @@
 """Blocks routed a chunk at a time on CPU ranks, run by tests/test_mpi.py as
-`mpiexec -n R*C python3 THIS R C`.
+`mpiexec -n R*C python3 THIS R C [GRAPH_DIR]`.
 
 For 2d, 2d-do, semiring (each on the R x C grid) and 1d (on R*C x 1), every rank builds its
-searcher twice from a generated Kronecker graph: from its block routed whole
-(generated.place_cpu) and from the same block routed again a chunk of CHUNK edges at a time
-for each pass (generated.RoutedBlock, ragged last chunks). The survey pass gives the whole
-block's entries and sources; the CSR (and CSC) hold the same rows (each row's entries come in
-chunk order, so rows are compared sorted); the searches from a few roots equal seq-csr's levels
-and validate. Raises on a mismatch (the rank exits non-zero); rank 0 prints `ok`.
+searcher twice: from its block routed whole (generated.place_cpu) and from the same block
+routed again a chunk of CHUNK edges at a time for each pass (generated.RoutedBlock, ragged last
+chunks). The edges: a generated Kronecker graph, or GRAPH_DIR's (a SNAP or lattice graph), each
+rank reading its rows by graphdir.edge_range_reader. The survey pass gives the whole block's
+entries and sources; the CSR (and CSC) hold the same rows (each row's entries come in chunk
+order, so rows are compared sorted); the searches from a few roots equal seq-csr's levels and
+validate. Raises on a mismatch (the rank exits non-zero); rank 0 prints `ok`.
 """
 import sys
 
@@ -17,6 +18,7 @@ from mpi4py import MPI
 from bfs.algorithms import Block, RunContext, get_algorithm
 from bfs.algorithms.kernel1 import build_csr
 from bfs.algorithms.seq_csr import bfs_csr
+from bfs.graphs.graphdir import edge_range_reader, read_edges, read_meta
 from bfs.harness.generated import GeneratedKronecker, RoutedBlock, place_cpu
 from bfs.partition import GridLayout
 from bfs.validate import validate
@@ -42,18 +44,22 @@ def tables(searcher):
     return out
 
 
-def main(R: int, C: int) -> None:
-    graph = GeneratedKronecker(SCALE, EF)
-    n = graph.n_vertices
-    src, dst = generate = graph.host_edges()
-    csr = build_csr(*generate, n)
+def main(R: int, C: int, graph_dir: str | None = None) -> None:
+    if graph_dir is None:
+        graph = GeneratedKronecker(SCALE, EF)
+        n, m, edges = graph.n_vertices, graph.n_edges, graph.host_edges
+        src, dst = graph.host_edges()
+    else:
+        meta = read_meta(graph_dir)
+        n, m, edges = meta.n_vertices, meta.n_edges, edge_range_reader(graph_dir)
+        src, dst = read_edges(graph_dir)
+    csr = build_csr(src, dst, n)
     roots = [int(r) for r in np.flatnonzero(np.diff(csr.offsets))[::211][:3]]
     for algorithm, (rows, cols) in (("2d", (R, C)), ("2d-do", (R, C)),
                                     ("semiring", (R, C)), ("1d", (R * C, 1))):
         layout = GridLayout(n, rows, cols)
-        whole_src, whole_dst, _ = place_cpu(comm, layout, graph.n_edges, graph.host_edges)
-        routed = RoutedBlock(comm, layout, graph.n_edges, graph.host_edges, gpu=False,
-                             chunk=CHUNK)
+        whole_src, whole_dst, _ = place_cpu(comm, layout, m, edges)
+        routed = RoutedBlock(comm, layout, m, edges, gpu=False, chunk=CHUNK)
         entries, mark, placed = routed.survey(n)
         want = np.zeros(n, np.bool_)
         want[whole_src[whole_src != whole_dst]] = True
@@ -80,7 +86,7 @@ def main(R: int, C: int) -> None:
 
 if __name__ == "__main__":
     try:
-        main(int(sys.argv[1]), int(sys.argv[2]))
+        main(int(sys.argv[1]), int(sys.argv[2]), *sys.argv[3:4])
     except Exception:
         import traceback
         traceback.print_exc()

@@ -367,14 +367,26 @@ def test_unvalidated_count_equals_validated(counted_graph, kind, shape, tmp_path
     assert all(r["nedge"] > 0 for r in runs["none"])
 
 
-@pytest.mark.parametrize("shape", ["1x1", "1x2", "2x2"])
-def test_blocks_routed_a_chunk_at_a_time(shape):
+@pytest.mark.parametrize("shape,graph", [("1x1", "kronecker"), ("1x2", "kronecker"),
+                                         ("2x2", "kronecker"), ("1x2", "snap"),
+                                         ("2x2", "lattice")])
+def test_blocks_routed_a_chunk_at_a_time(shape, graph, tmp_path):
     """tests/streamed_checks.py under mpiexec: on CPU ranks, 2d, 2d-do, semiring and 1d built
     from their blocks routed again a chunk of 333 edges at a time for each pass hold the same
-    rows as from the blocks routed whole, and search and validate alike."""
+    rows as from the blocks routed whole, and search and validate alike: a generated
+    Kronecker graph, and SNAP and lattice graph directories read a row range at a time."""
+    from bfs.graphs.lattice import write_lattice
+    from bfs.graphs.snap import convert_snap
+    more = []
+    if graph == "snap":
+        convert_snap(SNAP_DIR / "email-Eu-core.txt", tmp_path / "g")
+        more = [str(tmp_path / "g")]
+    elif graph == "lattice":
+        write_lattice(tmp_path / "g", 60, 80, diagonal_prob=0.1)
+        more = [str(tmp_path / "g")]
     r, c = map(int, shape.split("x"))
     cmd = ["mpiexec", "-n", str(r * c), sys.executable,
-           str(ROOT / "tests" / "streamed_checks.py"), str(r), str(c)]
+           str(ROOT / "tests" / "streamed_checks.py"), str(r), str(c), *more]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=ROOT,
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert proc.returncode == 0 and "ok" in proc.stdout.split(), proc.stdout + proc.stderr
