@@ -9,7 +9,7 @@ bfs.validate.validate_blocks on the CPUs).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -55,6 +55,17 @@ def _agreed_stream(comm, build: str) -> bool:
     (a routed block's passes are collective)."""
     from ..comm.mpi import allreduce_scalar
     return bool(allreduce_scalar(comm, int(build == "stream"), "MAX", np.int64))
+
+
+class PlacedBlock(NamedTuple):
+    """_place's block of this rank: src, dst (global ids), or None where it is streamed,
+    with chunked (the generated.RoutedBlock routing it again) and marked (its survey's mark
+    of the vertices with an edge here); entries: its directed entries."""
+    src: object
+    dst: object
+    entries: int
+    chunked: object = None
+    marked: object = None
 
 
 class BlockSlices:
@@ -179,9 +190,9 @@ class MpiSession:
     def _place(comm, spec, backend, grid, n_vertices: int, n_edges: int, edges,
                edge_list: str = "auto"):
         """The layout (grid, default the squarest one of the ranks; 1d on P x 1), this rank's
-        block of the edges, each rank routing its share edges(lo, hi), and the placement's
-        record. The block is (src, dst), or, where edge_list is "stream" (on GPUs also "auto"
-        where the block's build does not fit whole: kernel1_gpu.grid_build, every rank
+        block of the edges (a PlacedBlock), each rank routing its share edges(lo, hi), and the
+        placement's record. The block is whole, or, where edge_list is "stream" (on GPUs also
+        "auto" where the block's build does not fit whole: kernel1_gpu.grid_build, every rank
         agreeing), a generated.RoutedBlock that routes it again a chunk at a time for each pass
         of the searcher's build, with the survey pass's entries and mark."""
         from ..comm import mpi
@@ -205,7 +216,7 @@ class MpiSession:
                 log(f"the {rows}x{cols} blocks routed a chunk of {routed.chunk} edges a rank at "
                     f"a time, never whole (largest block {placed['block_entries_max']} "
                     f"entries; {placed['route_s']:.3f} s a pass)")
-            return layout, (routed, entries, marked), placed
+            return layout, PlacedBlock(None, None, entries, routed, marked), placed
         # generation and routing interleave local work and collectives, so an error is not
         # agreed on: it aborts every rank (run()'s and bench's abort_on_error)
         if backend == "gpu":
@@ -220,25 +231,20 @@ class MpiSession:
         if comm.Get_rank() == 0:
             log(f"routed to the {rows}x{cols} blocks in {placed['route_s']:.3f} s (largest "
                 f"block {placed['block_entries_max']} entries)")
-        return layout, (src, dst), placed
+        return layout, PlacedBlock(src, dst, int(src.size)), placed
 
     @classmethod
     def _from_blocks(cls, comm, spec, backend, gpu, layout, block, placed, meta,
                      graph_record):
-        """The session over _place's block: (src, dst), or (RoutedBlock, entries, mark)."""
+        """The session over _place's PlacedBlock."""
         from ..comm import mpi
         from . import generated
-        chunked = marked = None
-        if isinstance(block[0], generated.RoutedBlock):
-            (chunked, entries, marked), (src, dst) = block, (None, None)
-        else:
-            (src, dst), entries = block, int(block[0].size)
-        total = int(mpi.allreduce_scalar(comm, entries, "SUM", np.int64))
-        return cls(comm, generated.manifest(spec.partition, layout, meta, total), src, dst,
-                   backend, gpu, graph_record,
+        total = int(mpi.allreduce_scalar(comm, block.entries, "SUM", np.int64))
+        return cls(comm, generated.manifest(spec.partition, layout, meta, total), block.src,
+                   block.dst, backend, gpu, graph_record,
                    {"in_memory": True, "kind": spec.partition,
                     "grid": [layout.rows, layout.cols]},
-                   {"placement": placed}, chunked, marked)
+                   {"placement": placed}, block.chunked, block.marked)
 
     def build(self, spec, backend: str, options: dict):
         if self.chunked is not None:   # the searcher builds from a chunk at a time
