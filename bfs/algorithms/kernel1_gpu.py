@@ -399,9 +399,9 @@ def grid_build(algorithm: str, n: int, m: int, rows: int, cols: int,
     """How this rank builds its block on its GPU, before anything is generated or routed:
     "device" (the routed block whole on the device: fastest) or "stream" (routed again chunk
     by chunk for each pass: what the largest scales need). edge_list "auto" takes "device"
-    where grid_block_bytes says it fits in this GPU's free bytes, else
-    "stream". BfsError where even the chosen build does not fit: it names the need, the free
-    memory and the largest scale the grid holds either way. 2d-do builds a CSC too."""
+    where grid_block_bytes says it fits in this GPU's free bytes, else "stream". BfsError
+    where even the chosen build does not fit: it names the need, the free memory and the
+    largest scale the grid holds either way. 2d-do builds a CSC too."""
     if edge_list not in EDGE_LISTS:
         raise BfsError(f"--edge-list {edge_list!r}: choose one of {', '.join(EDGE_LISTS)}")
     csc = algorithm == "2d-do"

@@ -213,7 +213,7 @@ def chunk_ranges(n_edges: int, rank: int, size: int, chunk: int) -> list[tuple[i
     rank gets as many (each routing step is collective), the last ones empty where its share
     is shorter than the longest."""
     lo, hi = share(n_edges, rank, size)
-    longest = max(b - a for a, b in (share(n_edges, r, size) for r in (0, size - 1)))
+    longest = -(-n_edges // size)     # the last rank's share, ceil(m / P)
     steps = max(1, -(-longest // chunk))
     return [(min(lo + k * chunk, hi), min(lo + (k + 1) * chunk, hi)) for k in range(steps)]
 
