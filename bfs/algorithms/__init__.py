@@ -84,8 +84,17 @@ class Block:
     manifest: dict
     src: np.ndarray | None     # None: the block routed again a chunk at a time (GPU grids)
     dst: np.ndarray | None
-    chunks: object = None      # then: chunks() yields its (src, dst) device chunks, one
-                               # collective pass a call (bfs.harness.generated.RoutedBlock)
+    chunks: object = None      # then: chunks() yields its (src, dst) chunks, a pass a call
+                               # (collective where routed: bfs.harness.generated.RoutedBlock)
+
+    def entries(self, convert):
+        """entries(): the block's entries as convert(src, dst) gives them (local ids, say),
+        the same at each call: the whole block converted once, here, and kept (until the
+        callable is dropped); or, streamed, each chunk converted as its pass brings it."""
+        if self.src is None:
+            return lambda: (convert(src, dst) for src, dst in self.chunks())
+        whole = [convert(self.src, self.dst)]
+        return lambda: whole
 
 
 @dataclass

@@ -237,10 +237,7 @@ class Fu2D(Searcher):
                                rows.word_offset, rows.lo),
                     _local_ids(np.asarray(dst), self.bounds, self.j, self.C,
                                cols.word_offset, cols.lo))
-        if block.src is None:
-            return lambda: (local(src, dst) for src, dst in block.chunks())
-        whole = [local(block.src, block.dst)]
-        return lambda: whole
+        return block.entries(local)
 
     def _build_csr(self, entries) -> None:
         with self.phase("block CSR"):   # streamed: its passes' generation and routing too

@@ -144,28 +144,21 @@ class Fu2DGpu(Fu2D):
             raise BfsError("2d --backend gpu takes at most 2^32 vertices per row / column range")
         if int(self.bounds[-1]) > 2**32:
             raise BfsError("2d --backend gpu takes vertex ids below 2^32")
-        if block.src is None:
-            whole, fill = [], "scatter"
-
-            def entries():   # a collective pass: every chunk routed, then its local ids
-                for src, dst in block.chunks():
-                    yield self._local_entries(src, dst)
-        else:
-            with self.phase("local ids"):
-                whole, fill = [self._local_entries(block.src, block.dst)], "keys"
-
-            def entries():
-                return whole
+        # whole: the block's local ids, kept by entries; streamed: a chunk's, made as its pass
+        # (collective where routed) brings it
+        fill = "scatter" if block.src is None else "keys"
+        with self.phase("local ids"):
+            entries = block.entries(self._local_entries)
         if self.R * self.C == 1 and self.ENGINE is not None and _engine_option(ctx.options):
             # one rank: padded local ids are the graph's ids (one piece, padded at its end)
             with self.phase("block CSR"):
                 offsets, columns = kernel1_gpu.block_csr(entries, n_row_bits, fill=fill)
-            whole.clear()
+            del entries
             with self.phase("engine"):
                 self._start_engine(offsets, columns, ctx.options)
             return
         self._build_blocks(entries, fill)
-        whole.clear()    # the routed block's local ids: gone before the blocks are finished
+        del entries    # the routed block's local ids: gone before the blocks are finished
         with self.phase("finish blocks"):
             self._finish_blocks()
         with self.phase("search state"):

@@ -117,15 +117,8 @@ class Racherla1D(Searcher):
         self.n = int(block.manifest["n_vertices"])
         # the block's CSR in local rows (its rows are this rank's range): whole, or routed again
         # a chunk at a time for each pass (block.chunks), by fu_2d's counting sort
-        if block.src is None:
-            def entries():
-                return ((np.asarray(s, np.int64) - self.lo, d) for s, d in block.chunks())
-        else:
-            whole = [(np.asarray(block.src, np.int64) - self.lo, block.dst)]
-
-            def entries():
-                return whole
-        self.csr = CSR(*compress(entries, self.hi - self.lo))
+        self.csr = CSR(*compress(block.entries(lambda src, dst: (
+            np.asarray(src, np.int64) - self.lo, dst)), self.hi - self.lo))
         self.seen = np.zeros(self.n, np.bool_)
 
     def _allgather_pairs(self, v: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
