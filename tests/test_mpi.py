@@ -450,3 +450,22 @@ def test_partition_block_built_a_slice_at_a_time(kron10, tmp_path):
                      info["measurements"]["block"])
     assert got["stream"][0] == got["auto"][0]
     assert (got["auto"][1], got["stream"][1]) == ("whole", "host, a slice at a time")
+
+
+def test_run_places_a_graph_directory_on_the_ranks(kron10, tmp_path):
+    """bfs run GRAPH_DIR with a distributed algorithm on 4 CPU ranks (--grid 2x2): each rank
+    reads its share of the rows and routes it, no partition directory needed; the searches
+    are those of the graph's 2x2 partition, and bfs validate re-checks the run."""
+    part = tmp_path / "part"
+    bfs_cli("partition", kron10, "--grid", "2x2", "--out", part)
+    key = ("root", "depth", "reached", "nedge")
+    runs = {}
+    for name, source, more in (("part", part, []), ("graph", kron10, ["--grid", "2x2"])):
+        runs[name] = tmp_path / f"run-{name}"
+        bfs_cli("run", source, "--algorithm", "2d-do", "--backend", "cpu", "--roots", 3,
+                "--out", runs[name], *more, ranks=4)
+    assert [tuple(r[k] for k in key) for r in searches(runs["graph"])] == \
+        [tuple(r[k] for k in key) for r in searches(runs["part"])]
+    info = json.loads((runs["graph"] / "run.json").read_text())
+    assert info["partition"]["grid"] == [2, 2] and info["graph"]["dir"] == str(kron10.resolve())
+    assert "valid" in bfs_cli("validate", runs["graph"]).stdout

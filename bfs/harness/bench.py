@@ -34,7 +34,7 @@ from pathlib import Path
 from ..algorithms.options import parse_algorithm
 from ..atomic import atomic_write
 from ..errors import BfsError
-from ..graphs.graphdir import GraphMeta, edge_range_reader, read_meta
+from ..graphs.graphdir import GraphMeta, read_meta
 from ..log import logger
 from .generated import GeneratedKronecker
 from .request import check_request, open_session
@@ -75,10 +75,7 @@ def bench_session(source, spec, backend: str, grid=None, diagonal_prob: float = 
 
         def host_edges(lo, hi):
             return src[lo:hi], dst[lo:hi]
-    elif isinstance(source, Path) and spec.distributed:
-        meta, host_edges = read_meta(source), edge_range_reader(source)
-        record = {"dir": str(source.resolve()), **meta.to_json()}
-    else:
+    else:   # a graph directory on ranks: each reads its share's row groups (open_session)
         return open_session(source, spec, backend, grid, edge_list)
     return MpiSession.from_edges(meta, host_edges, record, spec, backend, grid, edge_list)
 

@@ -63,10 +63,10 @@ def check_request(source, opts: RunOptions, extra: dict | None):
     options = dict(extra or {})
     if opts.validate not in ("every", "first", "none"):
         raise BfsError(f"--validate {opts.validate!r}: choose one of every, first, none")
-    if opts.grid is not None and not (spec.distributed and isinstance(source,
-                                                                      GeneratedKronecker)):
-        raise BfsError("--grid RxC places a generated graph (--generate) on the ranks of a "
-                       "distributed algorithm; a partition directory has its own grid")
+    if opts.grid is not None and not (spec.distributed and not is_partition(source)):
+        raise BfsError("--grid RxC places a generated graph (--generate) or a graph directory "
+                       "on the ranks of a distributed algorithm; a partition directory has its "
+                       "own grid")
     if spec.distributed:
         if options.get("comm"):
             check_comm(options["comm"], backend)
@@ -84,6 +84,13 @@ def open_session(source, spec, backend: str, grid=None, edge_list: str = "auto")
     """The session a run of spec on backend needs over source (a graph or partition directory,
     or a GeneratedKronecker; grid: the ranks' R x C for a generated graph; edge_list: where one
     GPU keeps the edge list, GpuSession's; on a GPU grid, the routed block, MpiSession's)."""
+    if spec.distributed and isinstance(source, Path) and not is_partition(source):
+        # a graph directory placed on the ranks: each reads its share's row groups and routes
+        from ..graphs.graphdir import edge_range_reader, read_meta
+        meta = read_meta(source)
+        return MpiSession.from_edges(meta, edge_range_reader(source),
+                                     {"dir": str(source.resolve()), **meta.to_json()}, spec,
+                                     backend, grid, edge_list)
     if spec.distributed:
         return MpiSession.open(source, spec, backend, grid, edge_list)
     return session_class(spec, backend).open(source, backend, edge_list)
