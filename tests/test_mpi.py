@@ -469,3 +469,22 @@ def test_run_places_a_graph_directory_on_the_ranks(kron10, tmp_path):
     info = json.loads((runs["graph"] / "run.json").read_text())
     assert info["partition"]["grid"] == [2, 2] and info["graph"]["dir"] == str(kron10.resolve())
     assert "valid" in bfs_cli("validate", runs["graph"]).stdout
+
+
+def test_bench_on_ranks_runs_one_process_algorithms_on_rank_0(tmp_path):
+    """mpiexec -n 2 bfs bench --grid 1x2 with a one-process algorithm beside a distributed one
+    (the COST baseline in the same call): rank 0 alone runs seq-csr (before, every rank ran it
+    into the same run directory and the last one's summary won); the summary has both, with
+    the same searches."""
+    out = tmp_path / "mix.json"
+    bfs_cli("bench", "--backend", "cpu", "--scales", 9, "--grid", "1x2", "--algorithms",
+            "seq-csr,2d-do", "--baseline", "seq-csr", "--roots", 3, "--out", out, ranks=2)
+    summary = json.loads(out.read_text())
+    record = summary["records"][0]["algorithms"]
+    assert list(record) == ["seq-csr", "2d-do"] and summary["valid"]
+    key = ("root", "depth", "reached", "nedge")
+    runs = {name: [tuple(r[k] for k in key) for r in searches(Path(a["run_dir"]))]
+            for name, a in record.items()}
+    assert runs["seq-csr"] == runs["2d-do"]
+    assert json.loads((Path(record["seq-csr"]["run_dir"]) / "run.json").read_text())[
+        "parameters"]["mpi_size"] == 1
