@@ -488,3 +488,19 @@ def test_bench_on_ranks_runs_one_process_algorithms_on_rank_0(tmp_path):
     assert runs["seq-csr"] == runs["2d-do"]
     assert json.loads((Path(record["seq-csr"]["run_dir"]) / "run.json").read_text())[
         "parameters"]["mpi_size"] == 1
+
+
+def test_one_process_algorithm_started_on_two_ranks_runs_once(kron10, tmp_path):
+    """bfs run / bfs bench of a one-process algorithm started by mpiexec -n 2: rank 0 runs it
+    and writes its directory; rank 1 says so and leaves (before, both ran it into the same
+    directory)."""
+    out = tmp_path / "run"
+    proc = bfs_cli("run", kron10, "--algorithm", "seq-csr", "--roots", 2, "--out", out, ranks=2)
+    assert "seq-csr runs on one process: rank 1 of this launch leaves it to rank 0" \
+        in proc.stderr
+    assert json.loads((out / "run.json").read_text())["valid"]
+    proc = bfs_cli("bench", "--backend", "cpu", "--scales", 8, "--algorithms", "seq-csr",
+                   "--roots", 2, "--out", tmp_path / "b.json", ranks=2)
+    assert proc.stdout.count("GTEPS(hm)") == 1     # one table: rank 0's
+    assert list(json.loads((tmp_path / "b.json").read_text())["records"][0]["algorithms"]) \
+        == ["seq-csr"]

@@ -100,13 +100,13 @@ def bench_graph(name: str, source, variants, backend: str, opts: dict, out_dir: 
             (variant, spec, run_backend, options))
     rec: dict = {"graph": name, "algorithms": {}}
     code = 0
-    # beside distributed ones (under mpiexec), a one-process algorithm runs on rank 0 alone:
-    # the others would write the same run directories (it is the COST baseline of the same
-    # call: mpiexec -n 2 bfs bench --grid 1x2 --algorithms merrill-do,2d-do)
-    rank = 0
-    if any(spec.distributed for _, spec, _, _ in sum(groups.values(), [])):
-        from ..comm.mpi import world
-        rank = world().Get_rank()
+    # under mpiexec a one-process algorithm runs on rank 0 alone: the others would write the
+    # same run directories (beside distributed ones it is the COST baseline of the same call:
+    # mpiexec -n 2 bfs bench --grid 1x2 --algorithms merrill-do,2d-do)
+    from ..comm.mpi import launcher_rank, world
+    distributed = any(spec.distributed for members in groups.values()
+                      for _, spec, _, _ in members)
+    rank = world().Get_rank() if distributed else launcher_rank()   # MPI only where needed
     for members in groups.values():
         _, spec, run_backend, _ = members[0]
         if rank != 0 and not spec.distributed:
