@@ -93,9 +93,10 @@ def run(input_dir: Path | None, out: Path, opts: RunOptions, extra: dict | None 
     source = check_input(input_dir, generate)
     spec, backend, options = check_request(source, opts, extra)
     from ..comm.mpi import launcher_rank
-    if launcher_rank() > 0:   # a one-process algorithm started on several ranks: one runs it
-        log(f"{spec.name} runs on one process: rank {launcher_rank()} of this launch leaves "
-            f"it to rank 0, which writes {out}")
+    rank = launcher_rank()
+    if rank > 0:   # a one-process algorithm started on several ranks: one runs it
+        log(f"{spec.name} runs on one process: rank {rank} of this launch leaves it to rank "
+            f"0, which writes {out}")
         return 0
     session = open_session(source, spec, backend, edge_list=opts.edge_list)
     return search_run(session, spec, backend, options, opts, out)
