@@ -1044,17 +1044,15 @@ def test_unvalidated_grid_search_is_counted_on_the_gpus(tmp_path, name, grid):
 def test_count_grid_device_one_rank_engine_and_level_loop():
     """count_grid_device over a 1x1 grid, with the single-GPU engine's view and with the
     grid's level loop (engine=0): validate_grid_device's nedge, depth and reached."""
-    from types import SimpleNamespace
-
     from mpi4py import MPI
 
-    from bfs.algorithms import fu_2d_gpu
+    from bfs.algorithms import Block, fu_2d_gpu
     from bfs.validate.grid_gpu import count_grid_device, validate_grid_device
     src, dst = generate_edges(11, 16)
     keep = src != dst     # a block holds both directions of every non-loop edge
     src, dst = np.concatenate([src[keep], dst[keep]]), np.concatenate([dst[keep], src[keep]])
-    block = SimpleNamespace(comm=MPI.COMM_SELF, src=src, dst=dst,
-                            manifest={"grid": [1, 1], "bounds": [0, 2 ** 11]})
+    block = Block(comm=MPI.COMM_SELF, src=src, dst=dst,
+                  manifest={"grid": [1, 1], "bounds": [0, 2 ** 11]})
     roots = graph500_roots(2 ** 11, np.bincount(src, minlength=2 ** 11) > 0, count=3)
     for engine in (1, 0):
         s = fu_2d_gpu.build(block, RunContext("gpu", {"engine": engine}))

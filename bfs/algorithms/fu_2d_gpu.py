@@ -50,7 +50,7 @@ from . import kernel1_gpu
 from ..device import load_module
 from .. import device
 from ..errors import BfsError
-from . import RunContext, SearchResult, merrill, tiles
+from . import Block, RunContext, SearchResult, merrill, tiles
 from .searcher import PhaseClock
 from .fu_2d import WORD, Fu2D, PaddedRange
 
@@ -494,7 +494,7 @@ def warm_up(ctx: RunContext, cls: type = Fu2DGpu) -> None:
     over MPI.COMM_SELF, so every rank warms up alone (cls: a subclass warms up its own), with
     the engine and with the grid's level loop."""
     from mpi4py import MPI
-    tiny = SimpleNamespace(comm=MPI.COMM_SELF, manifest={"grid": [1, 1], "bounds": [0, 3]},
-                           src=np.array([0, 1], np.int64), dst=np.array([1, 2], np.int64))
+    tiny = Block(comm=MPI.COMM_SELF, manifest={"grid": [1, 1], "bounds": [0, 3]},
+                 src=np.array([0, 1], np.int64), dst=np.array([1, 2], np.int64))
     for kind in {cls, level_loop_class(cls)}:
         kind(tiny, ctx).search(0)
