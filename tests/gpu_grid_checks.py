@@ -145,18 +145,21 @@ def check_search_do(R, C):
     edges per level as the CPU's (the frontier's block edges); the defaults go bottom-up on
     some root, and there examine fewer edges than all top-down from that root."""
     option_sets = ({"alpha": 1.0}, {"alpha": 1e9}, {}, {"comm": "mpi", "exchange": "wave"},
-                   {"beta": 18.0, "ahead": 0}, {"beta": 18.0})
+                   {"beta": 18.0, "ahead": 0, "td_ahead": 0}, {"beta": 18.0},
+                   {"alpha": 1.0, "td_ahead": 0}, {"alpha": 1.0, "td_ahead": 3})
     layout, (bsrc, bdst) = blocks_in_place(R, C)
     # one rule, the parameters the GPU ran with: its defaults are merrill-do's (alpha 40, beta
     # inf), the CPU's GAPBS's (15, 18), so the reference takes the GPU's where none is given
     cpus = [searcher_for(R, C, bsrc.get(), bdst.get(), layout, "2d-do", "cpu",
                          **{"alpha": merrill_do.ALPHA, "beta": merrill_do.BETA,
-                            **{k: v for k, v in o.items() if k not in ("comm", "ahead")}})
+                            **{k: v for k, v in o.items()
+                               if k not in ("comm", "ahead", "td_ahead")}})
             for o in option_sets]
     del bsrc, bdst
     seen = [{} for _ in option_sets]   # per option set: root -> (directions, edges examined)
-    # the host's reads of the device: one a top-down level (two where it compacts In first),
-    # two a chain of bottom-up levels (the decision to start it, its end), whatever its length
+    # the host's reads of the device: at most two a chain of levels, top-down or bottom-up (the
+    # decision to start it, or the compaction of In after a bottom-up level; its end), whatever
+    # its length; td_ahead 0: a chain is one top-down level
     cls = get_algorithm("2d-do").load("gpu").Fu2DDoGpu
     read_ctl = cls._read_ctl
 
@@ -172,8 +175,10 @@ def check_search_do(R, C):
         reads, s.reads = getattr(s, "reads", 0), 0
         if R * C > 1:
             td, bu = s.directions.count("top-down"), s.directions.count("bottom-up")
-            chains = -(-bu // (s.ahead + 1))
-            assert reads <= td + 2 * chains + 2, (option_sets[k], root, reads, s.directions)
+            chains = -(-bu // (s.ahead + 1)) + -(-td // (s.td_ahead + 1))
+            assert reads <= 2 * chains + 2, (option_sets[k], root, reads, s.directions)
+            if k == 7:       # all top-down, 4 levels a chain: one read a chain
+                assert reads <= -(-td // 4) + 1, (reads, s.directions)
             if k == 2 and bu > 2:       # the defaults: a chain reads less than its levels
                 assert reads < td + bu + 2, (reads, s.directions)
         mine = (s.directions, s.level_edges_examined, s.edges_examined)
@@ -186,7 +191,7 @@ def check_search_do(R, C):
         seen[k][root] = (s.directions, s.edges_examined)
 
     search_equals_cpu(R, C, "2d-do", option_sets, each)
-    top_down, heavy, default, wave, one_level, chained = seen
+    top_down, heavy, default, wave, one_level, chained, td_one, td_long = seen
     assert all(set(d) == {"top-down"} for d, _ in top_down.values()), top_down
     assert all(d[:2] == ["top-down", "bottom-up"] for d, _ in heavy.values()), heavy
     assert any("bottom-up" in d for d, _ in default.values()), default
@@ -197,6 +202,9 @@ def check_search_do(R, C):
     # back to top-down decided on the device inside a chain as the host decides one level at
     # a time: the same directions and edges
     assert chained == one_level, (chained, one_level)
+    # top-down levels sized on the device, in chains of 2 (the default) and 4, as one level at
+    # a time sized by the host
+    assert top_down == td_one == td_long, (top_down, td_one, td_long)
 
 
 def check_search_semiring(R, C):

@@ -411,7 +411,7 @@ def test_run_with_blocks_routed_a_chunk_at_a_time(tmp_path):
     # slowest rank's total
     info = json.loads((runs["stream"] / "run.json").read_text())
     phases = info["measurements"]["kernel1_phases_s"]
-    assert list(phases) == ["local ids", "block CSR", "block CSC"], phases
+    assert list(phases) == ["grid layout", "local ids", "block CSR", "block CSC"], phases
     assert all(0 <= t <= info["construction_time"] for t in phases.values()), phases
 
 

@@ -133,6 +133,9 @@ ENGINE = Option("engine", "(GPU) a grid of one rank runs the single-GPU engine (
 AHEAD = Option("ahead", "(GPU) bottom-up levels enqueued past a host decision, each run or "
                "skipped on the device, one control read a chain (0-64; default 8 for merrill-do, "
                "4 for 2d-do, whose skipped levels still exchange)", parse=nonnegative_int)
+TD_AHEAD = Option("td_ahead", "(GPU, 2d-do) top-down levels enqueued past a host decision, "
+                  "each sized, run or skipped on the device (0-64; default 1: a Kronecker "
+                  "search's two; 0: one host read a top-down level)", parse=nonnegative_int)
 EXPAND = Option("expand", "the multi-block level kernel (merrill.EXPAND_VARIANTS; tiles, the "
                 "default, unless measuring)")
 
@@ -175,7 +178,7 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
                       "direction-optimizing 2d (Beamer et al. 2013): bottom-up levels over the "
                       "block CSC when the frontier holds many edges (--alpha, --beta)",
                       distributed=True, options=(EXCHANGE, COMM, ALPHA, BETA, ROWS, ENGINE,
-                                                 AHEAD)),
+                                                 AHEAD, TD_AHEAD)),
         AlgorithmSpec("1d", {"cpu": "bfs.algorithms.racherla_1d",
                              "gpu": "bfs.algorithms.racherla_1d_gpu"},
                       "Racherla 1D BFS: discoveries all-gathered (CPU: pairs, small frontiers "

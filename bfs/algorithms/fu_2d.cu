@@ -45,13 +45,15 @@ extern "C" __global__ void local_ids(const u32* __restrict__ ids, i64 m,
 }
 
 // Frontier bitmap -> queue of local row ids with their local degrees, in any order;
-// *n_vertices += vertices, *n_edges += edges. A warp takes 32 words and deals their bits out to its
+// *n_vertices += vertices, *n_edges += edges; go: null, or a chained level's flag. A warp takes 32 words and deals their bits out to its
 // lanes (tiles.cuh), so the queue, degree and offset accesses of a warp are runs, not 32
 // scattered words; one atomic per warp reserves its queue slots, one per block adds the edges.
 extern "C" __global__ void __launch_bounds__(BLOCK)
 compact(const u64* __restrict__ words, i64 nw, const i64* __restrict__ offsets,
-        u32* __restrict__ q, i64* __restrict__ deg, u64* n_vertices, u64* n_edges)
+        u32* __restrict__ q, i64* __restrict__ deg, u64* n_vertices, u64* n_edges,
+        const u64* __restrict__ go)
 {
+    if (go && go[0] == 0) return;           // a chained level that does not run
     const u32 lane = threadIdx.x & 31;
     const i64 warps = ((i64)gridDim.x * BLOCK) >> 5;
     u64 dsum = 0;
@@ -75,21 +77,24 @@ compact(const u64* __restrict__ words, i64 nw, const i64* __restrict__ offsets,
 }
 
 // Expand: one CTA per TILE edges of the edge frontier (merrill's staging); a neighbour c not
-// visited and not yet in out is atomicOr'd into out; ctl[2] += bits this launch flipped.
+// visited and not yet in out is atomicOr'd into out; ctl[2] += bits this tile flipped.
 // pred: the edge that flips c's bit records its row vertex's global id as c's parent, so no
 // predecessor pass runs (contract drops the parents a rank above in the grid column claimed).
-extern "C" __global__ void __launch_bounds__(BLOCK)
-expand_tiles(const i64* __restrict__ offsets, const u32* __restrict__ columns,
-             const u32* __restrict__ qin, const i64* __restrict__ scan, i64 q,
-             const i64* __restrict__ tile_first, const u64* __restrict__ visited,
-             u64* out, u64* ctl, i64* pred, const i64* __restrict__ row_word_offset,
-             const i64* __restrict__ row_lo, int row_pieces)
+// Every thread of the CTA calls it (block-uniform tile).
+__device__ __forceinline__ void expand_tile(i64 tile_idx, const i64* __restrict__ offsets,
+                                            const u32* __restrict__ columns,
+                                            const u32* __restrict__ qin,
+                                            const i64* __restrict__ scan, i64 q,
+                                            const i64* __restrict__ tile_first,
+                                            const u64* __restrict__ visited, u64* out, u64* ctl,
+                                            i64* pred, const i64* __restrict__ row_word_offset,
+                                            const i64* __restrict__ row_lo, int row_pieces)
 {
     __shared__ Tile tile;
     __shared__ u32 s_count;
     const u32 lane = threadIdx.x & 31;
     if (threadIdx.x == 0) s_count = 0;
-    stage_tile(tile, offsets, qin, scan, q, tile_first);
+    stage_tile_at(tile, tile_idx, offsets, qin, scan, q, tile_first);
     u32 v[ITEMS], c[ITEMS];
     bool keep[ITEMS];
     gather_tile(tile, offsets, columns, qin, scan, q, v, c, keep);
@@ -110,6 +115,41 @@ expand_tiles(const i64* __restrict__ offsets, const u32* __restrict__ columns,
     if (lane == 0 && won) atomicAdd(&s_count, won);
     __syncthreads();
     if (threadIdx.x == 0 && s_count) atomicAdd(ctl + 2, (u64)s_count);
+    __syncthreads();                        // the tile and s_count are staged again next
+}
+
+// A CTA per tile, the grid sized by the host (it read the frontier's edges).
+extern "C" __global__ void __launch_bounds__(BLOCK)
+expand_tiles(const i64* __restrict__ offsets, const u32* __restrict__ columns,
+             const u32* __restrict__ qin, const i64* __restrict__ scan, i64 q,
+             const i64* __restrict__ tile_first, const u64* __restrict__ visited,
+             u64* out, u64* ctl, i64* pred, const i64* __restrict__ row_word_offset,
+             const i64* __restrict__ row_lo, int row_pieces)
+{
+    expand_tile(blockIdx.x, offsets, columns, qin, scan, q, tile_first, visited, out, ctl, pred,
+                row_word_offset, row_lo, row_pieces);
+}
+
+// The same with the queue's length read from the device (*q_ptr) and its edges from the scan:
+// a fixed grid takes the tiles grid-stride (a chained top-down level, tiles.cuh's *_q kernels).
+// examined (non-null): = the frontier's edges here, every one of which the level reads (2d-do's
+// edges-examined word, counts[3]). go: a chained level's flag.
+extern "C" __global__ void __launch_bounds__(BLOCK)
+expand_tiles_q(const i64* __restrict__ offsets, const u32* __restrict__ columns,
+               const u32* __restrict__ qin, const i64* __restrict__ scan,
+               const u64* __restrict__ q_ptr, const i64* __restrict__ tile_first,
+               const u64* __restrict__ visited, u64* out, u64* ctl, i64* pred,
+               const i64* __restrict__ row_word_offset, const i64* __restrict__ row_lo,
+               int row_pieces, u64* examined, const u64* __restrict__ go)
+{
+    if (go && go[0] == 0) return;
+    const i64 q = (i64)*q_ptr;
+    const i64 edges = q ? scan[q - 1] : 0;
+    if (examined && blockIdx.x == 0 && threadIdx.x == 0) *examined = (u64)edges;
+    const i64 tiles = (edges + TILE - 1) / TILE;
+    for (i64 t = blockIdx.x; t < tiles; t += gridDim.x)     // block-uniform
+        expand_tile(t, offsets, columns, qin, scan, q, tile_first, visited, out, ctl, pred,
+                    row_word_offset, row_lo, row_pieces);
 }
 
 // Contract (Fig. 5): uni = out | prefix | rest, and the parents the expand recorded for bits a
@@ -267,4 +307,37 @@ extern "C" __global__ void expand_root(const i64* __restrict__ offsets,
         if ((__ldg(visited + (c >> 6)) & bit) || (__ldcg(out + (c >> 6)) & bit)) continue;
         if (!(atomicOr(out + (c >> 6), bit) & bit)) pred[c] = root_global;
     }
+}
+
+// A chained top-down level (fu_2d_do_gpu.py's _top_down_chain), where it runs (go[0]):
+// clear_words zeroes Out before its expand; level_start zeroes the compaction's counter (ctl[0])
+// and Out-bits word (ctl[2]) and the counts finish and the next compaction add to
+// (counts[0:2]), once the expand has read ctl[0].
+extern "C" __global__ void clear_words(const u64* __restrict__ go, u64* words, i64 nw)
+{
+    if (go[0] == 0) return;
+    for (i64 w = (i64)blockIdx.x * blockDim.x + threadIdx.x; w < nw;
+         w += (i64)gridDim.x * blockDim.x)
+        words[w] = 0;
+}
+
+extern "C" __global__ void level_start(const u64* __restrict__ go, u64* ctl, u64* counts)
+{
+    if (go[0] == 0) return;
+    ctl[0] = 0; ctl[2] = 0; counts[0] = 0; counts[1] = 0;
+}
+
+// Between two chained top-down levels: Beamer's top-down rule (fu_2d_do.DirectionSwitch, same
+// doubles) on the all-reduced totals [n_f, m_f, unvisited edges, edges examined]: the next
+// level runs while the frontier is nonempty and stays top-down (m_f <= (m_f + m_u) / alpha).
+// chain as decide_levels's: [0] go, [1] levels run, [2] the last frontier, then 4 words a level.
+extern "C" __global__ void decide_top_down(const u64* __restrict__ totals, u64* chain,
+                                           double alpha)
+{
+    if (!chain[0]) return;
+    const u64 run = chain[1], f = totals[0], m_f = totals[1];
+    for (int j = 0; j < 4; ++j) chain[3 + 4 * run + j] = totals[j];
+    chain[1] = run + 1;
+    chain[0] = f > 0 && !((double)m_f > (double)(m_f + totals[2]) / alpha);
+    chain[2] = f;
 }

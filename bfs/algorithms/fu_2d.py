@@ -35,7 +35,7 @@ import functools
 import numba
 import numpy as np
 
-from ..comm.exchange import LevelClock, choose_comm, make_exchange
+from ..comm.exchange import LevelClock, choose_comm, grid_comms
 from . import RunContext, SearchResult, Searcher
 from ..errors import BfsError
 from .searcher import PhaseClock
@@ -190,9 +190,10 @@ class Fu2D(Searcher):
         return pool
 
     def __init__(self, block, ctx: RunContext):
-        self._layout(block, ctx)
         self.phase = PhaseClock()
         self.build_phases = self.phase.seconds
+        with self.phase("grid layout"):   # communicators: made once a session (grid_comms)
+            self._layout(block, ctx)
         self._build_local(block)
 
     def _layout(self, block, ctx: RunContext) -> None:
@@ -210,15 +211,12 @@ class Fu2D(Searcher):
         bounds = np.asarray(block.manifest["bounds"], np.int64)
         self.rows = PaddedRange(bounds, [self.i * C + jj for jj in range(C)])
         self.cols = PaddedRange(bounds, [ii * C + self.j for ii in range(R)])
-        # grid row i talks along j (allgather); grid column j along i (scan, broadcast)
-        self.row_comm = self.comm.Split(color=self.i, key=self.j)
-        self.col_comm = self.comm.Split(color=self.j, key=self.i)
         kind = choose_comm(ctx.options.get("comm"), ctx.backend, self.comm)
         self.comm_kind = kind
-        # a grid of one rank never exchanges: no NCCL communicators for it
-        self.world_x, self.row_x, self.col_x = (
-            make_exchange(kind if R * C > 1 else "mpi", c)
-            for c in (self.comm, self.row_comm, self.col_comm))
+        self._comms = grid_comms(self.comm, self.i, self.j, R, C, kind)
+        self.row_comm, self.col_comm = self._comms.row_comm, self._comms.col_comm
+        self.world_x, self.row_x, self.col_x = (self._comms.world_x, self._comms.row_x,
+                                                self._comms.col_x)
         self.bounds = bounds
         # the piece this rank owns is the i-th piece of its column
         self.own = slice(int(self.cols.word_offset[self.i]), int(self.cols.word_offset[self.i + 1]))
@@ -439,13 +437,11 @@ class Fu2D(Searcher):
         return self.level_col, self.pred
 
     def close(self) -> None:
-        """The exchanges' NCCL communicators, not one set per build; the same order on every
-        rank (destroying one waits for its peers)."""
-        freed = []
-        for x in (self.world_x, self.row_x, self.col_x):
-            if x is not None and not any(x is f for f in freed):
-                x.free()
-                freed.append(x)
+        """The grid's communicators, where this searcher made them (outside a session's grid
+        scope: bfs.comm.exchange.grid_comms)."""
+        comms = self.__dict__.pop("_comms", None)
+        if comms is not None and comms.owned:
+            comms.free()
 
 
 def build(block, ctx: RunContext) -> Fu2D:

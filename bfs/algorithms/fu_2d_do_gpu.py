@@ -51,8 +51,13 @@ words, so each level runs or is skipped on the device; the host reads one contro
 chain (the run count and each level's words, which it replays through DirectionSwitch, so the
 directions and counts are the CPU 2d-do's). A skipped level's kernels return at once and its
 exchanges move the same buffers again, leaving the last run level's state; each costs its
-collectives (tens of us), so the chain is shorter than merrill-do's. A top-down level still
-reads the device once: its tile grid is sized by the compacted frontier's edge count.
+collectives (tens of us), so the chain is shorter than merrill-do's.
+Chains of top-down levels (td_ahead, default 1): the same, with Beamer's top-down rule
+(decide_top_down) between levels, and each level's expand sized on the device: the compacted
+frontier's degrees scanned, its tiles partitioned and expanded by fixed grids that read the
+queue's length from the compaction's counter (tiles.cuh's *_q kernels), so neither the root's
+level nor the next waits for a read of the host (before: two reads and the host's ~10 launches
+after each, ~0.2 ms a level at scale 26 on 1x2). td_ahead=0 is the one-level-a-read loop.
 
 A grid of one row (1 x C: every column's in-edges are in its block, the column range is the
 own piece): a bottom-up level has nothing to union, so the kernel does all of the level, as
@@ -80,7 +85,7 @@ import numpy as np
 
 from .. import device
 from ..errors import BfsError
-from . import RunContext, fu_2d_gpu, kernel1_gpu, merrill, merrill_do
+from . import RunContext, fu_2d_gpu, kernel1_gpu, merrill, merrill_do, tiles
 from .fu_2d import WORD
 from .fu_2d_do import DirectionSwitch
 from .fu_2d_gpu import BLOCK, EngineAnswers, Fu2DGpu
@@ -88,6 +93,9 @@ from .fu_2d_gpu import BLOCK, EngineAnswers, Fu2DGpu
 TOTALS, COUNTS, CHAIN = 4, 8, 12   # ctl offsets: all-reduced totals, this rank's counts, chain
 AHEAD = 4        # chained bottom-up levels past the host's decision: a Kronecker search's
                  # bottom-up levels at scales 25-27 in one chain, few skipped ones
+TD_AHEAD = 1     # chained top-down levels past the host's decision: a Kronecker search's two
+                 # (the root's, then its neighbours') in one chain; a level the device skips
+                 # still costs its exchanges (tens of us), so no more are enqueued
 LOG = 3          # chain words before the per-level log (fu_2d.cu's decide_levels)
 
 
@@ -105,10 +113,11 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         self.rows_order = ctx.options.get("rows", "auto")
         if self.rows_order not in ("auto", "degree", "graph"):
             raise BfsError(f"2d-do rows must be auto, degree or graph, got {self.rows_order!r}")
-        ahead = ctx.options.get("ahead", AHEAD)
-        if not (isinstance(ahead, int) and 0 <= ahead <= 64):
-            raise BfsError(f"2d-do ahead must be an integer from 0 to 64, got {ahead!r}")
-        self.ahead = ahead
+        for key, default in (("ahead", AHEAD), ("td_ahead", TD_AHEAD)):
+            value = ctx.options.get(key, default)
+            if not (isinstance(value, int) and 0 <= value <= 64):
+                raise BfsError(f"2d-do {key} must be an integer from 0 to 64, got {value!r}")
+            setattr(self, key, value)
         super().__init__(block, ctx)
 
     def _engine_options(self, options: dict) -> dict:
@@ -181,7 +190,7 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         # cleared with each compaction); [4:8] the totals, [8:12] this rank's counts of the
         # level's all-reduce: [n_f, m_f, unvisited CSC edges, edges examined]; [12:] a chain's
         # control and log (fu_2d.cu's decide_levels). One read of ctl brings all to the host.
-        self.ctl = cp.zeros(CHAIN + LOG + 4 * (self.ahead + 1), cp.uint64)
+        self.ctl = cp.zeros(CHAIN + LOG + 4 * (max(self.ahead, self.td_ahead) + 1), cp.uint64)
         self.totals, self.counts = self.ctl[TOTALS:COUNTS], self.ctl[COUNTS:COUNTS + 4]
         self.chain = self.ctl[CHAIN:]
         self.host_ctl = cupyx.empty_pinned((self.ctl.size,), dtype=np.uint64)
@@ -194,6 +203,17 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         # counter (unused here), [4] in-edges read; level_counts moves and clears them
         self.level_sums = cp.zeros(5, cp.uint64)
         self.launches["bottom_up"] = 0
+        # a chained top-down level's kernels (fu_2d.cu, tiles.cuh's *_q): fixed grids that
+        # read the frontier's size from the device
+        mod2d = fu_2d_gpu._module()
+        self.k.update({name: mod2d.get_function(name) for name in
+                       ("scan_sums_q", "scan_totals_q", "scan_chunks_q", "partition_tiles_q",
+                        "expand_tiles_q", "clear_words", "level_start", "decide_top_down")})
+        n_row_bits = self.rows.n_words * WORD
+        self.chunk_sums = cp.empty(max(1, -(-n_row_bits // tiles.SCAN_CHUNK)), cp.int64)
+        sms = device.sm_count()
+        self.scan_blocks = max(1, min(-(-n_row_bits // tiles.SCAN_CHUNK), 4 * sms))
+        self.expand_blocks = device.resident_grid(self.k["expand_tiles_q"], BLOCK)
         # a grid of one row: the kernel does the whole level, without a reset pass (docstring)
         self.own_levels = self.R == 1
 
@@ -260,9 +280,100 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         return frontier
 
     def _levels(self, level: int, frontier: int, clock) -> int:
-        if not self.bottom_up:
-            return super()._levels(level, frontier, clock)
-        return self._bottom_up_chain(level, frontier, clock)
+        if self.bottom_up:
+            return self._bottom_up_chain(level, frontier, clock)
+        if self.td_ahead:
+            return self._top_down_chain(level, frontier, clock)
+        return super()._levels(level, frontier, clock)
+
+    def _top_down_chain(self, level: int, frontier: int, clock) -> int:
+        """The top-down level `level` (the host's decision) and `td_ahead` more, each run or
+        skipped on the device (fu_2d.cu's decide_top_down: Beamer's top-down rule on the
+        all-reduced words); one read of ctl for all. Each level's expand reads its frontier's
+        size from the device (tiles.cuh's *_q kernels), so none waits for the host. A level
+        that does not run leaves Out as the last run level left it (its next level clears it
+        first), so its exchanges gather the same union again. Returns the levels run."""
+        k = self.k
+        go = self.chain[0:1]
+        k["chain_start"]((1,), (1,), (self.chain, np.uint64(frontier)))
+        marks, sent = [], []
+        for step in range(self.td_ahead + 1):
+            self._chained_top_down(level + step, go)
+            clock.mark("expand")
+            if self.R == 1:
+                # no rank above: Out is the union (kept, not swapped with uni as one level at a
+                # time does, so a level that does not run gathers the same Out again)
+                bytes_sent = self._gather_row(self.out[self.own], self.in_words)
+                clock.mark("union")
+                self._chained_finish(level + step + 1, self.out, go)
+                clock.mark("finish")
+            else:
+                bytes_sent = self._share_level(
+                    level + step, clock, lambda lv: self._chained_finish(lv, self.uni, go))
+            self.world_x.allreduce(self.counts, self.totals)
+            clock.mark("allreduce")
+            k["decide_top_down"]((1,), (1,), (self.totals, self.chain, np.float64(self.alpha)))
+            clock.mark("switch")
+            marks.append(clock.take())
+            sent.append(bytes_sent + self.counts.nbytes)
+        run = self._replay_chain(level, frontier, marks, sent, clock)
+        self._queued = True            # the last level run compacted the next In
+        self.level_known = False
+        return run
+
+    def _chained_top_down(self, level: int, go) -> None:
+        """A chained top-down level's expand: level 0, the root's row (always run: the chain's
+        first level); else Out cleared, the compacted frontier's degrees scanned, its tiles
+        partitioned and expanded, sized on the device; counts[3] = its edges (all read)."""
+        if level == 0:
+            self._expand_level(0)
+            return
+        k, q = self.k, self.ctl[0:1]
+        nw = self.cols.n_words
+        k["clear_words"]((device.grid_for(nw),), (BLOCK,), (go, self.out, np.int64(nw)))
+        k["scan_sums_q"]((self.scan_blocks,), (BLOCK,), (self.qdeg, q, self.chunk_sums, go))
+        k["scan_totals_q"]((1,), (BLOCK,), (self.chunk_sums, q, go))
+        k["scan_chunks_q"]((self.scan_blocks,), (BLOCK,),
+                           (self.qdeg, self.scan, q, self.chunk_sums, go))
+        k["partition_tiles_q"]((self.scan_blocks,), (BLOCK,), (self.scan, q, self.tile_first, go))
+        k["expand_tiles_q"]((self.expand_blocks,), (BLOCK,),
+                            (self.csr_offsets, self.csr_cols, self.queue, self.scan, q,
+                             self.tile_first, self.visited, self.out, self.ctl, self.pred,
+                             *self.row_ids, self.counts[3:4], go))
+        self.launches["expand"] += 1
+
+    def _chained_finish(self, level: int, uni, go) -> None:
+        """_finish's work for a chained top-down level, if it runs: the counters cleared once
+        the expand has read them, levels and the own piece's new vertices (counts[0]) with
+        counts[2] -= their block CSC degrees, then the next In compacted (counts[1])."""
+        self.k["level_start"]((1,), (1,), (go, self.ctl, self.counts))
+        self._launch_finish(uni, level, degrees=self.csc_offsets, unvisited=self.counts[2:3],
+                            go=go)
+        self._launch_compact(n_edges=self.counts[1:2], go=go)
+
+    def _replay_chain(self, level: int, frontier: int, marks: list, sent: list, clock) -> int:
+        """After a chain: one read of ctl (the run count and each run level's totals), each
+        level past the first replayed through the host's switch (the device ran it, so the
+        host's rule must say the same direction), and the levels added to the clock, the
+        skipped levels' time (their collectives) to the last level run. Returns the levels
+        run."""
+        bottom_up = self.bottom_up
+        ctl = self._read_ctl()
+        self._fresh = True
+        run = int(ctl[CHAIN + 1])
+        log = ctl[CHAIN + LOG:CHAIN + LOG + 4 * run].reshape(run, 4)
+        for j in range(run):
+            if j:
+                f = self._switch(level + j, log[j - 1])
+                if not (self.bottom_up == bottom_up and f == int(log[j - 1][0])):
+                    raise BfsError(f"2d-do: the device and the host switch disagree at level "
+                                   f"{level + j}")
+            clock.add_level(level + j, frontier if j == 0 else int(log[j - 1][0]), sent[j],
+                            marks[j])
+        last = clock.levels[-1][3]
+        for ms in marks[run:]:
+            last.extend(ms[1:])
+        return run
 
     def _bottom_up_chain(self, level: int, frontier: int, clock) -> int:
         """The bottom-up level `level` (the host's decision) and `ahead` more, each run or
@@ -297,23 +408,7 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
             marks.append(clock.take())
             sent.append(bytes_sent + self.counts.nbytes)
         self.launches["bottom_up"] += self.ahead + 1
-        ctl = self._read_ctl()
-        self._fresh = True
-        run = int(ctl[CHAIN + 1])
-        log = ctl[CHAIN + LOG:CHAIN + LOG + 4 * run].reshape(run, 4)
-        for j in range(run):
-            if j:
-                # the device ran level + j: the host's rule, replayed, must say bottom-up too
-                f = self._switch(level + j, log[j - 1])
-                if not (self.bottom_up and f == int(log[j - 1][0])):
-                    raise BfsError(f"2d-do: the device and the host switch disagree at level "
-                                   f"{level + j}")
-            clock.add_level(level + j, frontier if j == 0 else int(log[j - 1][0]), sent[j],
-                            marks[j])
-        # the skipped levels' time (their collectives) goes to the last level run
-        last = clock.levels[-1][3]
-        for ms in marks[run:]:
-            last.extend(ms[1:])
+        run = self._replay_chain(level, frontier, marks, sent, clock)
         self._queued = False
         self.level_known = True
         return run

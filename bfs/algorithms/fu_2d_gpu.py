@@ -136,9 +136,10 @@ class Fu2DGpu(Fu2D):
         parents are recorded by the expand, so Fu's CSC (for the predecessor pass) is not
         needed on the GPU."""
         cp = device.require_gpu()
-        self._layout(block, ctx)
         self.phase = PhaseClock(cp.cuda.get_current_stream().synchronize)
         self.build_phases = self.phase.seconds
+        with self.phase("grid layout"):   # communicators: made once a session (grid_comms)
+            self._layout(block, ctx)
         n_row_bits, n_col_bits = self.rows.n_words * WORD, self.cols.n_words * WORD
         if max(n_row_bits, n_col_bits) >= 2**32:
             raise BfsError("2d --backend gpu takes at most 2^32 vertices per row / column range")
@@ -243,14 +244,11 @@ class Fu2DGpu(Fu2D):
         n_row_bits, n_col_bits = rows.n_words * WORD, cols.n_words * WORD
         self.nnz = int(self.csr_cols.size)
         need = (4 * n_col_bits + 8 * n_col_bits  # levels (columns only), pred
-                + 8 * n_row_bits + 8 * n_col_bits  # global ids of rows and columns
                 + 20 * n_row_bits  # queue, degrees, scan
                 + 8 * (self.nnz // TILE + 2) + 9 * 8 * max(rows.n_words, cols.n_words))
         device.check_fits(need, f"2d search state ({n_row_bits} x {n_col_bits} local vertices)")
         self.level_col = cp.empty(n_col_bits, cp.int32)
         self.pred = cp.empty(n_col_bits, cp.int64)
-        self.row_global = cp.asarray(rows.global_id)
-        self.col_global = cp.asarray(cols.global_id)
         # the row range's pieces (padded_to_global in tiles.cuh): parents go to global ids by a
         # search over C words, not a random read of row_global per parent
         self.row_ids = (cp.asarray(rows.word_offset), cp.asarray(rows.lo),
@@ -280,6 +278,26 @@ class Fu2DGpu(Fu2D):
         self.launches = {"expand": 0, "levels": 0}
         cp.cuda.get_current_stream().synchronize()
 
+    # The global id of every padded row / column index (-1 on padding), 8 bytes a vertex: only
+    # the validation (grid_view) and semiring's search read them, so they are made on the
+    # device when first read, not in Kernel 1 (made on the host and copied up, they took
+    # 0.4 s of a scale-26 1x2 build and 0.75 GiB a rank through every search)
+    @functools.cached_property
+    def row_global(self):
+        return self._global_ids(self.rows)
+
+    @functools.cached_property
+    def col_global(self):
+        return self._global_ids(self.cols)
+
+    def _global_ids(self, rng: PaddedRange):
+        cp = self.cp
+        ids = cp.full(rng.n_words * WORD, -1, cp.int64)
+        for p in range(len(rng.pieces)):
+            start, lo, size = int(rng.word_offset[p]) * WORD, int(rng.lo[p]), int(rng.size[p])
+            ids[start:start + size] = cp.arange(lo, lo + size, dtype=cp.int64)
+        return ids
+
     def _read_ctl(self):
         self.ctl.get(out=self.host_ctl)   # blocking: waits for the stream
         return self.host_ctl
@@ -291,16 +309,20 @@ class Fu2DGpu(Fu2D):
         ctl = self._read_ctl()
         return int(ctl[0]), int(ctl[1]), int(ctl[4])
 
-    def _launch_compact(self, n_edges=None) -> None:
+    def _launch_compact(self, n_edges=None, go=None) -> None:
         """In -> the frontier queue: ctl[0:4] cleared, then ctl[0] = its vertices and n_edges
-        (default ctl[1:2]) += their edges; Out cleared for the expand."""
+        (default ctl[1:2]) += their edges; Out cleared for the expand. go (a chained level's
+        flag, whose level_start cleared the counters and whose next level clears Out): the
+        compaction alone, if go[0]."""
         rows = self.rows
-        device.zero_async(self.ctl[0:4])
+        if go is None:
+            device.zero_async(self.ctl[0:4])
         self.k["compact"]((device.grid_for(rows.n_words),), (BLOCK,),
                           (self.in_words, np.int64(rows.n_words), self.csr_offsets, self.queue,
                            self.qdeg, self.ctl[0:1], self.ctl[1:2] if n_edges is None
-                           else n_edges))
-        device.zero_async(self.out)
+                           else n_edges, np.uint64(0) if go is None else go))
+        if go is None:
+            device.zero_async(self.out)
 
     def _expand_tiles(self, q: int, edges: int) -> None:
         """The compacted frontier's edges -> Out minus visited; the winner of each new bit

@@ -52,6 +52,7 @@ class SemiringGpu(Fu2DGpu):
     def _allocate(self) -> None:
         super()._allocate()
         cp = self.cp
+        self.col_global    # its search writes global ids from it: made here, in Kernel 1
         n_row_bits, n_col_bits = self.rows.n_words * WORD, self.cols.n_words * WORD
         own_bits = (self.own.stop - self.own.start) * WORD
         device.check_fits(8 * (n_row_bits + 2 * n_col_bits + own_bits),

