@@ -277,6 +277,42 @@ def test_exchange_reduce_ops():
         x.allreduce(send, recv, "prod")
 
 
+def test_grid_communicators_made_once_a_session_scope():
+    """grid_comms: outside a scope each searcher makes its own communicators and frees them at
+    its close; inside one (a harness session), every build on the same grid and kind shares
+    one set, which a searcher's close leaves alone and the scope's close frees."""
+    import numpy as np
+    from mpi4py import MPI
+
+    from bfs.algorithms import Block, RunContext, fu_2d
+    from bfs.comm import exchange
+    block = Block(MPI.COMM_SELF, {"grid": [1, 1], "bounds": [0, 3]},
+                  np.array([0, 1, 1, 2], np.int64), np.array([1, 0, 2, 1], np.int64))
+
+    def build():
+        return fu_2d.build(block, RunContext("cpu", {}))
+
+    a, b = build(), build()
+    assert a._comms is not b._comms and a._comms.owned
+    row_comm = a.row_comm
+    a.close()
+    assert row_comm == MPI.COMM_NULL          # freed with its searcher
+    b.close()
+    exchange.open_grid_scope()
+    try:
+        a, b = build(), build()
+        assert a._comms is b._comms and not a._comms.owned
+        a.search(0)
+        assert a.levels_run == 3              # levels 0, 1, 2 and the empty frontier's end
+        row_comm = a.row_comm
+        a.close()
+        b.close()
+        assert row_comm != MPI.COMM_NULL      # kept for the session's next build
+    finally:
+        exchange.close_grid_scope()
+    assert row_comm == MPI.COMM_NULL and exchange._scope is None
+
+
 def ranks_exits(*args, ranks: int):
     """`mpiexec -n RANKS bfs ARGS`, each rank's exit status written after it to stderr: (the
     error lines, `bfs: error: ...` or argparse's `bfs run: error: ...`, {rank: exit status})."""

@@ -27,9 +27,10 @@ runs merrill-do's kernels over the rank's block:
               its head (the block CSC's first row, a column-indexed copy) and then its in-edges,
               and stops at a row in In; Out's words written whole; pred = the row's global id;
               the in-edges read are summed into the level's examined word. In is read as a
-              bitmap (see _begin_level). Rows hubs first (rows=degree; auto where the re-sort
-              fits; in place): each column's rows by falling global degree (merrill.hubs_first, the
-              degrees all-reduced along the grid row), so the head is the biggest in-neighbour.
+              bitmap (see _begin_level). Rows hubs first (rows=degree; auto where the ranks
+              fit): each column's rows by falling global degree (merrill.degree_ranks, the
+              degrees all-reduced along the grid row), sorted as ranks by the CSC's own build,
+              so the head is the biggest in-neighbour.
   Contract    fu_2d_gpu's: parents recorded where a rank above in the grid column claimed the
               vertex are dropped, in both directions, so pred >= 0 exactly where this rank
               assigned (what bfs.validate.grid_gpu checks); no predecessor pass.
@@ -71,12 +72,13 @@ offsets are read as 32 bits below 2^32 block entries, as merrill-do's are.
 
 Options (bench's 2d-do@KEY=VALUE, besides alpha and beta): rows (auto / degree / graph, also
 merrill-do's on one rank), engine (1; 0 runs the grid's levels on one rank too, to measure
-the per-block path on one GPU) and ahead (the chain's length past the host's decision).
+the per-block path on one GPU), ahead and td_ahead (the chains' lengths past the host's
+decision).
 
 Memory it adds to 2d's: the block CSC, built on the device as the CSR is (kernel1_gpu's
 block_csr with keys and values swapped): int64 offsets per column-range vertex + a uint32 row
-id per block entry, about as much as the CSR again (and a second copy while its rows are put
-hubs first); its head copy (4 bytes a column vertex) and the closed-column bitmap; and 4 words
+id per block entry, about as much as the CSR again (and 8 bytes a row-range vertex while it is
+built hubs first: the ranks and their inverse); its head copy (4 bytes a column vertex) and the closed-column bitmap; and 4 words
 of control.
 """
 from __future__ import annotations
@@ -125,32 +127,71 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         return {"alpha": self.alpha, "beta": self.beta, "rows": self.rows_order, **extra}
 
     def _build_blocks(self, entries, fill: str) -> None:
-        """The block's device CSR, then its CSC (column -> rows, each column's rows sorted),
-        from the same entries, keys and values swapped. The CSC's rows are put hubs first
-        (_finish_blocks) once the local ids are gone."""
+        """The block's device CSR, then its CSC (column -> rows) from the same entries, keys
+        and values swapped, each column's rows in one order: hubs first (rows=degree, auto
+        where it fits: by falling global degree, see _degree_ranks), sorted as ranks in the
+        CSC's own sort and turned back to row ids after it; else by row id."""
         super()._build_blocks(entries, fill)
         n_col_bits, nnz = self.cols.n_words * WORD, int(self.csr_cols.size)
+        n_row_bits = self.rows.n_words * WORD
         self.csc_nnz = nnz
         # kept: offsets and row ids; while building: one bucket's keys and the sort's buffer
         # (or, streamed, the fill's cursors)
-        device.check_fits(8 * (n_col_bits + 1) + 4 * nnz
-                          + 16 * min(nnz, kernel1_gpu.SORT_LIMIT if fill == "keys"
-                                     else kernel1_gpu.RESORT_LIMIT) + 4 * n_col_bits,
-                          f"2d-do block CSC ({n_col_bits} columns, {nnz} entries)")
+        need = (8 * (n_col_bits + 1) + 4 * nnz
+                + 16 * min(nnz, kernel1_gpu.SORT_LIMIT if fill == "keys"
+                           else kernel1_gpu.RESORT_LIMIT) + 4 * n_col_bits)
+        device.check_fits(need, f"2d-do block CSC ({n_col_bits} columns, {nnz} entries)")
         with self.phase("block CSC"):
+            perm, rank = self._degree_ranks(need, n_row_bits)
+            if rank is None:
+                pairs = lambda: ((cols, rows) for rows, cols in entries())  # noqa: E731
+            elif fill == "keys":
+                # the whole block, kept and read once per bucket: its rows become ranks once,
+                # in place (the CSR is built; nothing reads them as rows again)
+                for rows, _ in entries():
+                    _to_rank(rank, rows)
+                pairs = lambda: ((cols, rows) for rows, cols in entries())  # noqa: E731
+            else:
+                # made again at each pass: each chunk's rows become ranks as it comes
+                pairs = lambda: ((cols, _to_rank(rank, rows))  # noqa: E731
+                                 for rows, cols in entries())
             self.csc_offsets, self.csc_rows = kernel1_gpu.block_csr(
-                lambda: ((cols, rows) for rows, cols in entries()), n_col_bits,
-                what="2d-do block CSC", fill=fill)
+                pairs, n_col_bits, what="2d-do block CSC", fill=fill)
+            rank = pairs = None       # the ranks, and the closure that holds them
+            if perm is not None:      # ranks back to row ids, a slice at a time
+                for lo in range(0, nnz, kernel1_gpu.RESORT_LIMIT):
+                    part = self.csc_rows[lo:lo + kernel1_gpu.RESORT_LIMIT]
+                    part[...] = perm[part]
+            del perm
+
+    def _degree_ranks(self, csc_need: int, n_row_bits: int):
+        """rows=degree (auto: where the ranks fit beside the CSC's build): the row range's
+        vertices ranked by falling global degree (the grid row's sum of its blocks' CSR degrees:
+        one all-reduce), as merrill-do's rows hubs first, so a column's head is its biggest
+        in-neighbour here, the one most likely in In at the big levels. Returns (perm, rank),
+        or (None, None) for rows=graph. Ordering the CSC's own sort by rank replaced a second
+        sort of the whole CSC in place after it (0.25 s of a scale-26 1x2 Kernel 1)."""
+        cp = self.cp
+        kept, peak = 8 * n_row_bits, 32 * n_row_bits    # perm + rank; + degrees, keys, sort
+        if self.rows_order == "graph" or (self.rows_order == "auto" and max(
+                csc_need + kept, peak) > device.free_memory()[0]):
+            self.rows_order = "graph"
+            return None, None
+        device.check_fits(peak, f"2d-do rows=degree: the {n_row_bits} rows ranked by degree")
+        degree = cp.empty(n_row_bits, cp.int64)
+        self.row_x.allreduce(cp.diff(self.csr_offsets), degree, "sum")
+        perm, rank = merrill.degree_ranks(degree)
+        del degree
+        self.rows_order = "degree"
+        return perm, rank
 
     def _finish_blocks(self) -> None:
-        """After the entries' local ids are freed (their 8 bytes an entry would crowd the
-        re-sort out of an 80 GB GPU at scale 26 on one rank): the CSC's rows hubs first, each
-        column's first row (the head copy), the columns with no in-edge here (closed: bottom-up
-        never deals them; half the vertices of a Kronecker graph have no edge) and the 32-bit
-        offsets bottom-up reads below 2^32 entries."""
+        """After the entries' local ids are freed: each column's first row (the head copy),
+        the columns with no in-edge here (closed: bottom-up never deals them; half the
+        vertices of a Kronecker graph have no edge) and the 32-bit offsets bottom-up reads
+        below 2^32 entries."""
         cp = device.require_gpu()
         n_col_bits, nnz = self.cols.n_words * WORD, self.csc_nnz
-        self._rows_hubs_first(n_col_bits, nnz)
         self.closed = cp.packbits(cp.diff(self.csc_offsets) == 0,
                                   bitorder="little").view(cp.uint32)
         self.head = merrill_do.head_entries(self.csc_offsets, self.csc_rows, nnz)
@@ -160,27 +201,6 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         else:
             self.bu_offsets, o_type = self.csc_offsets, "i64"
         self.bu_kernel = merrill_do.bottom_up_kernel(merrill_do.BOTTOM_UP, o_type, block_ids=True)
-
-    def _rows_hubs_first(self, n_col_bits: int, nnz: int) -> None:
-        """rows=degree (auto: where the copy fits): each column's rows in the block CSC by
-        falling global degree (the grid row's sum of its blocks' CSR degrees: one all-reduce),
-        as merrill-do's rows hubs first, so a column's head is its biggest in-neighbour here,
-        the one most likely in In at the big levels."""
-        cp = self.cp
-        n_row_bits = self.rows.n_words * WORD
-        need = merrill.hubs_first_bytes(n_col_bits, n_row_bits, nnz, in_place=True) \
-            + 8 * n_row_bits
-        if self.rows_order == "graph" or (self.rows_order == "auto"
-                                          and need > device.free_memory()[0]):
-            self.rows_order = "graph"
-            return
-        device.check_fits(need, f"2d-do rows=degree: the block CSC's rows re-sorted in place "
-                                f"({nnz} entries)")
-        degree = cp.empty(n_row_bits, cp.int64)
-        self.row_x.allreduce(cp.diff(self.csr_offsets), degree, "sum")
-        self.csc_rows = merrill.hubs_first(self.csc_offsets, self.csc_rows, degree, False,
-                                           "2d-do rows=degree", in_place=True)[1]
-        self.rows_order = "degree"
 
     def _allocate(self) -> None:
         super()._allocate()
@@ -463,6 +483,20 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         self._queued = True
         self._launch_compact(n_edges=self.counts[1:2])
         self.clock.mark("switch")
+
+
+def _to_rank(rank, rows):
+    """rows[i] = rank[rows[i]] in place (uint32 device arrays); returns rows."""
+    import cupy as cp
+    global _RANK_KERNEL
+    if _RANK_KERNEL is None:
+        _RANK_KERNEL = cp.ElementwiseKernel("raw uint32 rank", "uint32 x", "x = rank[x]",
+                                            "bfs_rows_to_ranks")
+    _RANK_KERNEL(rank, rows)
+    return rows
+
+
+_RANK_KERNEL = None
 
 
 def build(block, ctx: RunContext) -> Fu2DDoGpu:

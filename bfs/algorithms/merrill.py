@@ -98,6 +98,24 @@ def hubs_first_bytes(n_rows: int, n_ids: int, nnz: int, in_place: bool = False) 
     return 20 * n_ids + copy + 16 * min(nnz, kernel1_gpu.RESORT_LIMIT)
 
 
+def degree_ranks(degree):
+    """The ids 0..n-1 (degree[id] each one's degree) ranked by falling degree, ties by id:
+    (perm: rank -> id, rank: id -> rank), uint32 device arrays; 24 bytes an id at the peak (the
+    keys and the sort's buffer)."""
+    cp = device.require_gpu()
+    n_ids = int(degree.size)
+    keys = degree.astype(cp.uint64)                 # (2^32-1 - degree) << 32 | id, in place
+    cp.subtract(cp.uint64(0xFFFFFFFF), keys, out=keys)
+    cp.left_shift(keys, cp.uint64(32), out=keys)
+    cp.bitwise_or(keys, cp.arange(n_ids, dtype=cp.uint64), out=keys)
+    keys.sort()
+    perm = (keys & cp.uint64(0xFFFFFFFF)).astype(cp.uint32)
+    del keys
+    rank = cp.empty(n_ids, cp.uint32)
+    rank[perm] = cp.arange(n_ids, dtype=cp.uint32)
+    return perm, rank
+
+
 def hubs_first(offsets, columns, degree, rename: bool, what: str, in_place: bool = False):
     """The entry ids (the columns' id space, degree[id] each one's degree) ranked by falling
     degree, ties by id: perm (rank -> id) and rank; and a CSR whose rows list their entries by
@@ -110,19 +128,11 @@ def hubs_first(offsets, columns, degree, rename: bool, what: str, in_place: bool
     cp = device.require_gpu()
     if in_place and rename:
         raise BfsError(f"{what}: renamed rows move, so they cannot be re-sorted in place")
-    n_ids, n_rows, nnz = int(degree.size), int(offsets.size) - 1, int(columns.size)
+    n_rows, nnz = int(offsets.size) - 1, int(columns.size)
     # each phase starts from an empty pool cache: what Kernel 1 and the rank sort leave cached
     # is not sized for the next phase's requests, and a cached block is device memory in use
     device.free_pool()
-    keys = degree.astype(cp.uint64)                 # (2^32-1 - degree) << 32 | id, in place
-    cp.subtract(cp.uint64(0xFFFFFFFF), keys, out=keys)
-    cp.left_shift(keys, cp.uint64(32), out=keys)
-    cp.bitwise_or(keys, cp.arange(n_ids, dtype=cp.uint64), out=keys)
-    keys.sort()
-    perm = (keys & cp.uint64(0xFFFFFFFF)).astype(cp.uint32)
-    del keys
-    rank = cp.empty(n_ids, cp.uint32)
-    rank[perm] = cp.arange(n_ids, dtype=cp.uint32)
+    perm, rank = degree_ranks(degree)
     device.free_pool()
     if rename:
         rows, new_offsets = perm, cp.zeros(n_rows + 1, cp.int64)
