@@ -307,39 +307,51 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         return super()._levels(level, frontier, clock)
 
     def _top_down_chain(self, level: int, frontier: int, clock) -> int:
-        """The top-down level `level` (the host's decision) and `td_ahead` more, each run or
-        skipped on the device (fu_2d.cu's decide_top_down: Beamer's top-down rule on the
-        all-reduced words); one read of ctl for all. Each level's expand reads its frontier's
-        size from the device (tiles.cuh's *_q kernels), so none waits for the host. A level
-        that does not run leaves Out as the last run level left it (its next level clears it
-        first), so its exchanges gather the same union again. Returns the levels run."""
-        k = self.k
-        go = self.chain[0:1]
-        k["chain_start"]((1,), (1,), (self.chain, np.uint64(frontier)))
-        marks, sent = [], []
-        for step in range(self.td_ahead + 1):
-            self._chained_top_down(level + step, go)
+        """The top-down level `level` (the host's decision) and `td_ahead` more (_chain),
+        Beamer's top-down rule between them on the device (fu_2d.cu's decide_top_down). Each
+        level's expand reads its frontier's size from the device (tiles.cuh's *_q kernels), so
+        none waits for the host. A level that does not run leaves Out as the last run level
+        left it (its next level clears it first), so its exchanges gather the same union
+        again. Returns the levels run."""
+        def one_level(lv, go, clock):
+            self._chained_top_down(lv, go)
             clock.mark("expand")
-            if self.R == 1:
-                # no rank above: Out is the union (kept, not swapped with uni as one level at a
-                # time does, so a level that does not run gathers the same Out again)
-                bytes_sent = self._gather_row(self.out[self.own], self.in_words)
-                clock.mark("union")
-                self._chained_finish(level + step + 1, self.out, go)
-                clock.mark("finish")
-            else:
-                bytes_sent = self._share_level(
-                    level + step, clock, lambda lv: self._chained_finish(lv, self.uni, go))
-            self.world_x.allreduce(self.counts, self.totals)
-            clock.mark("allreduce")
-            k["decide_top_down"]((1,), (1,), (self.totals, self.chain, np.float64(self.alpha)))
-            clock.mark("switch")
-            marks.append(clock.take())
-            sent.append(bytes_sent + self.counts.nbytes)
-        run = self._replay_chain(level, frontier, marks, sent, clock)
+            if self.R > 1:
+                return self._share_level(lv, clock,
+                                         lambda nxt: self._chained_finish(nxt, self.uni, go))
+            # no rank above: Out is the union (kept, not swapped with uni as one level at a
+            # time does, so a level that does not run gathers the same Out again)
+            sent = self._gather_row(self.out[self.own], self.in_words)
+            clock.mark("union")
+            self._chained_finish(lv + 1, self.out, go)
+            clock.mark("finish")
+            return sent
+
+        run = self._chain(level, frontier, clock, self.td_ahead, one_level,
+                          "decide_top_down", self.alpha)
         self._queued = True            # the last level run compacted the next In
         self.level_known = False
         return run
+
+    def _chain(self, level: int, frontier: int, clock, ahead: int, one_level, decide: str,
+               rule: float) -> int:
+        """A chain: the level `level` (the host's decision) and `ahead` more enqueued back to
+        back, one_level(level, go, clock) -> bytes sent enqueueing each level's kernels (which
+        do nothing unless go[0]) and exchanges, then the all-reduce of the switch words and the
+        one-thread decision (fu_2d.cu's `decide`, with its rule's double) of whether the next
+        level runs; then _replay_chain's one read. Returns the levels run."""
+        go = self.chain[0:1]
+        self.k["chain_start"]((1,), (1,), (self.chain, np.uint64(frontier)))
+        marks, sent = [], []
+        for step in range(ahead + 1):
+            bytes_sent = one_level(level + step, go, clock)
+            self.world_x.allreduce(self.counts, self.totals)
+            clock.mark("allreduce")
+            self.k[decide]((1,), (1,), (self.totals, self.chain, np.float64(rule)))
+            clock.mark("switch")
+            marks.append(clock.take())
+            sent.append(bytes_sent + self.counts.nbytes)
+        return self._replay_chain(level, frontier, marks, sent, clock)
 
     def _chained_top_down(self, level: int, go) -> None:
         """A chained top-down level's expand: level 0, the root's row (always run: the chain's
@@ -396,39 +408,32 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         return run
 
     def _bottom_up_chain(self, level: int, frontier: int, clock) -> int:
-        """The bottom-up level `level` (the host's decision) and `ahead` more, each run or
-        skipped on the device (fu_2d.cu's decide_levels); one read of ctl for all. The log of
-        each run level's totals is replayed through the host's switch (the same rule), so
+        """The bottom-up level `level` (the host's decision) and `ahead` more (_chain), Beamer's
+        bottom-up rule between them on the device (fu_2d.cu's decide_levels). The log of each
+        run level's totals is replayed through the host's switch (the same rule), so
         directions and edges examined are kept as one level at a time would keep them.
         Returns the levels run."""
         k = self.k
-        go = self.chain[0:1]
-        k["chain_start"]((1,), (1,), (self.chain, np.uint64(frontier)))
-        marks, sent = [], []
-        for step in range(self.ahead + 1):
-            self._chained_bottom_up(level + step, go)
+
+        def one_level(lv, go, clock):
+            self._chained_bottom_up(lv, go)
             clock.mark("expand")
-            if self.own_levels:
-                # nothing to union: the kernel marked visited and wrote the levels
-                k["level_counts"]((1,), (1,), (go, self.level_sums, self.counts, np.int32(1)))
-                clock.mark("finish")
-                bytes_sent = self._gather_row(self.out[self.own], self.in_words)
-                clock.mark("union")
-            else:
+            if not self.own_levels:
                 k["level_counts"]((1,), (1,), (go, self.level_sums, self.counts, np.int32(0)))
-                bytes_sent = self._share_level(
-                    level + step, clock,
-                    lambda lv: self._launch_finish(self.uni, lv, degrees=self.csc_offsets,
-                                                   unvisited=self.counts[2:3], go=go))
-            self.world_x.allreduce(self.counts, self.totals)
-            clock.mark("allreduce")
-            k["decide_levels"]((1,), (1,), (self.totals, self.chain,
-                                             np.float64(self.n / self.beta)))
-            clock.mark("switch")
-            marks.append(clock.take())
-            sent.append(bytes_sent + self.counts.nbytes)
+                return self._share_level(
+                    lv, clock, lambda nxt: self._launch_finish(
+                        self.uni, nxt, degrees=self.csc_offsets, unvisited=self.counts[2:3],
+                        go=go))
+            # nothing to union: the kernel marked visited and wrote the levels
+            k["level_counts"]((1,), (1,), (go, self.level_sums, self.counts, np.int32(1)))
+            clock.mark("finish")
+            sent = self._gather_row(self.out[self.own], self.in_words)
+            clock.mark("union")
+            return sent
+
+        run = self._chain(level, frontier, clock, self.ahead, one_level, "decide_levels",
+                          self.n / self.beta)
         self.launches["bottom_up"] += self.ahead + 1
-        run = self._replay_chain(level, frontier, marks, sent, clock)
         self._queued = False
         self.level_known = True
         return run
