@@ -148,6 +148,22 @@ def test_bench_algorithm_variants_keep_their_options_together():
         split_algorithms(["merrill,bu=2x8"])
 
 
+def test_bench_refuses_a_graph_or_variant_named_twice(kron10, tmp_path, capsys):
+    """A bench run's directory is OUT/GRAPH/VARIANT: a graph or a variant given twice is
+    refused by name before anything runs (a repeat would overwrite the first run)."""
+    out = tmp_path / "b"
+    assert main(["bench", "--graphs", str(kron10), str(kron10), "--algorithms", "seq-csr",
+                 "--roots", "1", "--out", str(out)]) == 1
+    assert "two graphs are named 'kron-s10-e16'" in capsys.readouterr().err
+    assert main(["bench", "--scales", "6", "6", "--algorithms", "seq-csr", "--roots", "1",
+                 "--out", str(out)]) == 1
+    assert "two graphs are named 'kron-s6-e16'" in capsys.readouterr().err
+    assert main(["bench", "--scales", "6", "--algorithms", "seq-csr", "seq-csr", "--roots", "1",
+                 "--out", str(out)]) == 1
+    assert "'seq-csr' is among the algorithms twice" in capsys.readouterr().err
+    assert not out.exists()
+
+
 def parsers(parser, prog="bfs"):
     """(prog, parser) for bfs and every subcommand under it."""
     import argparse

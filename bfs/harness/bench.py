@@ -157,6 +157,22 @@ def bench_variants(algorithms, baseline: str | None) -> list[str]:
     return variants
 
 
+def _check_unique(variants: list[str], graphs: list) -> None:
+    """Each variant and each graph once: a run's directory is OUT/GRAPH/VARIANT, so a repeat
+    would overwrite the first run and the summary would hold two records of one name."""
+    seen: dict = {}
+    for name, source in graphs:
+        if name in seen:
+            raise BfsError(f"bench: two graphs are named {name!r} ({seen[name]} and {source}); "
+                           f"each graph's runs go to OUT/{name}/, so give each graph once")
+        seen[name] = source
+    repeated = sorted({v for v in variants if variants.count(v) > 1})
+    if repeated:
+        raise BfsError(f"bench: {repeated[0]!r} is among the algorithms twice (its runs go to "
+                       f"OUT/GRAPH/{repeated[0]}/); name each variant once (a repeat can be told "
+                       f"apart by an option at its default, e.g. 2d-do@td_ahead=1,ahead=4)")
+
+
 def bytes_per_edge(record: dict) -> float:
     """The table's B/edge: the device memory peak per directed edge on a GPU, the host's on
     the CPU (run.json's device_ or host_bytes_per_directed_edge)."""
@@ -210,6 +226,7 @@ def run_bench(backend: str, scales, algorithms, n_roots: int, out: Path | None,
     graphs += [(read_meta(g).name, Path(g)) for g in graph_dirs]
     if grid is not None and len(graphs) != len(scales):
         raise BfsError("bench --grid RxC (ranks) takes --scales only")
+    _check_unique(variants, graphs)
     summary_file = Path(out) if out is not None and str(out).endswith(".json") else None
     with tempfile.TemporaryDirectory(prefix="bfs-bench-") as scratch:
         # no --out: the run directories live only as long as the bench
