@@ -57,8 +57,11 @@ Chains of top-down levels (td_ahead, default 1): the same, with Beamer's top-dow
 (decide_top_down) between levels, and each level's expand sized on the device: the compacted
 frontier's degrees scanned, its tiles partitioned and expanded by fixed grids that read the
 queue's length from the compaction's counter (tiles.cuh's *_q kernels), so neither the root's
-level nor the next waits for a read of the host (before: two reads and the host's ~10 launches
-after each, ~0.2 ms a level at scale 26 on 1x2). td_ahead=0 is the one-level-a-read loop.
+level nor the next waits for a read of the host: a Kronecker search reads the device once a
+chain, twice in all. Measured at scale 26 on 1x2 it is no faster than td_ahead=0, the
+one-level-a-read loop (BENCHMARKS.md): a top-down level there is ~13 host calls around tens of
+microseconds of GPU work, so the GPU waits for the host's launches either way; replaying a
+chain as one CUDA graph would need exactly this device-sized path.
 
 A grid of one row (1 x C: every column's in-edges are in its block, the column range is the
 own piece): a bottom-up level has nothing to union, so the kernel does all of the level, as
