@@ -149,8 +149,6 @@ def cmd_bench(args) -> int:
         or (["merrill"] if args.backend == "gpu" else ["seq-csr"])
     if args.baseline not in (None, "none"):
         parse_algorithm(args.baseline)   # a known variant, its options checked, before any graph
-    if args.grid and (not args.scales or args.lattice_graphs or args.graphs):
-        raise BfsError("bench --grid RxC (ranks) takes --scales only")
     if not args.scales and not args.lattice_graphs and not args.graphs:
         raise BfsError("bench needs --scales, --lattice-graphs or --graphs")
     return run_bench(args.backend, args.scales or [], algorithms, args.roots,
@@ -537,8 +535,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="Kronecker graphs of these scales, generated in memory")
     b.add_argument("--grid", type=grid, metavar="RxC",
                    help="(under mpiexec -n R*C) the distributed algorithms on an R x C grid "
-                        "of ranks, each --scales graph generated in place and routed to the "
-                        "ranks' blocks (1d: on R*C x 1)")
+                        "of ranks, each graph routed to the ranks' blocks (--scales: generated "
+                        "in place; --graphs: each rank reads its share; 1d: on R*C x 1); "
+                        "default: the squarest grid of the ranks")
     b.add_argument("--lattice-graphs", "--grid-graphs", type=grid, nargs="+", metavar="RxC",
                    action=OldNameWarns,
                    help="also bench R x C lattices built in memory (bfs.graphs.lattice; "

@@ -452,9 +452,10 @@ def test_run_with_blocks_routed_a_chunk_at_a_time(tmp_path):
 
 
 def test_bench_grid_over_a_graph_directory_reads_each_share(kron10, tmp_path):
-    """bench --graphs with a distributed algorithm on 2 CPU ranks (the 1x2 grid): each rank
-    reads only its share of the graph directory's rows (edge_range_reader) and routes it,
-    whole and a chunk at a time; the searches are seq-csr's from the same roots."""
+    """bench --graphs with a distributed algorithm on 2 CPU ranks (the 1x2 grid, and 2x1 named
+    by --grid beside a lattice): each rank reads only its share of the graph directory's rows
+    (edge_range_reader) and routes it, whole and a chunk at a time; the searches are
+    seq-csr's from the same roots."""
     key = ("root", "depth", "reached", "nedge")
 
     def bench(algorithm, *more, ranks=None):
@@ -467,6 +468,18 @@ def test_bench_grid_over_a_graph_directory_reads_each_share(kron10, tmp_path):
     want = bench("seq-csr")
     assert bench("2d-do", ranks=2) == want
     assert bench("2d-do", "--edge-list", "stream", ranks=2) == want
+    # on a grid named, beside a lattice made in memory (--grid took --scales only before)
+    out = tmp_path / "grid.json"
+    bfs_cli("bench", "--backend", "cpu", "--grid", "2x1", "--graphs", kron10, "--lattice-graphs",
+            "6x5", "--algorithms", "2d-do,seq-csr", "--roots", 3, "--out", out, ranks=2)
+    records = {r["graph"]: r["algorithms"] for r in json.loads(out.read_text())["records"]}
+    assert set(records) == {"kron-s10-e16", "lattice-6x5"}
+    for graph, algorithms in records.items():
+        assert algorithms["2d-do"]["grid"] == "2x1" and algorithms["2d-do"]["valid"], graph
+        runs = {a: [tuple(r[k] for k in key) for r in searches(Path(v["run_dir"]))]
+                for a, v in algorithms.items()}
+        assert runs["2d-do"] == runs["seq-csr"], graph
+    assert runs["2d-do"] and records["kron-s10-e16"]["2d-do"]["n_validated"] == 3
 
 
 def test_partition_block_built_a_slice_at_a_time(kron10, tmp_path):

@@ -224,8 +224,6 @@ def run_bench(backend: str, scales, algorithms, n_roots: int, out: Path | None,
               for s in scales]
     graphs += [(f"lattice-{r}x{c}", (r, c)) for r, c in lattices]
     graphs += [(read_meta(g).name, Path(g)) for g in graph_dirs]
-    if grid is not None and len(graphs) != len(scales):
-        raise BfsError("bench --grid RxC (ranks) takes --scales only")
     _check_unique(variants, graphs)
     summary_file = Path(out) if out is not None and str(out).endswith(".json") else None
     with tempfile.TemporaryDirectory(prefix="bfs-bench-") as scratch:
