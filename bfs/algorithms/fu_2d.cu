@@ -45,9 +45,10 @@ extern "C" __global__ void local_ids(const u32* __restrict__ ids, i64 m,
 }
 
 // Frontier bitmap -> queue of local row ids with their local degrees, in any order;
-// *n_vertices += vertices, *n_edges += edges; go: null, or a chained level's flag. A warp takes 32 words and deals their bits out to its
-// lanes (tiles.cuh), so the queue, degree and offset accesses of a warp are runs, not 32
-// scattered words; one atomic per warp reserves its queue slots, one per block adds the edges.
+// *n_vertices += vertices, *n_edges += edges; go: null, or a chained level's flag. A warp takes
+// 32 words and deals their bits out to its lanes (tiles.cuh), so the queue, degree and offset
+// accesses of a warp are runs, not 32 scattered words; one atomic per warp reserves its queue
+// slots, one per block adds the edges.
 extern "C" __global__ void __launch_bounds__(BLOCK)
 compact(const u64* __restrict__ words, i64 nw, const i64* __restrict__ offsets,
         u32* __restrict__ q, i64* __restrict__ deg, u64* n_vertices, u64* n_edges,

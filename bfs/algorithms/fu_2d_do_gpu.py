@@ -81,10 +81,12 @@ decision).
 Memory it adds to 2d's: the block CSC, built on the device as the CSR is (kernel1_gpu's
 block_csr with keys and values swapped): int64 offsets per column-range vertex + a uint32 row
 id per block entry, about as much as the CSR again (and 8 bytes a row-range vertex while it is
-built hubs first: the ranks and their inverse); its head copy (4 bytes a column vertex) and the closed-column bitmap; and 4 words
-of control.
+built hubs first: the ranks and their inverse); its head copy (4 bytes a column vertex) and the
+closed-column bitmap; and 4 words of control.
 """
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 
@@ -493,18 +495,16 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         self.clock.mark("switch")
 
 
+@functools.cache
+def _rank_kernel():
+    import cupy as cp
+    return cp.ElementwiseKernel("raw uint32 rank", "uint32 x", "x = rank[x]", "bfs_rows_to_ranks")
+
+
 def _to_rank(rank, rows):
     """rows[i] = rank[rows[i]] in place (uint32 device arrays); returns rows."""
-    import cupy as cp
-    global _RANK_KERNEL
-    if _RANK_KERNEL is None:
-        _RANK_KERNEL = cp.ElementwiseKernel("raw uint32 rank", "uint32 x", "x = rank[x]",
-                                            "bfs_rows_to_ranks")
-    _RANK_KERNEL(rank, rows)
+    _rank_kernel()(rank, rows)
     return rows
-
-
-_RANK_KERNEL = None
 
 
 def build(block, ctx: RunContext) -> Fu2DDoGpu:
