@@ -190,11 +190,16 @@ class Fu2D(Searcher):
         return pool
 
     def __init__(self, block, ctx: RunContext):
-        self.phase = PhaseClock()
-        self.build_phases = self.phase.seconds
-        with self.phase("grid layout"):   # communicators: made once a session (grid_comms)
-            self._layout(block, ctx)
+        self._start_build(block, ctx)
         self._build_local(block)
+
+    def _start_build(self, block, ctx: RunContext, sync=None) -> None:
+        """Kernel 1's phase clock (sync: the device's, on a GPU) and the grid layout, its
+        first phase (communicators: made once a session, grid_comms)."""
+        self.phase = PhaseClock(sync)
+        self.build_phases = self.phase.seconds
+        with self.phase("grid layout"):
+            self._layout(block, ctx)
 
     def _layout(self, block, ctx: RunContext) -> None:
         """Grid coordinates, padded ranges and the row/column communicators."""

@@ -51,7 +51,6 @@ from ..device import load_module
 from .. import device
 from ..errors import BfsError
 from . import Block, RunContext, SearchResult, merrill, tiles
-from .searcher import PhaseClock
 from .fu_2d import WORD, Fu2D, PaddedRange
 
 BLOCK, TILE = tiles.BLOCK, tiles.TILE
@@ -136,10 +135,7 @@ class Fu2DGpu(Fu2D):
         parents are recorded by the expand, so Fu's CSC (for the predecessor pass) is not
         needed on the GPU."""
         cp = device.require_gpu()
-        self.phase = PhaseClock(cp.cuda.get_current_stream().synchronize)
-        self.build_phases = self.phase.seconds
-        with self.phase("grid layout"):   # communicators: made once a session (grid_comms)
-            self._layout(block, ctx)
+        self._start_build(block, ctx, cp.cuda.get_current_stream().synchronize)
         n_row_bits, n_col_bits = self.rows.n_words * WORD, self.cols.n_words * WORD
         if max(n_row_bits, n_col_bits) >= 2**32:
             raise BfsError("2d --backend gpu takes at most 2^32 vertices per row / column range")
