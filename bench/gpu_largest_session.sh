@@ -6,6 +6,9 @@
 #                Kernel 1 regenerates the edges per pass): Kernel 1 seconds and GTEPS, same call
 #   big S...     merrill-do per scale with --edge-list auto (streamed where the list does not
 #                fit), every search validated; the memory peak per directed edge from run.json
+#   graphdir S   a scale-S graph directory generated on the GPU, then `bfs run GRAPH_DIR` with
+#                merrill-do (the list streamed from its row groups): the host's memory peak
+#                (run.json) against the CSR's bytes, and each step's wall seconds
 #   fill S       Kernel 1's fill variants in one process (bench/kernel1_fill.py)
 #   compare S    issue 36's targets: merrill-do twice and merrill-do@tail=0 once by `bfs run`
 #                (energy window on), the same once with --energy-window 0 (the wall seconds the
@@ -65,6 +68,29 @@ case "$stage" in
       cp "/tmp/largest-$s/run.json" "$OUT/s$s-run.json"
     done
     ;;
+  graphdir)
+    s=$1
+    t0=$(date +%s)
+    python3 -m bfs generate kronecker --scale "$s" --backend gpu --out "/tmp/graph-s$s" \
+      --force > "$OUT/graphdir-s$s-generate.log" 2>&1 \
+      || { echo "generate s$s failed:"; tail -5 "$OUT/graphdir-s$s-generate.log"; exit 1; }
+    t1=$(date +%s)
+    echo "generated s$s in $((t1 - t0)) s: $(du -sh "/tmp/graph-s$s" | cut -f1)"
+    python3 -m bfs run "/tmp/graph-s$s" --algorithm merrill-do --backend gpu --roots "$ROOTS" \
+      --out "/tmp/graphdir-run-s$s" --force > "$OUT/graphdir-s$s-run.log" 2>&1 \
+      || { echo "run s$s failed:"; tail -5 "$OUT/graphdir-s$s-run.log"; exit 1; }
+    t2=$(date +%s)
+    echo "bfs run GRAPH_DIR s$s in $((t2 - t1)) s: $(summary "/tmp/graphdir-run-s$s")"
+    python3 - "/tmp/graphdir-run-s$s" "$s" <<'PY'
+import json, sys
+info = json.load(open(sys.argv[1] + "/run.json"))
+n, m = 2 ** int(sys.argv[2]), 16 * 2 ** int(sys.argv[2])
+csr = 4 * 2 * m + 8 * (n + 1)          # uint32 columns of both directions, int64 offsets
+host = max(info["measurements"]["host_memory_peak_bytes"])
+print(f"host peak {host / 2**30:.2f} GiB = {host / csr:.2f}x the CSR's {csr / 2**30:.2f} GiB")
+PY
+    cp "/tmp/graphdir-run-s$s/run.json" "$OUT/graphdir-s$s-run.json"
+    ;;
   fill)
     PYTHONPATH=. python3 bench/kernel1_fill.py "$1" "${ROUNDS:-3}" 2>&1 | tee "$OUT/fill-s$1.log" | grep scale
     ;;
@@ -101,5 +127,5 @@ PY
       > "$OUT/ab-roots.log" 2>&1 || { tail -5 "$OUT/ab-roots.log"; exit 1; }
     tail -6 "$OUT/ab-roots.log"
     ;;
-  *) echo "usage: $0 tests | stream S... | big S... | fill S | compare S" >&2; exit 2 ;;
+  *) echo "usage: $0 tests | stream S... | big S... | graphdir S | fill S | compare S" >&2; exit 2 ;;
 esac

@@ -456,6 +456,19 @@ def test_isolated_root_and_empty_graph():
     np.testing.assert_array_equal(s.gather(1).level, [0])
 
 
+@pytest.mark.parametrize("name", ["merrill", "merrill-do"])
+def test_queues_hold_the_vertices_with_an_edge(name):
+    # 100000 vertices, a star of 5001 and the rest isolated: the queues and their degree
+    # arrays hold the 5001 vertices with an edge plus an isolated root, and the star's level
+    # of 5000 leaves fills them
+    n, leaves = 100_000, np.arange(1, 5001, dtype=np.uint32)
+    src, dst = np.zeros(leaves.size, np.uint32), leaves
+    s = merrill(src, dst, n, name, **({"beta": 24.0} if name == "merrill-do" else {}))
+    assert s.queue_cap == 5002
+    assert all(q.size == 5002 for q in s.queues) and all(d.size == 5002 for d in s.degs)
+    check_against_cpu(s, src, dst, n, [0, 1, 4999, n - 1])
+
+
 @pytest.mark.parametrize("scale", [10, 12, 14])
 def test_kronecker_levels(scale):
     src, dst = generate_edges(scale, 16)

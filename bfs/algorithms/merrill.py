@@ -87,8 +87,15 @@ def _module():
     return load_module(Path(__file__).with_name("merrill.cu"), templates)
 
 
-def search_state_bytes(n: int, nnz: int = 0) -> int:
-    return device.SEARCH_BYTES_PER_VERTEX * n + 8 * (nnz // TILE + 2) + 64
+QUEUE_BYTES_PER_VERTEX = 24   # two uint32 queues and two int64 degree arrays
+
+
+def search_state_bytes(n: int, nnz: int = 0, queue_cap: int | None = None) -> int:
+    """Device bytes of the search state over n vertices, its queues holding queue_cap (n where
+    not given: the model's bound before the degrees are known)."""
+    cap = n if queue_cap is None else queue_cap
+    return (device.SEARCH_BYTES_PER_VERTEX - QUEUE_BYTES_PER_VERTEX) * n \
+        + QUEUE_BYTES_PER_VERTEX * cap + 8 * (nnz // TILE + 2) + 64
 
 
 def hubs_first_bytes(n_rows: int, n_ids: int, nnz: int, in_place: bool = False) -> int:
@@ -183,7 +190,15 @@ class MerrillSearcher(kernel1_gpu.DeviceCsrSearcher):
         if order == "degree" and expand != "tiles":
             raise BfsError(f"order=degree runs with expand=tiles only, not {expand!r}")
         self.nnz = int(columns.size)
-        device.check_fits(search_state_bytes(n, self.nnz), f"merrill search state ({n} vertices)",
+        self.degree = cp.diff(offsets).get()  # host copy: the root's degree without a sync
+        # A queue holds vertices claimed once each (the visited bit's atomicOr or parent's CAS),
+        # and a vertex with no edge is never claimed: the queues and their degrees hold the
+        # vertices with an edge, plus an isolated root. Half the vertices of a Kronecker graph
+        # at scale 26 have no edge: at scale 28 this is ~3 GiB of the 24 bytes a vertex.
+        self.n_active = int(np.count_nonzero(self.degree))
+        self.queue_cap = min(n, self.n_active + 1)
+        device.check_fits(search_state_bytes(n, self.nnz, self.queue_cap),
+                          f"merrill search state ({n} vertices)",
                        lambda free: device.largest_kronecker_scale(free, stage="search"))
         self.n = n
         self.expand = expand
@@ -193,7 +208,8 @@ class MerrillSearcher(kernel1_gpu.DeviceCsrSearcher):
         self.clear_outputs = 1               # reset writes parent = level = -1 (see merrill.cu)
         # re-sorted before the search state is allocated: the two never peak together
         offsets, columns = self._reorder(offsets, columns, order)
-        self.degree = cp.diff(offsets).get()  # host copy: the root's degree without a sync
+        if order == "degree":
+            self.degree = cp.diff(offsets).get()   # renamed rows
         # the diff, a re-sort's ranks and its bucket stay cached in CuPy's pool: handed back, so
         # the search state takes fresh blocks and the peak is CSR + state, not CSR + cache + state
         device.free_pool()
@@ -204,17 +220,18 @@ class MerrillSearcher(kernel1_gpu.DeviceCsrSearcher):
         self.parent = cp.empty(n, dtype=cp.int64)
         self.level = cp.empty(n, dtype=cp.int32)
         self.visited = cp.empty(self.n_words, dtype=cp.uint32)
-        self.queues = (cp.empty(n, dtype=cp.uint32), cp.empty(n, dtype=cp.uint32))
+        cap = self.queue_cap
+        self.queues = (cp.empty(cap, dtype=cp.uint32), cp.empty(cap, dtype=cp.uint32))
         # a top-down level scans its queue's degrees in place (nothing reads them after):
         # no separate scan array, 8 bytes a vertex (2 GiB at scale 28)
-        self.degs = (cp.empty(n, dtype=cp.int64), cp.empty(n, dtype=cp.int64))
+        self.degs = (cp.empty(cap, dtype=cp.int64), cp.empty(cap, dtype=cp.int64))
         self.tile_first = cp.empty(self.nnz // TILE + 2, dtype=cp.int64)
         self.ctl = cp.zeros(8, dtype=cp.uint64)
         self.ctl_slots = (self.ctl[0:2], self.ctl[2:4])  # multi-block counters, by level parity
         import cupyx
         self.host_ctl = cupyx.empty_pinned((8,), dtype=np.uint64)
         mod = _module()
-        self.scanner = tiles.Scan(cp, mod, n)
+        self.scanner = tiles.Scan(cp, mod, cap)
         self.k_reset = mod.get_function("reset_search")
         self.k_expand = mod.get_function(EXPAND_VARIANTS[expand])
         self.k_partition = mod.get_function("partition_tiles")

@@ -189,9 +189,6 @@ class MerrillDoSearcher(MerrillSearcher):
         # (half the vertices of a Kronecker graph at scale 26 have no edge)
         closed = cp.ones(self.n_words * 32, dtype=cp.bool_)
         closed[:self.n] = cp.diff(self.offsets) == 0
-        # the host's degrees, not a device sum (whose first call on a large array compiles a
-        # reduction inside Kernel 1: 5.5 s on a cold kernel cache)
-        self.n_active = int(np.count_nonzero(self.degree[:self.n]))
         self.visited_init = cp.packbits(closed, bitorder="little").view(cp.uint32)
         del closed
         self.queue_count = cp.zeros(1, dtype=cp.uint64)
@@ -253,7 +250,7 @@ class MerrillDoSearcher(MerrillSearcher):
         it), else in a copy (bench shares one CSR)."""
         if self.rows == "auto":
             n_words = (self.n + 31) // 32
-            need = self.hubs_first_bytes(self.own_csr) + search_state_bytes(self.n, self.nnz) \
+            need = self.hubs_first_bytes(self.own_csr) + search_state_bytes(self.n, self.nnz, self.queue_cap) \
                 + 16 * n_words + 16 * (self.n + 1)
             self.rows = "degree" if need <= device.free_memory()[0] else "graph"
         if self.rows == "degree":
