@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 import re
 from pathlib import Path
 
@@ -144,10 +145,21 @@ _peak = {"pool": 0, "device_used": 0}
 
 def note_memory() -> None:
     cp = cupy()
-    pool = int(cp.get_default_memory_pool().total_bytes())
+    mempool = cp.get_default_memory_pool()
+    pool = int(mempool.total_bytes())
     if pool >= _peak["pool"]:
         free, total = cp.cuda.runtime.memGetInfo()
         _peak.update(pool=pool, device_used=int(total) - int(free))
+    if os.environ.get("BFS_MEMORY_LOG", "") not in ("", "0"):
+        # where the pool stood at each noted stage, and who noted it (stderr)
+        import sys
+        frame, callers = sys._getframe(1), []
+        while frame is not None and len(callers) < 3:
+            callers.append(f"{frame.f_code.co_name}:{frame.f_lineno}")
+            frame = frame.f_back
+        callers = " < ".join(callers)
+        print(f"[bfs memory] pool {pool / 2**30:.2f} GiB, in use {mempool.used_bytes() / 2**30:.2f}"
+              f" GiB at {callers}", file=sys.stderr, flush=True)
 
 
 def memory_peak(reset: bool = False) -> dict:

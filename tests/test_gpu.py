@@ -124,6 +124,20 @@ def test_degree_order_renames_hubs_first_and_is_refused_where_unsupported():
         merrill(src, dst, n, "merrill-do", head=2)
 
 
+def test_rows_hubs_first_in_small_buckets_equal_one_bucket(monkeypatch):
+    # the in-place re-sort (rows kept: renamed_keys with a null perm) cut into buckets of 1000
+    # entries gives the rows of the one-bucket re-sort
+    rng = np.random.default_rng(6)
+    n = 3000
+    src, dst = random_edges(rng, n, 8 * n)
+    one = merrill(src, dst, n, "merrill-do", rows="degree").columns.get()
+    from bfs.algorithms import merrill as merrill_module
+    monkeypatch.setattr(merrill_module, "resort_bucket", lambda n_rows: 1000)
+    many = merrill(src, dst, n, "merrill-do", rows="degree")
+    np.testing.assert_array_equal(many.columns.get(), one)
+    check_against_cpu(many, src, dst, n, [0, 1, n - 1])
+
+
 def test_merrill_do_dense_writes_leave_no_entry_of_an_earlier_search():
     """Dense writes have no reset pass: every entry of parent and level comes from this search.
     Two components plus isolated vertices; searches alternate between the components (each

@@ -260,6 +260,25 @@ def test_generated_graph_takes_a_name_that_leaves_its_edges_alone():
         parse_generate("kronecker:scale=10,name=a b")
 
 
+def test_one_gpu_search_state_and_resort_within_the_memory_target():
+    """merrill-do at scale 28 on one 80 GB GPU (issue 35's target: 4.5 B a directed edge + 32 B
+    a vertex, 44 GiB): the queues hold the vertices with an edge (121,162,769 were reached from
+    one root at scale 28, BENCHMARKS.md), so the CSR, the search state and the head copy fit
+    the target where queues of every vertex did not; the in-place re-sort of the rows hubs
+    first sorts half the rows a bucket (2^27 entries at scale 28, where 2^28 made the run's
+    peak, 47.2 GiB), never less than 2^20 nor more than RESORT_LIMIT."""
+    from bfs.algorithms import kernel1_gpu, merrill
+    n, nnz, active = 2 ** 28, 2 ** 33, 121_162_769
+    target = 4.5 * nnz + 32 * n
+    csr = 4 * nnz + 8 * (n + 1)
+    head = 4 * n
+    assert csr + merrill.search_state_bytes(n, nnz, active + 1) + head <= target
+    assert csr + merrill.search_state_bytes(n, nnz) + head > target     # every vertex queued
+    assert merrill.resort_bucket(n) == 2 ** 27
+    assert merrill.resort_bucket(3000) == 2 ** 20
+    assert merrill.resort_bucket(2 ** 31) == kernel1_gpu.RESORT_LIMIT == 2 ** 28
+
+
 def test_grid_memory_model_names_the_largest_scale_a_grid_holds(monkeypatch):
     """A GPU grid run chooses, before generation, how each rank builds its block: the routed
     block whole where it fits, else routed again a chunk at a time; and is refused where even

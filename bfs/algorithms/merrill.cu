@@ -222,8 +222,8 @@ expand_tiles(const i64* __restrict__ offsets, const u32* __restrict__ columns,
 // perm[r] with its columns renamed by rank (old id -> new id), written as keys r<<32|column at
 // new_offsets[r] - base, to be radix-sorted so each renamed row is sorted again (hubs first:
 // a warp's status lookups then share words). A warp per row: a hub's row moves 32 entries a step.
-// merrill-do rows=degree passes perm = identity and new_offsets = offsets: rows keep their ids
-// and only their entries are ordered by rank.
+// merrill-do rows=degree passes perm = null (row r is old row r: no n-entry identity array) and
+// new_offsets = offsets: rows keep their ids and only their entries are ordered by rank.
 extern "C" __global__ void renamed_keys(const i64* __restrict__ offsets,
                                         const u32* __restrict__ columns,
                                         const u32* __restrict__ perm, const u32* __restrict__ rank,
@@ -233,7 +233,7 @@ extern "C" __global__ void renamed_keys(const i64* __restrict__ offsets,
     const i64 warps = ((i64)gridDim.x * blockDim.x) >> 5;
     const u32 lane = threadIdx.x & 31;
     for (i64 r = r0 + (((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5); r < r1; r += warps) {
-        const u32 old = perm[r];
+        const u32 old = perm ? perm[r] : (u32)r;
         const i64 from = offsets[old], len = offsets[(u64)old + 1] - from;
         u64* out = keys + (new_offsets[r] - base);
         for (i64 k = lane; k < len; k += 32)

@@ -100,9 +100,9 @@ def search_state_bytes(n: int, nnz: int = 0, queue_cap: int | None = None) -> in
 
 def hubs_first_bytes(n_rows: int, n_ids: int, nnz: int, in_place: bool = False) -> int:
     """Device bytes hubs_first needs: ranks of the n_ids entry ids, the copy of the CSR (none
-    in place), one bucket's sort."""
+    in place), one bucket's sort (keys and the sort's buffers, 32 bytes an entry)."""
     copy = 0 if in_place else 8 * (n_rows + 1) + 4 * nnz
-    return 20 * n_ids + copy + 16 * min(nnz, kernel1_gpu.RESORT_LIMIT)
+    return 20 * n_ids + copy + 32 * min(nnz, resort_bucket(n_rows))
 
 
 def degree_ranks(degree):
@@ -123,15 +123,23 @@ def degree_ranks(degree):
     return perm, rank
 
 
-def hubs_first(offsets, columns, degree, rename: bool, what: str, in_place: bool = False):
-    """The entry ids (the columns' id space, degree[id] each one's degree) ranked by falling
-    degree, ties by id: perm (rank -> id) and rank; and a CSR whose rows list their entries by
-    that rank (hubs first), rows and entries renamed to ranks (rename: a square CSR, rows and
-    entries the same vertices) or kept under their ids. in_place (rows kept, not rename): the
-    columns themselves are re-sorted, a bucket of rows at a time, and no copy is made (the
-    caller owns them); else a copy. merrill's order=degree and merrill-do's rows=degree take
-    the graph's degrees; 2d-do orders a block CSC's rows by their global degrees. Returns
-    (offsets, columns, perm, rank)."""
+def resort_bucket(n_rows: int) -> int:
+    """Entries a bucket of hubs_first's re-sort holds: at most half the rows (a power of two;
+    RESORT_LIMIT at most, 2^20 at least). The bucket's keys and the sort's buffers take ~32
+    bytes an entry, so beside the ranks (8 bytes a row) the re-sort holds less than the search
+    state allocated after it and is never a run's peak (at scale 28 a 2^28-entry bucket was:
+    47.2 GiB against the search's 43.4)."""
+    half = max(1, n_rows // 2)
+    return max(1 << 20, min(kernel1_gpu.RESORT_LIMIT, 1 << (half.bit_length() - 1)))
+
+
+def hubs_first(offsets, columns, rename: bool, what: str, in_place: bool = False):
+    """A square CSR's vertices ranked by falling degree, ties by id: perm (rank -> id) and
+    rank; and a CSR whose rows list their entries by that rank (hubs first), rows and entries
+    renamed to ranks (rename) or kept under their ids. in_place (rows kept, not rename): the
+    columns themselves are re-sorted, a bucket of rows at a time (resort_bucket), and no copy
+    is made (the caller owns them); else a copy. merrill's order=degree and merrill-do's
+    rows=degree. Returns (offsets, columns, perm, rank)."""
     cp = device.require_gpu()
     if in_place and rename:
         raise BfsError(f"{what}: renamed rows move, so they cannot be re-sorted in place")
@@ -139,13 +147,13 @@ def hubs_first(offsets, columns, degree, rename: bool, what: str, in_place: bool
     # each phase starts from an empty pool cache: what Kernel 1 and the rank sort leave cached
     # is not sized for the next phase's requests, and a cached block is device memory in use
     device.free_pool()
-    perm, rank = degree_ranks(degree)
+    perm, rank = degree_ranks(cp.diff(offsets))      # the degrees freed as it returns
     device.free_pool()
     if rename:
         rows, new_offsets = perm, cp.zeros(n_rows + 1, cp.int64)
         cp.cumsum(cp.diff(offsets)[perm], out=new_offsets[1:])
     else:
-        rows, new_offsets = cp.arange(n_rows, dtype=cp.uint32), offsets
+        rows, new_offsets = np.uint64(0), offsets   # null: row r is row r (renamed_keys)
     # in place: a bucket's keys come from its own rows' range, written back once sorted
     new_columns = columns if in_place else cp.empty_like(columns)
     renamed_keys = _module().get_function("renamed_keys")
@@ -158,10 +166,11 @@ def hubs_first(offsets, columns, degree, rename: bool, what: str, in_place: bool
         return int(offsets_h[r1]) - base    # a row's entries, all renamed
 
     offsets_h = new_offsets.get()
-    kernel1_gpu.sort_rows(offsets_h, new_columns, fill_bucket, kernel1_gpu.RESORT_LIMIT, what)
+    bucket = resort_bucket(n_rows)
+    kernel1_gpu.sort_rows(offsets_h, new_columns, fill_bucket, bucket, what)
     if not rename:      # the sorted ranks back to the ids, a slice at a time
-        for lo in range(0, nnz, kernel1_gpu.RESORT_LIMIT):
-            part = new_columns[lo:lo + kernel1_gpu.RESORT_LIMIT]
+        for lo in range(0, nnz, bucket):
+            part = new_columns[lo:lo + bucket]
             part[...] = perm[part]
     return new_offsets, new_columns, perm, rank
 
@@ -267,7 +276,7 @@ class MerrillSearcher(kernel1_gpu.DeviceCsrSearcher):
                           f"{what}: the CSR's rows re-sorted {where} ({self.nnz} columns)")
         start, end = cp.cuda.Event(), cp.cuda.Event()
         start.record()
-        out = hubs_first(offsets, columns, cp.diff(offsets), rename, what, in_place)
+        out = hubs_first(offsets, columns, rename, what, in_place)
         end.record()
         end.synchronize()
         self.kernel1_extra_s = cp.cuda.get_elapsed_time(start, end) / 1e3
