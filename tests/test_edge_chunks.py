@@ -159,3 +159,41 @@ def test_edge_range_reader_reads_any_rows_of_a_graph_directory(tmp_path):
         assert (s == whole[0][lo:hi]).all() and (d == whole[1][lo:hi]).all(), (lo, hi)
     with pytest.raises(BfsError, match=r"edge rows \[4000, 5001\) are not within its 5000"):
         read(4000, 5001)
+
+
+def test_edge_batches_come_in_order_for_any_batch_size_and_reader_threads(tmp_path):
+    """iter_edge_batches decodes batches on reader threads ahead of the consumer: the batches
+    still come in stored order, hold at most batch_rows rows and never span two part files,
+    for any batch size against the row groups (400 rows) and parts (1200 rows) and any thread
+    count; a damaged row group in the middle of a part is an error naming that file, raised
+    on the consumer's thread."""
+    from bfs.atomic import atomic_dir
+    from bfs.errors import BfsError
+    from bfs.graphs.graphdir import EdgeWriter, GraphMeta, iter_edge_batches, write_meta
+    rng = np.random.default_rng(4)
+    src, dst = rng.integers(0, 500, 5000), rng.integers(0, 500, 5000)
+    out = tmp_path / "g"
+    with atomic_dir(out) as tmp:
+        with EdgeWriter(tmp, np.uint32, max_rows=1200) as w:
+            for a in range(0, len(src), 400):
+                w.write(src[a:a + 400], dst[a:a + 400])
+        write_meta(tmp, GraphMeta(name="r", source="snap", n_vertices=500, n_edges=len(src),
+                                  directed_source=None))
+    for rows in (1, 300, 400, 800, 1000, 1200, 1 << 20):
+        for threads in (1, 3):
+            batches = list(iter_edge_batches(out, rows, threads))
+            assert all(0 < len(s) <= rows and len(s) == len(d) for s, d in batches)
+            assert np.array_equal(np.concatenate([s for s, _ in batches]), src)
+            assert np.array_equal(np.concatenate([d for _, d in batches]), dst)
+            # a batch of whole row groups never crosses a part (1200 rows) boundary
+            ends = np.cumsum([len(s) for s, _ in batches])
+            starts = ends - [len(s) for s, _ in batches]
+            assert ((starts // 1200) == ((ends - 1) // 1200)).all(), (rows, threads)
+    assert len(list(iter_edge_batches(out, 1 << 20, 2))) == 5        # one batch a part
+    part = sorted((out / "edges").glob("part-*.parquet"))[2]
+    data = bytearray(part.read_bytes())
+    data[len(data) // 2:len(data) // 2 + 64] = bytes(64)              # inside the pages
+    part.write_bytes(bytes(data))
+    with pytest.raises(BfsError, match=part.name):
+        for _ in iter_edge_batches(out, 400, 3):
+            pass

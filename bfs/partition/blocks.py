@@ -38,8 +38,8 @@ from ..integrity import (column_array, is_count, parquet_table, read_json_object
                          sha256_file, size_problem)
 from .layout import GridLayout
 from ..graphs.graphdir import REMEDY as GRAPH_REMEDY
-from ..graphs.graphdir import (GRAPH_JSON, GraphMeta, atomic_dir, edge_files, id_dtype,
-                               read_meta, write_json)
+from ..graphs.graphdir import (GRAPH_JSON, GraphMeta, atomic_dir, edge_row_groups, id_dtype,
+                               read_ahead, read_meta, write_json)
 
 MANIFEST_JSON = "manifest.json"
 KINDS = ("2d", "1d")
@@ -310,16 +310,6 @@ def _route_scatter(src, dst, b_fwd, b_rev, starts, out_src, out_dst):
         pos[r] = i + 1
 
 
-def _row_groups(graph_dir: Path) -> list[tuple[str, int]]:
-    """(file, row group) of the edge list in stored order: the files in the order of the dataset
-    that graphdir.iter_edge_batches streams, each file's row groups in order."""
-    out = []
-    for path, _ in edge_files(graph_dir):       # the checked parts (footers, row counts)
-        with reading(path, GRAPH_REMEDY):
-            out += [(str(path), rg) for rg in range(pq.ParquetFile(path).metadata.num_row_groups)]
-    return out
-
-
 def _read_and_route(path: str, rg: int, batch_rows: int, router: _Router):
     """One row group, read (one ParquetFile per task: a reader is not shared between threads)
     and routed in batches of at most batch_rows: [(n_input_edges, routed)] per batch."""
@@ -334,22 +324,12 @@ def _read_and_route(path: str, rg: int, batch_rows: int, router: _Router):
 
 def _iter_routed(graph_dir: Path, router: _Router, batch_rows: int, threads: int):
     """Routed batches of the edge list in stored order: row groups are read, decompressed and
-    routed `threads` at a time ahead of the consumer (pyarrow and the kernels release the GIL),
-    so at most that many row groups (2**20 rows from graphdir.EdgeWriter) are in memory here."""
-    parts = _row_groups(graph_dir)
-    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="bfs-partition-read") as ex:
-        ahead: deque = deque()
-        next_part = 0
-        try:
-            while ahead or next_part < len(parts):
-                while next_part < len(parts) and len(ahead) < threads:
-                    ahead.append(ex.submit(_read_and_route, *parts[next_part], batch_rows,
-                                           router))
-                    next_part += 1
-                yield from ahead.popleft().result()
-        finally:
-            for future in ahead:
-                future.cancel()
+    routed `threads` at a time ahead of the consumer (graphdir.read_ahead), so at most that
+    many row groups (2**20 rows from graphdir.EdgeWriter) are in memory here."""
+    parts = [(str(path), rg) for path, rg, _ in edge_row_groups(graph_dir)]
+    for routed in read_ahead(parts, lambda path, rg: _read_and_route(path, rg, batch_rows, router),
+                             threads, "bfs-partition-read"):
+        yield from routed
 
 
 def _stream_into(writers, graph_dir: Path, n_edges: int, layout: GridLayout, dtype: np.dtype,
