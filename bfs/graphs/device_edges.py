@@ -8,7 +8,7 @@ import numpy as np
 from ..device import EDGE_LIST_BYTES_PER_EDGE, check_fits, require_gpu
 from ..errors import BfsError
 from .edge_chunks import STREAM_CHUNK, EdgeChunks
-from .graphdir import iter_edge_batches, read_meta
+from .graphdir import READ_UNIT_ROWS, iter_edge_batches, read_meta
 
 
 class DeviceEdges(EdgeChunks):
@@ -35,7 +35,7 @@ def streamed_graph_dir(graph_dir, chunk_rows: int = STREAM_CHUNK) -> DeviceEdges
     if meta.n_vertices > 2**32:
         raise BfsError(f"{graph_dir}: {meta.n_vertices} vertices; the GPU backend takes ids "
                        "below 2^32")
-    rows = max(1, min(chunk_rows, meta.n_edges))
+    rows = max(1, min(chunk_rows, READ_UNIT_ROWS, meta.n_edges))   # the batches read
 
     def chunks():
         cp = require_gpu()
