@@ -36,24 +36,7 @@ from .graphs.graphdir import GRAPH_JSON, read_meta, write_json
 from .algorithms.options import add_run_flags, nonnegative_float, nonnegative_int, positive_int
 from .errors import BfsError, debugging, input_errors, one_line
 from .integrity import arrow_without_pandas, numba_without_blas
-from .log import log
-
-
-class Progress:
-    """Throttled progress lines on stderr for long loops (at most one every `every` seconds)."""
-
-    def __init__(self, what: str, unit: str, every: float = 2.0):
-        self.what, self.unit, self.every = what, unit, every
-        self.start = self.last = time.perf_counter()
-
-    def __call__(self, done: int, total: int) -> None:
-        now = time.perf_counter()
-        if now - self.last < self.every and done < total:
-            return
-        self.last = now
-        rate = done / max(now - self.start, 1e-9)
-        pct = 100.0 * done / total if total else 100.0
-        log(f"{self.what}: {done}/{total} {self.unit} ({pct:.0f}%, {rate:.3g} {self.unit}/s)")
+from .log import Progress, log
 
 
 def _record_generation_time(out: Path, seconds: float) -> None:

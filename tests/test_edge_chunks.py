@@ -161,15 +161,10 @@ def test_edge_range_reader_reads_any_rows_of_a_graph_directory(tmp_path):
         read(4000, 5001)
 
 
-def test_edge_batches_come_in_order_for_any_batch_size_and_reader_threads(tmp_path):
-    """iter_edge_batches decodes batches on reader threads ahead of the consumer: the batches
-    still come in stored order, hold at most batch_rows rows and never span two part files,
-    for any batch size against the row groups (400 rows) and parts (1200 rows) and any thread
-    count; a damaged row group in the middle of a part is an error naming that file, raised
-    on the consumer's thread."""
+def parts_of_row_groups(tmp_path):
+    """A 5000-edge graph directory in parts of 1200 rows, row groups of 400: (dir, src, dst)."""
     from bfs.atomic import atomic_dir
-    from bfs.errors import BfsError
-    from bfs.graphs.graphdir import EdgeWriter, GraphMeta, iter_edge_batches, write_meta
+    from bfs.graphs.graphdir import EdgeWriter, GraphMeta, write_meta
     rng = np.random.default_rng(4)
     src, dst = rng.integers(0, 500, 5000), rng.integers(0, 500, 5000)
     out = tmp_path / "g"
@@ -179,6 +174,18 @@ def test_edge_batches_come_in_order_for_any_batch_size_and_reader_threads(tmp_pa
                 w.write(src[a:a + 400], dst[a:a + 400])
         write_meta(tmp, GraphMeta(name="r", source="snap", n_vertices=500, n_edges=len(src),
                                   directed_source=None))
+    return out, src, dst
+
+
+def test_edge_batches_come_in_order_for_any_batch_size_and_reader_threads(tmp_path):
+    """iter_edge_batches decodes batches on reader threads ahead of the consumer: the batches
+    still come in stored order, hold at most batch_rows rows and never span two part files,
+    for any batch size against the row groups (400 rows) and parts (1200 rows) and any thread
+    count; a damaged row group in the middle of a part is an error naming that file, raised
+    on the consumer's thread."""
+    from bfs.errors import BfsError
+    from bfs.graphs.graphdir import iter_edge_batches
+    out, src, dst = parts_of_row_groups(tmp_path)
     for rows in (1, 300, 400, 800, 1000, 1200, 1 << 20):
         for threads in (1, 3):
             batches = list(iter_edge_batches(out, rows, threads))
@@ -197,3 +204,37 @@ def test_edge_batches_come_in_order_for_any_batch_size_and_reader_threads(tmp_pa
     with pytest.raises(BfsError, match=part.name):
         for _ in iter_edge_batches(out, 400, 3):
             pass
+
+
+def test_a_pass_shows_progress_only_when_it_is_long(tmp_path, capsys, monkeypatch):
+    """A streamed pass over a graph directory reports how far it is (rows so far and the
+    list's rows) after each batch; the throttle keeps a pass that ends within its quiet time
+    silent, end included, and speaks at once once that time is over."""
+    from bfs import log as log_module
+    from bfs.graphs.graphdir import iter_edge_batches
+    calls = []
+    graph, src, _ = parts_of_row_groups(tmp_path)
+    total = len(src)
+    for _ in iter_edge_batches(graph, 400, 2, progress=lambda d, t: calls.append((d, t))):
+        pass
+    assert calls[-1] == (total, total) and all(t == total for _, t in calls)
+    assert [d for d, _ in calls] == sorted({d for d, _ in calls}) and len(calls) > 1
+    capsys.readouterr()
+    clock = [100.0]
+    monkeypatch.setattr(log_module.time, "perf_counter", lambda: clock[0])
+    quiet = log_module.Progress("pass over g", "edges", every=10.0, after=10.0)
+    clock[0] = 105.0
+    quiet(total, total)                                  # ended inside the quiet time
+    assert capsys.readouterr().err == ""
+    clock[0] = 100.0
+    loud = log_module.Progress("pass over g", "edges", every=10.0, after=10.0)
+    clock[0] = 105.0
+    loud(5, total)                                       # quiet time
+    clock[0] = 111.0
+    loud(10, total)
+    clock[0] = 115.0
+    loud(20, total)                                      # throttled
+    loud(total, total)                                   # the end always speaks
+    err = capsys.readouterr().err.splitlines()
+    assert err == [f"[bfs] pass over g: 10/{total} edges (0%, 0.909 edges/s)",
+                   f"[bfs] pass over g: {total}/{total} edges (100%, {total / 15:.3g} edges/s)"]

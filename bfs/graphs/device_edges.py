@@ -8,7 +8,7 @@ import numpy as np
 from ..device import EDGE_LIST_BYTES_PER_EDGE, check_fits, require_gpu
 from ..errors import BfsError
 from .edge_chunks import STREAM_CHUNK, EdgeChunks
-from .graphdir import READ_UNIT_ROWS, iter_edge_batches, read_meta
+from .graphdir import READ_UNIT_ROWS, iter_edge_batches, pass_progress, read_meta
 
 
 class DeviceEdges(EdgeChunks):
@@ -43,7 +43,7 @@ def streamed_graph_dir(graph_dir, chunk_rows: int = STREAM_CHUNK) -> DeviceEdges
         staging = cupyx.empty_pinned((2, rows), np.uint32)
         src_d, dst_d = cp.empty(rows, cp.uint32), cp.empty(rows, cp.uint32)
         seen = 0
-        for src, dst in iter_edge_batches(graph_dir, rows):
+        for src, dst in iter_edge_batches(graph_dir, rows, progress=pass_progress(graph_dir)):
             k = len(src)
             seen += k
             if seen > meta.n_edges:

@@ -12,7 +12,7 @@ bfs.graphs.device_edges.DeviceEdges is the same on one GPU (device arrays); the 
 generator streams through bfs.harness.generated.GeneratedKronecker."""
 from __future__ import annotations
 
-from .graphdir import READ_UNIT_ROWS, iter_edge_batches, read_meta
+from .graphdir import READ_UNIT_ROWS, iter_edge_batches, pass_progress, read_meta
 
 STREAM_CHUNK = 1 << 24   # edges a host chunk holds (128 MiB of uint32 pairs)
 
@@ -43,5 +43,5 @@ def streamed_graph_dir_host(graph_dir, chunk_rows: int = STREAM_CHUNK) -> EdgeCh
     (each part file's row count checked against its footer, the total against graph.json)."""
     meta = read_meta(graph_dir)
     rows = max(1, min(chunk_rows, READ_UNIT_ROWS, meta.n_edges))   # the batches read
-    return EdgeChunks(meta.n_edges, lambda: iter_edge_batches(graph_dir, rows),
+    return EdgeChunks(meta.n_edges, lambda: iter_edge_batches(graph_dir, rows, progress=pass_progress(graph_dir)),
                       chunk_edges=rows)
