@@ -1,5 +1,5 @@
 """2d-do on real MPI ranks, run by tests/test_mpi.py as
-`mpiexec -n R*C python3 THIS PART_DIR ROOTS ALPHA,BETA,EXCHANGE [ALPHA,BETA,EXCHANGE ...]`.
+`mpiexec -n R*C python3 THIS PART_DIR ROOTS ALPHA,BETA,EXCHANGE[,SUBSTEPS] [...]`.
 
 For each setting, every rank builds bfs.algorithms.fu_2d_do from its block of the partition and
 searches from the first ROOTS vertices that have an edge; rank 0 checks each search's levels
@@ -31,16 +31,17 @@ def main(part_dir: Path, n_roots: int, settings: list[str]) -> None:
     manifest = load_manifest(part_dir)
     src, dst = read_block(part_dir, manifest, rank)
     for setting in settings:
-        alpha, beta, exchange = setting.split(",")
-        check_setting(manifest, src, dst, float(alpha), float(beta), exchange, n_roots)
+        alpha, beta, exchange, *substeps = setting.split(",")
+        options = {"alpha": float(alpha), "beta": float(beta), "exchange": exchange}
+        if substeps:
+            options["substeps"] = int(substeps[0])
+        check_setting(manifest, src, dst, options, n_roots)
 
 
-def check_setting(manifest, src, dst, alpha: float, beta: float, exchange: str,
-                  n_roots: int) -> None:
+def check_setting(manifest, src, dst, options: dict, n_roots: int) -> None:
     n = int(manifest["n_vertices"])
     searcher = get_algorithm("2d-do").load("cpu").build(
-        Block(comm, manifest, src, dst),
-        RunContext("cpu", {"alpha": alpha, "beta": beta, "exchange": exchange}))
+        Block(comm, manifest, src, dst), RunContext("cpu", options))
     graph_src = graph_dst = csr = roots = None
     if rank == 0:
         graph_src, graph_dst = read_edges(Path(manifest["graph"]["dir"]))

@@ -30,13 +30,21 @@ def test_bottom_up_stops_at_the_first_frontier_in_edge():
     rows = np.array([r for rs in in_edges.values() for r in rs], np.int64)
     offsets, csc_rows = compress(lambda: [(cols, rows)], 2 * WORD)
     row_global = np.arange(2 * WORD, dtype=np.int64) + 1000
-    out = np.full(2, np.uint64(2**64 - 1))   # every word is overwritten
+    out = bits(5)                            # found vertices are added to Out
     pred = np.full(2 * WORD, -1, np.int64)
-    examined = _bottom_up(bits(1, 65), offsets, csc_rows, bits(3), row_global, out, pred)
-    np.testing.assert_array_equal(out, bits(0, 64))
+    todo = ~bits(3)                          # every vertex but the visited 3
+    examined = _bottom_up(bits(1, 65), offsets, csc_rows, todo, 0, row_global, out, pred)
+    np.testing.assert_array_equal(out, bits(0, 5, 64))
+    np.testing.assert_array_equal(todo, ~bits(0, 3, 64))     # found ones leave todo
     assert examined == 2 + 2 + 2
     assert (pred[0], pred[64]) == (1001, 1065)
     assert (np.delete(pred, [0, 64]) == -1).all()
+    # a slice: the second word only (lo = 1), its todo naming 64 and 70
+    out, pred, todo = bits(), np.full(2 * WORD, -1, np.int64), bits(0, 6, n_words=1)
+    assert _bottom_up(bits(1, 65), offsets, csc_rows, todo, 1, row_global, out, pred) == 2
+    np.testing.assert_array_equal(out, bits(64))
+    np.testing.assert_array_equal(todo, bits(6, n_words=1))
+    assert pred[64] == 1065 and pred[0] == -1
 
 
 def test_degree_sum_counts_the_set_vertices_edges():
@@ -74,11 +82,13 @@ def test_levels_match_scipy_in_both_directions(alpha, graph):
         assert "bottom-up" not in searcher.directions
 
 
-def test_alpha_and_beta_must_be_positive():
+def test_alpha_beta_and_substeps_are_checked():
     from bfs.errors import BfsError
     src, dst = np.array([0], np.uint32), np.array([1], np.uint32)
     with pytest.raises(BfsError, match="alpha must be > 0"):
         searcher_1x1(src, dst, 2, alpha=0)
+    with pytest.raises(BfsError, match="substeps must be 1 .* or 0, got 2"):
+        searcher_1x1(src, dst, 2, substeps=2)
 
 
 def test_profile_steps_split_each_level_and_sum_to_its_row():

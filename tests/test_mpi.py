@@ -553,3 +553,26 @@ def test_one_process_algorithm_started_on_two_ranks_runs_once(kron10, tmp_path):
     assert proc.stdout.count("GTEPS(hm)") == 1     # one table: rank 0's
     assert list(json.loads((tmp_path / "b.json").read_text())["records"][0]["algorithms"]) \
         == ["seq-csr"]
+
+
+@pytest.mark.parametrize("shape", ["3x1", "2x2"])   # a ring of 3; a grid with rows and columns
+def test_2d_do_substeps_search_a_vertex_on_one_rank_after_another(kron10, shape, tmp_path):
+    """Bottom-up levels in sub-steps down the grid column (substeps=1, the default) against
+    every rank searching its whole block (substeps=0): each search's levels match seq-csr and
+    its tree validates (do_checks), the directions are the same, and a vertex's in-edges are
+    read on one rank after another only until one finds it, so no root reads more in-edges
+    and the graph's searches read fewer in all."""
+    part = tmp_path / "part"
+    bfs_cli("partition", kron10, "--grid", shape, "--out", part)
+    ranks = ranks_of("2d", shape)
+    steps, whole, steps_wave, all_bu = do_checks(
+        part, (15, 18, "scan", 1), (15, 18, "scan", 0), (15, 18, "wave", 1),
+        (1e9, float("inf"), "scan", 1), roots=6, ranks=ranks)
+    for a, b, c in zip(steps, whole, steps_wave):
+        assert a["directions"] == b["directions"] == c["directions"]
+        assert a["edges_examined"] <= b["edges_examined"], (a, b)
+        assert a["level_edges_examined"] == c["level_edges_examined"]   # the scan's kind: moot
+    assert any("bottom-up" in r["directions"] for r in steps)
+    assert sum(r["edges_examined"] for r in steps) < sum(r["edges_examined"] for r in whole)
+    for r in all_bu:             # alpha 1e9, beta inf: bottom-up from level 1 to the end
+        assert r["directions"][0] == "top-down" and set(r["directions"][1:]) == {"bottom-up"}

@@ -136,6 +136,10 @@ AHEAD = Option("ahead", "(GPU) bottom-up levels enqueued past a host decision, e
 TD_AHEAD = Option("td_ahead", "(GPU, 2d-do) top-down levels enqueued past a host decision, "
                   "each sized, run or skipped on the device (0-64; default 1: a Kronecker "
                   "search's two; 0: one host read a top-down level)", parse=nonnegative_int)
+SUBSTEPS = Option("substeps", "(CPU, 2d-do) bottom-up levels in R sub-steps down the grid "
+                  "column, each rank passing the vertices still unfound to the next (1, the "
+                  "default: Beamer et al. 2013's 2D bottom-up), or every rank searching its "
+                  "whole block at once (0; the GPU's only way)", parse=int, choices=(0, 1))
 EXPAND = Option("expand", "the multi-block level kernel (merrill.EXPAND_VARIANTS; tiles, the "
                 "default, unless measuring)")
 
@@ -178,7 +182,7 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
                       "direction-optimizing 2d (Beamer et al. 2013): bottom-up levels over the "
                       "block CSC when the frontier holds many edges (--alpha, --beta)",
                       distributed=True, options=(EXCHANGE, COMM, ALPHA, BETA, ROWS, ENGINE,
-                                                 AHEAD, TD_AHEAD)),
+                                                 AHEAD, TD_AHEAD, SUBSTEPS)),
         AlgorithmSpec("1d", {"cpu": "bfs.algorithms.racherla_1d",
                              "gpu": "bfs.algorithms.racherla_1d_gpu"},
                       "Racherla 1D BFS: discoveries all-gathered (CPU: pairs, small frontiers "

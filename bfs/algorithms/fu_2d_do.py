@@ -12,13 +12,23 @@ Each level runs in one of two directions, the same on every rank:
              parent u. On a Kronecker graph most vertices of the big middle levels meet a
              frontier neighbour within their first few edges, so those levels read a small
              share of the edges a top-down level would.
-Everything after the expand is fu_2d's: the exclusive OR scan down the grid column picks the one
-rank that claims (Assigned) each new vertex, the column broadcasts the union, the row gathers
-the next In. Unlike the paper's 2D bottom-up, whose sub-steps pass the still-unfound vertices
-from rank to rank so a vertex found on one is not searched on the next, every rank of a grid
-column searches its own block at once: the exchange stays 2d's, at the price of the in-edges
-the other R - 1 ranks read for a vertex one of them finds (none on a 1 x C grid, where one
-block holds all of a column's in-edges).
+Bottom-up sub-steps (substeps=1, the default; the paper's 2D bottom-up). A vertex's in-edges
+are spread over the R blocks of its grid column, so a rank that searches its whole block reads
+in-edges of vertices another rank of the column finds. Instead a bottom-up level takes R
+sub-steps around the grid column: rank i starts on its own piece of the column range (the
+vertices not visited), searches its block's in-edges for them, then passes the piece's
+still-unfound bits to rank i - 1 and takes piece i + t + 1 from rank i + 1 (one sendrecv of
+n / (C R) bits), so each vertex is searched on one rank after another until one finds it, and
+the in-edges read add up to about one sweep of the column however many ranks hold it. The
+ranks' finds are then disjoint: no scan picks a claimer, and the union is one all-reduce down
+the column (a sum of disjoint words is their OR; NCCL has no bitwise OR). substeps=0: every rank
+searches its own block at once and the level goes on as a top-down one (below), at the price of
+the in-edges the other R - 1 ranks read for a vertex one of them finds. On a 1 x C grid, where
+one block holds all of a column's in-edges, the two are the same level.
+
+After a top-down expand everything is fu_2d's: the exclusive OR scan down the grid column picks
+the one rank that claims (Assigned) each new vertex, the column broadcasts the union, the row
+gathers the next In.
 
 Parents: a bottom-up level knows the parent at discovery; where a rank above in the grid column
 claimed the vertex, contract drops this rank's parent, so pred >= 0 exactly where this rank
@@ -51,7 +61,8 @@ sum). The per-level profile rows and levels_run are fu_2d's.
 
 This module is the CPU backend (Numba loops). The GPU backend (--backend gpu) is
 bfs.algorithms.fu_2d_do_gpu: fu_2d_gpu's kernels and exchanges with a bottom-up kernel and the
-four words kept on the device; both take the switch from DirectionSwitch below.
+four words kept on the device (its levels are substeps=0's); both take the switch from
+DirectionSwitch below.
 """
 from __future__ import annotations
 
@@ -68,16 +79,18 @@ TOP_DOWN, BOTTOM_UP = "top-down", "bottom-up"
 
 
 @numba.njit(cache=True)
-def _bottom_up(in_words, csc_offsets, csc_rows, visited, row_global, out_words, pred):
-    """Every column vertex not visited looks through its in-edges for a frontier vertex and
-    stops at the first: Out gets it, pred its global parent id. Returns the in-edges read."""
+def _bottom_up(in_words, csc_offsets, csc_rows, todo, lo, row_global, out_words, pred):
+    """Every column vertex of words [lo, lo + len(todo)) whose todo bit is set looks through
+    its in-edges for a frontier vertex and stops at the first: it leaves todo, Out gets it and
+    pred its global parent id. Returns the in-edges read."""
     examined = 0
-    for w in range(len(visited)):
-        todo = ~visited[w]
+    for k in range(len(todo)):
+        w = lo + k
+        bits = todo[k]
         found = np.uint64(0)
         b = 0
-        while todo:
-            if todo & np.uint64(1):
+        while bits:
+            if bits & np.uint64(1):
                 v = w * WORD + b
                 start, stop = csc_offsets[v], csc_offsets[v + 1]
                 e = start
@@ -89,9 +102,10 @@ def _bottom_up(in_words, csc_offsets, csc_rows, visited, row_global, out_words, 
                         pred[v] = row_global[u]
                         break
                 examined += e - start
-            todo >>= np.uint64(1)
+            bits >>= np.uint64(1)
             b += 1
-        out_words[w] = found
+        todo[k] &= ~found
+        out_words[w] |= found
     return examined
 
 
@@ -167,6 +181,18 @@ class Fu2DDo(DirectionSwitch, Fu2D):
     def __init__(self, block, ctx: RunContext):
         super().__init__(block, ctx)
         self._switch_options(ctx.options, int(self.bounds[-1]))
+        self.substeps = int(ctx.options.get("substeps", 1))
+        if self.substeps not in (0, 1):
+            raise BfsError(f"2d-do: substeps must be 1 (bottom-up levels in sub-steps down "
+                           f"the grid column) or 0, got {self.substeps}")
+        # the column range's pieces, the slices of the sub-steps (piece k: rank k's own)
+        self.pieces = [slice(int(a), int(b)) for a, b in zip(self.cols.word_offset[:-1],
+                                                             self.cols.word_offset[1:])]
+
+    @property
+    def _in_substeps(self) -> bool:
+        """This level runs bottom-up in sub-steps (and there is a column to step down)."""
+        return self.bottom_up and self.substeps == 1 and self.R > 1
 
     def _reset(self, root: int) -> None:
         super()._reset(root)
@@ -186,18 +212,54 @@ class Fu2DDo(DirectionSwitch, Fu2D):
         return self._switch(level, self.totals)
 
     def _expand_level(self, level: int) -> None:
-        if self.bottom_up:   # writes every word of Out: nothing to clear
-            self.counts[3] = _bottom_up(self.in_words, self.csc_offsets, self.csc_rows,
-                                        self.visited, self.rows.global_id, self.out, self.pred)
-        else:
+        if not self.bottom_up:
             super()._expand_level(level)
             self.counts[3] = self.frontier_edges
+            return
+        self.out.fill(0)
+        if not self._in_substeps:   # the whole block at once
+            self.counts[3] = self._search_piece(slice(0, len(self.visited)),
+                                                ~self.visited)
+            return
+        R, i = self.R, self.i
+        k, examined, sent = i, 0, 0
+        todo = ~self.visited[self.pieces[k]]
+        for step in range(R):
+            examined += self._search_piece(self.pieces[k], todo)
+            if step == R - 1:
+                break
+            k = (k + 1) % R          # the piece rank i + 1 searched this sub-step
+            unfound = np.empty(self.pieces[k].stop - self.pieces[k].start, np.uint64)
+            self.col_x.sendrecv(todo, (i - 1) % R, unfound, (i + 1) % R)
+            sent += todo.nbytes
+            todo = unfound
+        self.counts[3] = examined
+        self.substep_bytes = sent
+
+    def _search_piece(self, piece: slice, todo) -> int:
+        """_bottom_up over the column words of piece for the vertices todo names (cleared as
+        they are found). Returns the in-edges read."""
+        return _bottom_up(self.in_words, self.csc_offsets, self.csc_rows, todo, piece.start,
+                          self.rows.global_id, self.out, self.pred)
+
+    def _scan(self) -> int:
+        if self._in_substeps:     # the finds are disjoint: no rank above to defer to
+            self.prefix.fill(0)
+            return self.substep_bytes
+        return super()._scan()
 
     def _contract(self) -> None:
         super()._contract()
-        if self.bottom_up:
+        if self.bottom_up and not self._in_substeps:
             # a rank above in the grid column claimed these: its parent stands, not ours
             _set_levels(self.out & self.prefix, self.pred, -1)
+
+    def _share_union(self) -> int:
+        if not self._in_substeps:
+            return super()._share_union()
+        # disjoint finds: their sum down the column is their union, on every rank of it
+        self.col_x.allreduce(self.uni, self.uni)
+        return self.uni.nbytes + self._gather_row(self.uni[self.own], self.in_words)
 
     def _finish(self, level: int) -> None:
         super()._finish(level)   # visited, levels, counts[0]; In is the next frontier now

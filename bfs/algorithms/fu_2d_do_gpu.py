@@ -125,6 +125,10 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
             if not (isinstance(value, int) and 0 <= value <= 64):
                 raise BfsError(f"2d-do {key} must be an integer from 0 to 64, got {value!r}")
             setattr(self, key, value)
+        if ctx.options.get("substeps", 0) != 0:
+            raise BfsError("2d-do substeps=1 (bottom-up levels in sub-steps down the grid "
+                           "column) runs on the CPU backend only: each GPU searches its whole "
+                           "block (substeps=0)")
         super().__init__(block, ctx)
 
     def _engine_options(self, options: dict) -> dict:
