@@ -204,6 +204,8 @@ class MerrillSearcher(kernel1_gpu.DeviceCsrSearcher):
         # and a vertex with no edge is never claimed: the queues and their degrees hold the
         # vertices with an edge, plus an isolated root. Half the vertices of a Kronecker graph
         # at scale 26 have no edge: at scale 28 this is ~3 GiB of the 24 bytes a vertex.
+        # Counted on the host: a device sum's first call on a large array compiles a reduction
+        # inside Kernel 1 (5.5 s on a cold kernel cache).
         self.n_active = int(np.count_nonzero(self.degree))
         self.queue_cap = min(n, self.n_active + 1)
         device.check_fits(search_state_bytes(n, self.nnz, self.queue_cap),
