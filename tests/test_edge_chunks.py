@@ -134,14 +134,11 @@ def test_run_with_the_edge_list_streamed_on_the_cpu(tmp_path, graph_dirs):
     assert proc.returncode == 1 and "--edge-list 'device'" in proc.stderr
 
 
-def test_edge_range_reader_reads_any_rows_of_a_graph_directory(tmp_path):
-    """A rank's share (or a chunk of it) read from the Parquet row groups that hold it: any
-    range equals the whole list's slice, across row-group and part-file boundaries; a range
-    outside the list is an error naming it."""
+def parts_of_row_groups(tmp_path, seed: int = 4):
+    """A 5000-edge graph directory in parts of 1200 rows, row groups of 400: (dir, src, dst)."""
     from bfs.atomic import atomic_dir
-    from bfs.errors import BfsError
-    from bfs.graphs.graphdir import EdgeWriter, GraphMeta, edge_range_reader, write_meta
-    rng = np.random.default_rng(3)
+    from bfs.graphs.graphdir import EdgeWriter, GraphMeta, write_meta
+    rng = np.random.default_rng(seed)
     src, dst = rng.integers(0, 500, 5000), rng.integers(0, 500, 5000)
     out = tmp_path / "g"
     with atomic_dir(out) as tmp:
@@ -150,6 +147,16 @@ def test_edge_range_reader_reads_any_rows_of_a_graph_directory(tmp_path):
                 w.write(src[a:a + 400], dst[a:a + 400])
         write_meta(tmp, GraphMeta(name="r", source="snap", n_vertices=500, n_edges=len(src),
                                   directed_source=None))
+    return out, src, dst
+
+
+def test_edge_range_reader_reads_any_rows_of_a_graph_directory(tmp_path):
+    """A rank's share (or a chunk of it) read from the Parquet row groups that hold it: any
+    range equals the whole list's slice, across row-group and part-file boundaries; a range
+    outside the list is an error naming it."""
+    from bfs.errors import BfsError
+    from bfs.graphs.graphdir import edge_range_reader
+    out, _, _ = parts_of_row_groups(tmp_path, seed=3)
     assert len(list((out / "edges").glob("part-*.parquet"))) == 5   # 1200 rows a part
     read = edge_range_reader(out)
     whole = read_edges(out)
@@ -159,22 +166,6 @@ def test_edge_range_reader_reads_any_rows_of_a_graph_directory(tmp_path):
         assert (s == whole[0][lo:hi]).all() and (d == whole[1][lo:hi]).all(), (lo, hi)
     with pytest.raises(BfsError, match=r"edge rows \[4000, 5001\) are not within its 5000"):
         read(4000, 5001)
-
-
-def parts_of_row_groups(tmp_path):
-    """A 5000-edge graph directory in parts of 1200 rows, row groups of 400: (dir, src, dst)."""
-    from bfs.atomic import atomic_dir
-    from bfs.graphs.graphdir import EdgeWriter, GraphMeta, write_meta
-    rng = np.random.default_rng(4)
-    src, dst = rng.integers(0, 500, 5000), rng.integers(0, 500, 5000)
-    out = tmp_path / "g"
-    with atomic_dir(out) as tmp:
-        with EdgeWriter(tmp, np.uint32, max_rows=1200) as w:
-            for a in range(0, len(src), 400):
-                w.write(src[a:a + 400], dst[a:a + 400])
-        write_meta(tmp, GraphMeta(name="r", source="snap", n_vertices=500, n_edges=len(src),
-                                  directed_source=None))
-    return out, src, dst
 
 
 def test_edge_batches_come_in_order_for_any_batch_size_and_reader_threads(tmp_path):
