@@ -8,9 +8,10 @@
 #                beside 2d-do (merrill-do itself) and 2d (merrill itself, 2d's and 1d's
 #                one-GPU figure) in one bench process
 #   big S        2d-do on 1x2 at a scale past 2^31 block entries (27): runs and validates
-#   chains S     2d-do's top-down levels chained (td_ahead=1) against one read a level (0),
-#                interleaved in one bench process on 1x2 beside merrill-do (rank 0, the COST
-#                baseline), then on 2x1; ROOTS roots; Kernel 1's phases from the logs
+#   pair S       two settings of 2d-do, A and B (default graphs=0 and graphs=1: chains
+#                launched one by one or replayed as CUDA graphs), interleaved twice in one bench
+#                process on 1x2 beside merrill-do (rank 0, the COST baseline), then once each
+#                on 2x1; ROOTS roots; Kernel 1's phases from the logs
 #   energy S     merrill-do on one GPU and 2d-do on 1x2, bfs run with the energy window, twice
 #                each: GTEPS, watts and MTEPS/W from run.json
 #   grids S...   (two or more GPUs) per scale: merrill-do on one GPU, then 2d-do (ALGORITHMS) on
@@ -127,14 +128,15 @@ print(f"s{info['graph']['scale']} {p['algorithm']} on {p.get('mpi_size', 1)} GPU
 PY
     done
     ;;
-  chains)
+  pair)
     # "ahead=4" (the default) names the repeats apart: a bench runs each variant once
+    a=2d-do@${A:-graphs=0} b=2d-do@${B:-graphs=1}
     mpiexec -n 2 python3 -m bfs bench --backend gpu --grid 1x2 --scales "$1" --roots "$ROOTS" \
-      --algorithms merrill-do,2d-do@td_ahead=0,2d-do@td_ahead=1,2d-do@td_ahead=0,ahead=4,2d-do@td_ahead=1,ahead=4 \
+      --algorithms "merrill-do,$a,$b,$a,ahead=4,$b,ahead=4" \
       --out "$OUT/s$1-1x2.json" > "$OUT/s$1-1x2.txt" 2> "$OUT/s$1-1x2.log"
     cat "$OUT/s$1-1x2.txt"
     mpiexec -n 2 python3 -m bfs bench --backend gpu --grid 2x1 --scales "$1" --roots "$ROOTS" \
-      --algorithms 2d-do@td_ahead=0,2d-do@td_ahead=1 \
+      --algorithms "$a,$b" \
       --out "$OUT/s$1-2x1.json" > "$OUT/s$1-2x1.txt" 2> "$OUT/s$1-2x1.log"
     cat "$OUT/s$1-2x1.txt"
     grep -h "kernel 1" "$OUT/s$1-1x2.log" "$OUT/s$1-2x1.log"
@@ -160,6 +162,6 @@ PY
       done
     done
     ;;
-  *) echo "usage: $0 check | push SCALE... | proxy SCALE... | grids SCALE... | big SCALE | largest SCALE [ALG...] | chains SCALE | energy SCALE" >&2
+  *) echo "usage: $0 check | push SCALE... | proxy SCALE... | grids SCALE... | big SCALE | largest SCALE [ALG...] | pair SCALE | energy SCALE" >&2
      exit 2 ;;
 esac

@@ -214,6 +214,42 @@ def zero_async(array) -> None:
                                 cp.cuda.get_current_stream().ptr)
 
 
+class GraphCapture:
+    """Work enqueued once, replayed as one CUDA graph: a single host call launches what took
+    tens. capture(enqueue) runs enqueue() with a side stream capturing (nothing executes) and
+    returns (graph, enqueue's result); graph.launch() replays it on the current stream. The
+    captured kernels keep the pointers and scalars they were given, so every buffer they touch
+    must outlive the graph: a device allocation while capturing (a temporary of an array
+    expression, which the pool would hand to another array once freed) is refused."""
+
+    def __init__(self):
+        cp = require_gpu()
+        self.cp = cp
+        # non-blocking: the legacy default stream, where everything else runs, must not wait on
+        # (or be waited on by) a stream in capture
+        self.stream = cp.cuda.Stream(non_blocking=True)
+
+    @staticmethod
+    def _refuse(nbytes: int):
+        raise BfsError(f"a CUDA graph being captured asked for {nbytes} bytes of device memory: "
+                       "what a replayed chain touches must be allocated before its capture")
+
+    def capture(self, enqueue):
+        cp, stream = self.cp, self.stream
+        with stream, cp.cuda.using_allocator(self._refuse):
+            stream.begin_capture()
+            try:
+                result = enqueue()
+            except BaseException:
+                try:
+                    stream.end_capture()
+                except Exception:     # the capture the error broke off: nothing to keep
+                    pass
+                raise
+            graph = stream.end_capture()
+        return graph, result
+
+
 def grid_for(n_items: int, block: int = BLOCK, per_thread: int = 1) -> int:
     """Blocks for n_items with grid-stride loops: capped, so > 2^31 items still launch."""
     blocks = max(1, math.ceil(n_items / (block * per_thread)))

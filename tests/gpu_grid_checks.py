@@ -7,7 +7,8 @@ Each check raises (and the rank exits non-zero) on a mismatch; rank 0 prints `ok
              every search valid by bfs.validate.grid_gpu with the CPU validator's nedge
   search1d   the same for 1d (P x 1 grids), bitmap and list exchanges, nccl and mpi
   search_do  the same for 2d-do: all top-down, bottom-up from level 1 and the defaults; the
-             directions and edges examined against the CPU 2d-do on the same blocks
+             directions and edges examined against the CPU 2d-do on the same blocks; chains
+             replayed as CUDA graphs as chains launched one by one
   search_semiring  semiring on the GPU grid, nccl and mpi: every search valid and equal to the
              CPU BFS, and every tree the CPU semiring's, parent for parent (the min is
              deterministic)
@@ -143,17 +144,20 @@ def check_search_do(R, C):
     directions and edges examined; the directions are the CPU 2d-do's on the same blocks (both
     switch on the same n_f, m_f and m_u), and a search that stays top-down examines the same
     edges per level as the CPU's (the frontier's block edges); the defaults go bottom-up on
-    some root, and there examine fewer edges than all top-down from that root."""
+    some root, and there examine fewer edges than all top-down from that root; chains
+    replayed as CUDA graphs (graphs=1, the default where the exchanges are NCCL) search as the
+    chains launched one by one (graphs=0)."""
     option_sets = ({"alpha": 1.0}, {"alpha": 1e9}, {}, {"comm": "mpi", "exchange": "wave"},
                    {"beta": 18.0, "ahead": 0, "td_ahead": 0}, {"beta": 18.0},
-                   {"alpha": 1.0, "td_ahead": 0}, {"alpha": 1.0, "td_ahead": 3})
+                   {"alpha": 1.0, "td_ahead": 0}, {"alpha": 1.0, "td_ahead": 3},
+                   {"graphs": 0}, {"beta": 18.0, "graphs": 0})
     layout, (bsrc, bdst) = blocks_in_place(R, C)
     # one rule, the parameters the GPU ran with: its defaults are merrill-do's (alpha 40, beta
     # inf), the CPU's GAPBS's (15, 18), so the reference takes the GPU's where none is given
     cpus = [searcher_for(R, C, bsrc.get(), bdst.get(), layout, "2d-do", "cpu",
                          **{"alpha": merrill_do.ALPHA, "beta": merrill_do.BETA,
                             **{k: v for k, v in o.items()
-                               if k not in ("comm", "ahead", "td_ahead")}})
+                               if k not in ("comm", "ahead", "td_ahead", "graphs")}})
             for o in option_sets]
     del bsrc, bdst
     seen = [{} for _ in option_sets]   # per option set: root -> (directions, edges examined)
@@ -180,6 +184,9 @@ def check_search_do(R, C):
                 assert reads <= 2 * chains + 2, (option_sets[k], root, reads, s.directions)
             else:
                 assert reads == chains, (option_sets[k], root, reads, s.directions)
+        if R * C > 1:   # graphs where every exchange is NCCL and not turned off
+            replays = option_sets[k].get("graphs", 1) and s.comm_kind == "nccl"
+            assert s.graphs == replays and bool(s._captured) == bool(replays), option_sets[k]
         mine = (s.directions, s.level_edges_examined, s.edges_examined)
         assert all(x == mine for x in comm.allgather(mine)), (option_sets[k], root)
         assert s.directions == cpu.directions, (option_sets[k], root, mine, cpu.directions)
@@ -190,7 +197,8 @@ def check_search_do(R, C):
         seen[k][root] = (s.directions, s.edges_examined)
 
     search_equals_cpu(R, C, "2d-do", option_sets, each)
-    top_down, heavy, default, wave, one_level, chained, td_one, td_long = seen
+    top_down, heavy, default, wave, one_level, chained, td_one, td_long, launched, \
+        launched_back = seen
     assert all(set(d) == {"top-down"} for d, _ in top_down.values()), top_down
     assert all(d[:2] == ["top-down", "bottom-up"] for d, _ in heavy.values()), heavy
     assert any("bottom-up" in d for d, _ in default.values()), default
@@ -204,6 +212,8 @@ def check_search_do(R, C):
     # top-down levels sized on the device, in chains of 2 (the default) and 4, as one level at
     # a time sized by the host
     assert top_down == td_one == td_long, (top_down, td_one, td_long)
+    # chains replayed as CUDA graphs (the default, NCCL) as launched one by one (graphs=0)
+    assert default == launched and chained == launched_back, (default, launched)
 
 
 def check_search_semiring(R, C):

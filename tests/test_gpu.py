@@ -1234,6 +1234,59 @@ def test_2d_do_gpu_one_rank_both_directions(alpha, rows):
         assert gpu.launches["bottom_up"] > 0
 
 
+def _count_reads(searcher) -> None:
+    """searcher.reads += 1 at each read of the device's control block."""
+    read = searcher._read_ctl
+
+    def counted():
+        searcher.reads += 1
+        return read()
+    searcher.reads, searcher._read_ctl = 0, counted
+
+
+@pytest.mark.parametrize("options", [{}, {"beta": 18.0, "ahead": 1}, {"alpha": 1.0}],
+                         ids=["defaults", "back-to-top-down", "top-down"])
+def test_2d_do_gpu_chains_replayed_as_cuda_graphs(options):
+    """2d-do's grid levels on a 1x1 grid (NCCL over one rank): each chain of levels captured
+    once as a CUDA graph and replayed (graphs=1, the default) searches as the chains launched
+    one by one (graphs=0): levels equal seq-csr's, trees valid, the same directions and edges
+    examined per level; a second search from a root replays what the first captured (no new
+    graph) and reads the device as often."""
+    from bfs.algorithms.fu_2d_do_gpu import Fu2DDoGpu
+    from bfs.algorithms.fu_2d_gpu import level_loop_class
+    src, dst = generate_edges(13, 16)
+    n = 2 ** 13
+    cls = level_loop_class(Fu2DDoGpu)
+    replayed = do_1x1(src, dst, n, "gpu", cls=cls, **options)
+    launched = do_1x1(src, dst, n, "gpu", cls=cls, graphs=0, **options)
+    assert (replayed.graphs, launched.graphs) == (1, 0)
+    for s in (replayed, launched):
+        _count_reads(s)
+    csr = build_csr(src, dst, n)
+    for root in graph500_roots(n, np.diff(csr.offsets) > 0, count=4):
+        root = int(root)
+        _, ref_level = bfs_csr(csr.offsets, csr.columns, root)
+        seen = []
+        for s in (replayed, launched, replayed):
+            s.reads = 0
+            s.search(root)
+            res = s.gather(n)
+            np.testing.assert_array_equal(res.level, ref_level, err_msg=f"root {root}")
+            check = validate(src, dst, res.parent, root, res.level)
+            assert check.valid, f"root {root}: {check.message}"
+            seen.append((s.directions, s.level_edges_examined, s.reads,
+                         len(replayed._captured)))
+        (d1, e1, r1, kept1), (d0, e0, r0, _), (d2, e2, r2, kept2) = seen
+        assert d1 == d0 == d2 and e1 == e0 == e2, (root, seen)
+        assert r1 == r0 == r2, (root, seen)      # a replayed chain still ends in one read
+        assert kept2 == kept1 > 0, (root, seen)  # the second search captured nothing new
+    assert not launched._captured
+    if options.get("alpha") == 1.0:
+        assert set(replayed.directions) == {"top-down"}
+    else:
+        assert "bottom-up" in replayed.directions
+
+
 @pytest.mark.skipif(__import__("shutil").which("mpiexec") is None, reason="no mpiexec on PATH")
 def test_2d_do_gpu_run_equals_seq_csr(tmp_path):
     """bfs run --algorithm 2d-do --backend gpu on a 1x1 partition of a small Kronecker graph,

@@ -136,6 +136,10 @@ AHEAD = Option("ahead", "(GPU) bottom-up levels enqueued past a host decision, e
 TD_AHEAD = Option("td_ahead", "(GPU, 2d-do) top-down levels enqueued past a host decision, "
                   "each sized, run or skipped on the device (0-64; default 1: a Kronecker "
                   "search's two; 0: one host read a top-down level)", parse=nonnegative_int)
+GRAPHS = Option("graphs", "(GPU, 2d-do) each chain of levels captured once as a CUDA graph "
+                "and replayed, one host launch a chain (1, the default, where the exchanges are "
+                "NCCL), or its kernels and exchanges launched one by one (0: every level step "
+                "timed apart)", parse=int, choices=(0, 1))
 SUBSTEPS = Option("substeps", "(CPU, 2d-do) bottom-up levels in R sub-steps down the grid "
                   "column, each rank passing the vertices still unfound to the next (1, the "
                   "default: Beamer et al. 2013's 2D bottom-up), or every rank searching its "
@@ -182,7 +186,7 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
                       "direction-optimizing 2d (Beamer et al. 2013): bottom-up levels over the "
                       "block CSC when the frontier holds many edges (--alpha, --beta)",
                       distributed=True, options=(EXCHANGE, COMM, ALPHA, BETA, ROWS, ENGINE,
-                                                 AHEAD, TD_AHEAD, SUBSTEPS)),
+                                                 AHEAD, TD_AHEAD, GRAPHS, SUBSTEPS)),
         AlgorithmSpec("1d", {"cpu": "bfs.algorithms.racherla_1d",
                              "gpu": "bfs.algorithms.racherla_1d_gpu"},
                       "Racherla 1D BFS: discoveries all-gathered (CPU: pairs, small frontiers "

@@ -270,7 +270,9 @@ class Fu2D(Searcher):
             if me > 0:
                 x.sendrecv(None, None, prefix, me - 1)
             if me < R - 1:
-                self.inclusive[...] = prefix | out
+                # in place, no temporary: a GPU chain replayed as a CUDA graph allocates nothing
+                self.inclusive[...] = prefix
+                self.inclusive |= out
                 x.sendrecv(self.inclusive, me + 1, None, None)
                 sent += out.nbytes
             return sent

@@ -60,8 +60,12 @@ queue's length from the compaction's counter (tiles.cuh's *_q kernels), so neith
 level nor the next waits for a read of the host: a Kronecker search reads the device once a
 chain, twice in all. Measured at scale 26 on 1x2 it is no faster than td_ahead=0, the
 one-level-a-read loop (BENCHMARKS.md): a top-down level there is ~13 host calls around tens of
-microseconds of GPU work, so the GPU waits for the host's launches either way; replaying a
-chain as one CUDA graph would need exactly this device-sized path.
+microseconds of GPU work, so the GPU waits for the host's launches either way.
+Chains as CUDA graphs (graphs, default 1 where the exchanges are NCCL): a chain's launches
+(kernels, NCCL collectives, decisions) are captured once per key (kind, first level, write
+modes, buffers) and replayed by one host call, so a level costs its GPU work and collectives,
+not the host's ~13 launches; a search's host calls are the root's row, two chain starts, two
+replays and two reads (_chain).
 
 A grid of one row (1 x C: every column's in-edges are in its block, the column range is the
 own piece): a bottom-up level has nothing to union, so the kernel does all of the level, as
@@ -76,7 +80,8 @@ offsets are read as 32 bits below 2^32 block entries, as merrill-do's are.
 Options (bench's 2d-do@KEY=VALUE, besides alpha and beta): rows (auto / degree / graph, also
 merrill-do's on one rank), engine (1; 0 runs the grid's levels on one rank too, to measure
 the per-block path on one GPU), ahead and td_ahead (the chains' lengths past the host's
-decision).
+decision), graphs (1: chains replayed as CUDA graphs; 0: launched one by one, every level
+step timed apart).
 
 Memory it adds to 2d's: the block CSC, built on the device as the CSR is (kernel1_gpu's
 block_csr with keys and values swapped): int64 offsets per column-range vertex + a uint32 row
@@ -104,6 +109,18 @@ TD_AHEAD = 1     # chained top-down levels past the host's decision: a Kronecker
                  # (the root's, then its neighbours') in one chain; a level the device skips
                  # still costs its exchanges (tens of us), so no more are enqueued
 LOG = 3          # chain words before the per-level log (fu_2d.cu's decide_levels)
+GRAPHS = 1       # chains replayed as CUDA graphs where the exchanges are NCCL
+
+
+class _NoClock:
+    """The level clock while a chain is captured: a CUDA event recorded into a graph is no
+    timestamp, so a replayed chain is timed as one step (see _chain)."""
+
+    def mark(self, step: str) -> None:
+        pass
+
+    def take(self) -> list:
+        return []
 
 
 class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
@@ -125,11 +142,18 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
             if not (isinstance(value, int) and 0 <= value <= 64):
                 raise BfsError(f"2d-do {key} must be an integer from 0 to 64, got {value!r}")
             setattr(self, key, value)
+        graphs = ctx.options.get("graphs", GRAPHS)
+        if graphs not in (0, 1):
+            raise BfsError(f"2d-do graphs must be 0 or 1, got {graphs!r}")
         if ctx.options.get("substeps", 0) != 0:
             raise BfsError("2d-do substeps=1 (bottom-up levels in sub-steps down the grid "
                            "column) runs on the CPU backend only: each GPU searches its whole "
                            "block (substeps=0)")
         super().__init__(block, ctx)
+        # a graph's NCCL calls are captured with it; MPI's host-staged exchanges cannot be
+        self.graphs = int(graphs and self.engine is None and self.comm_kind == "nccl")
+        self._captured: dict = {}     # chain key -> (graph, bytes sent a level, host state)
+        self._capturer = device.GraphCapture() if self.graphs else None
 
     def _engine_options(self, options: dict) -> dict:
         extra = {"ahead": options["ahead"]} if "ahead" in options else {}
@@ -323,7 +347,8 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         left it (its next level clears it first), so its exchanges gather the same union
         again. Returns the levels run."""
         def one_level(lv, go, clock):
-            self._chained_top_down(lv, go)
+            if lv:     # level 0's (the root's row) is enqueued before the chain: see below
+                self._chained_top_down(lv, go)
             clock.mark("expand")
             if self.R > 1:
                 return self._share_level(lv, clock,
@@ -336,6 +361,9 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
             clock.mark("finish")
             return sent
 
+        if level == 0:
+            # the root's row: its arguments change from search to search, a graph's do not
+            self._expand_level(0)
         run = self._chain(level, frontier, clock, self.td_ahead, one_level,
                           "decide_top_down", self.alpha)
         self._queued = True            # the last level run compacted the next In
@@ -348,27 +376,54 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         back, one_level(level, go, clock) -> bytes sent enqueueing each level's kernels (which
         do nothing unless go[0]) and exchanges, then the all-reduce of the switch words and the
         one-thread decision (fu_2d.cu's `decide`, with its rule's double) of whether the next
-        level runs; then _replay_chain's one read. Returns the levels run."""
+        level runs; then _replay_chain's one read. Returns the levels run.
+
+        graphs=1: the chain after chain_start (which takes the host's frontier) is captured as
+        one CUDA graph the first time its key comes (the kind, the first level, the write modes
+        and the buffers the level steps name: all a chain's launches depend on) and replayed
+        from then on: one host launch for the ~13 a level enqueues, which left the GPU waiting
+        on the host at the small levels. The levels' steps are then timed as one, the first
+        level's expand (graphs=0 times each)."""
         go = self.chain[0:1]
         self.k["chain_start"]((1,), (1,), (self.chain, np.uint64(frontier)))
-        marks, sent = [], []
-        for step in range(ahead + 1):
-            bytes_sent = one_level(level + step, go, clock)
-            self.world_x.allreduce(self.counts, self.totals)
-            clock.mark("allreduce")
-            self.k[decide]((1,), (1,), (self.totals, self.chain, np.float64(rule)))
-            clock.mark("switch")
-            marks.append(clock.take())
-            sent.append(bytes_sent + self.counts.nbytes)
+
+        def enqueue(clock):
+            marks, sent = [], []
+            for step in range(ahead + 1):
+                bytes_sent = one_level(level + step, go, clock)
+                self.world_x.allreduce(self.counts, self.totals)
+                clock.mark("allreduce")
+                self.k[decide]((1,), (1,), (self.totals, self.chain, np.float64(rule)))
+                clock.mark("switch")
+                marks.append(clock.take())
+                sent.append(bytes_sent + self.counts.nbytes)
+            return marks, sent
+
+        if not self.graphs:
+            marks, sent = enqueue(clock)
+            return self._replay_chain(level, frontier, marks, sent, clock)
+        key = (decide, level, ahead, self.dense_done, self.level_known,
+               self.out.data.ptr, self.uni.data.ptr)
+        if key not in self._captured:
+            launches = dict(self.launches)
+            graph, (_, sent) = self._capturer.capture(lambda: enqueue(_NoClock()))
+            # what enqueueing did to the host's state, which each replay does again
+            grown = {k: v - launches.get(k, 0) for k, v in self.launches.items()}
+            self._captured[key] = (graph, sent, (self.dense_done, self.level_known), grown)
+        else:
+            graph, sent, (self.dense_done, self.level_known), grown = self._captured[key]
+            for k, v in grown.items():
+                self.launches[k] += v
+        graph.launch()
+        clock.mark("expand")
+        marks = [clock.take() for _ in range(ahead + 1)]
         return self._replay_chain(level, frontier, marks, sent, clock)
 
     def _chained_top_down(self, level: int, go) -> None:
-        """A chained top-down level's expand: level 0, the root's row (always run: the chain's
-        first level); else Out cleared, the compacted frontier's degrees scanned, its tiles
-        partitioned and expanded, sized on the device; counts[3] = its edges (all read)."""
-        if level == 0:
-            self._expand_level(0)
-            return
+        """A chained top-down level's expand past level 0 (whose root row _top_down_chain
+        expands before the chain): Out cleared, the compacted frontier's degrees scanned, its
+        tiles partitioned and expanded, sized on the device; counts[3] = its edges (all
+        read)."""
         k, q = self.k, self.ctl[0:1]
         nw = self.cols.n_words
         k["clear_words"]((device.grid_for(nw),), (BLOCK,), (go, self.out, np.int64(nw)))
