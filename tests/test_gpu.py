@@ -884,6 +884,22 @@ def test_quadratic_level_profile_adds_up():
         [int((levels == d).sum()) for d in range(len(prof))]
 
 
+def test_level_sizes_on_the_device_equal_bincount():
+    """kernel1_gpu.level_sizes (each level's vertex count, counted on the device, as the
+    one-GPU session profiles and counts a search it leaves there): np.bincount of the reached
+    vertices' levels, for one vertex, unreached vertices, a Kronecker-like few levels and more
+    levels than the shared-memory bins (cupy's bincount then)."""
+    import cupy as cp
+    from bfs.algorithms.kernel1_gpu import LEVEL_BINS_SHARED, level_sizes
+    rng = np.random.default_rng(5)
+    assert level_sizes(cp.full(7, -1, cp.int32)).size == 0
+    for n, depth in ((1, 0), (1000, 3), (300_000, 40), (50_000, LEVEL_BINS_SHARED + 5)):
+        level = rng.integers(-1, depth + 1, n).astype(np.int32)
+        level[0] = depth
+        want = np.bincount(level[level >= 0], minlength=depth + 1)
+        np.testing.assert_array_equal(level_sizes(cp.asarray(level)), want, err_msg=str(n))
+
+
 @pytest.mark.parametrize("algorithm,validate", [("merrill", "every"), ("merrill-do", "first"),
                                                 ("2d", "none"), ("gpu-out-of-core", "every")])
 def test_run_generate_on_the_gpu(tmp_path, algorithm, validate):

@@ -142,6 +142,10 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
             if not (isinstance(value, int) and 0 <= value <= 64):
                 raise BfsError(f"2d-do {key} must be an integer from 0 to 64, got {value!r}")
             setattr(self, key, value)
+        # first in the instance's dict, so that dropping the searcher frees the graphs before
+        # the communicators: NCCL will not destroy a communicator while a graph that captured
+        # its collectives lives (ncclCommDestroy waits for them forever); close() says it
+        self._captured: dict = {}     # chain key -> (graph, bytes sent a level, host state)
         graphs = ctx.options.get("graphs", GRAPHS)
         if graphs not in (0, 1):
             raise BfsError(f"2d-do graphs must be 0 or 1, got {graphs!r}")
@@ -151,9 +155,15 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
                            "block (substeps=0)")
         super().__init__(block, ctx)
         # a graph's NCCL calls are captured with it; MPI's host-staged exchanges cannot be
-        self.graphs = int(graphs and self.engine is None and self.comm_kind == "nccl")
-        self._captured: dict = {}     # chain key -> (graph, bytes sent a level, host state)
+        # (a grid of one rank has none: its exchanges are device copies)
+        self.graphs = int(graphs and self.engine is None
+                          and (self.comm_kind == "nccl" or self.R * self.C == 1))
         self._capturer = device.GraphCapture() if self.graphs else None
+
+    def close(self) -> None:
+        """The captured graphs, then the communicators (see __init__)."""
+        self._captured.clear()
+        super().close()
 
     def _engine_options(self, options: dict) -> dict:
         extra = {"ahead": options["ahead"]} if "ahead" in options else {}

@@ -94,6 +94,27 @@ extern "C" __global__ void low_words(const u64* __restrict__ keys, i64 count,
         columns[i] = (u32)(keys[i] & 0xFFFFFFFFULL);
 }
 
+// How many vertices each level of a search holds: sizes[l] += |{v : level[v] == l}| for
+// 0 <= l < bins (the caller takes bins = the deepest level + 1, so every reached vertex has its
+// bin). A block counts into shared memory and adds its bins once, so the few hot bins of a
+// Kronecker search take shared, not global, atomics; no n-entry mask or compacted copy (the
+// bincount of level[level >= 0] it replaces held 5 bytes a vertex beside the search state, and
+// its host copy took seconds a search at scale 28).
+extern "C" __global__ void level_sizes(const int* __restrict__ level, i64 n, int bins, u64* sizes)
+{
+    extern __shared__ unsigned int local[];
+    for (int b = threadIdx.x; b < bins; b += blockDim.x) local[b] = 0;
+    __syncthreads();
+    for (i64 v = (i64)blockIdx.x * blockDim.x + threadIdx.x; v < n;
+         v += (i64)gridDim.x * blockDim.x) {
+        const int l = level[v];
+        if (l >= 0 && l < bins) atomicAdd(&local[l], 1u);
+    }
+    __syncthreads();
+    for (int b = threadIdx.x; b < bins; b += blockDim.x)
+        if (local[b]) atomicAdd(&sizes[b], (u64)local[b]);
+}
+
 // The summed degree of a search's vertices at level at_level (at_level < 0: every reached
 // vertex, level >= 0: Graph500 nedge is half of it; a top-down level's edges examined are its
 // vertices' degrees), one atomic a block, no temporaries (the array expressions it replaces held

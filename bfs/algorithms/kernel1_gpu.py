@@ -157,6 +157,28 @@ def degree_sum(offsets, level, at_level: int = -1) -> int:
     return int(total.get()[0])
 
 
+LEVEL_BINS_SHARED = 12 * 1024    # level_sizes' bins in 48 KiB of shared memory
+
+
+def level_sizes(level) -> np.ndarray:
+    """The vertex count of each level 0..depth of a search's int32 level array on the device
+    (-1: unreached), as a host int64 array: kernel1.cu's level_sizes, no n-entry temporaries.
+    A search deeper than LEVEL_BINS_SHARED levels (a long path) takes cupy's bincount."""
+    cp = require_gpu()
+    n = int(level.size)
+    depth = int(level.max()) if n else -1
+    if depth < 0:
+        return np.zeros(0, np.int64)
+    bins = depth + 1
+    if bins > LEVEL_BINS_SHARED or level.dtype != cp.int32:
+        return cp.bincount(level[level >= 0], minlength=bins).get().astype(np.int64)
+    sizes = cp.zeros(bins, cp.uint64)
+    _kernel1_module().get_function("level_sizes")(
+        (min(grid_for(n), 8 * device.sm_count()),), (BLOCK,),
+        (level, np.int64(n), np.int32(bins), sizes), shared_mem=4 * bins)
+    return sizes.get().astype(np.int64)
+
+
 def entry_points(searcher):
     """The registry's module functions for a searcher class over a device CSR (merrill,
     merrill-do, gpu-quadratic): build (GPU Kernel 1 from the edge list; the searcher's options are
