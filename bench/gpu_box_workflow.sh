@@ -3,6 +3,12 @@
 # scales (strong scaling at both, weak scaling S1 on 1 GPU -> S2 on 2), snakemake importable:
 #   OUT=dir S1=23 S2=24 ROOTS=32 [CONFIG=config/gpu_box_small.yaml] bash bench/gpu_box_workflow.sh
 # Tables, figures, the report and a list of runs (with their validation) go to $OUT.
+# A device call lasts 10 minutes, so the full config (scales 26-28) runs an experiment a call on
+# a machine kept warm: KEEP=1 keeps the last call's $WORK (snakemake runs only what is missing)
+# and TARGETS names what to make this call, e.g. TARGETS=results/tables/strong_scaling.md (the
+# report is made only by a call without TARGETS); AS_IS=1 runs CONFIG at its own scales:
+#   AS_IS=1 KEEP=1 TARGETS=results/tables/weak_scaling_at_the_memory_limit-weak_scaling.md \
+#     OUT=dir bash bench/gpu_box_workflow.sh
 set -euo pipefail
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -10,16 +16,28 @@ OUT=${OUT:-gpu-box-out} S1=${S1:-26} S2=${S2:-27} ROOTS=${ROOTS:-64}
 WORK=${WORK:-/tmp/bfs-gpu-box}
 GPUS=$(nvidia-smi -L | wc -l)
 mkdir -p "$OUT"
-rm -rf "$WORK" && mkdir -p "$WORK" && ln -s "$PWD/data" "$WORK/data"
-# the config at S1 and S2, every experiment rewritten or dropped consistently (bench/box_config.py)
-python3 bench/box_config.py "${CONFIG:-config/gpu_box.yaml}" "$WORK/config.yaml" "$S1" "$S2" "$ROOTS"
+if [ -z "${KEEP:-}" ] || [ ! -d "$WORK" ]; then
+  rm -rf "$WORK" && mkdir -p "$WORK" && ln -s "$PWD/data" "$WORK/data"
+fi
+if [ -n "${AS_IS:-}" ]; then
+  # the config at its own scales (config/gpu_box.yaml: 26-28), results and roots set
+  python3 -c 'import sys, yaml
+c = yaml.safe_load(open(sys.argv[1])); c.update(results="results", roots=int(sys.argv[3]))
+open(sys.argv[2], "w").write(yaml.safe_dump(c, sort_keys=False))' \
+    "${CONFIG:-config/gpu_box.yaml}" "$WORK/config.yaml" "$ROOTS"
+else
+  # the config at S1 and S2, every experiment rewritten or dropped consistently (box_config.py)
+  python3 bench/box_config.py "${CONFIG:-config/gpu_box.yaml}" "$WORK/config.yaml" "$S1" "$S2" "$ROOTS"
+fi
 smk() { python3 -m snakemake -s "$PWD/Snakefile" -d "$WORK" --configfile "$WORK/config.yaml" "$@"; }
 start=$(date +%s)
-smk -c 16 --resources gpu="$GPUS" > "$OUT/workflow.log" 2>&1
+# shellcheck disable=SC2086  # TARGETS: a list of paths
+smk -c 16 --resources gpu="$GPUS" ${TARGETS:-} > "$OUT/workflow.log" 2>&1
 echo "workflow: $(( $(date +%s) - start )) s" | tee -a "$OUT/workflow.log"
-smk --report "$WORK/results/report.html" >> "$OUT/workflow.log" 2>&1
+[ -z "${TARGETS:-}" ] && smk --report "$WORK/results/report.html" >> "$OUT/workflow.log" 2>&1
 cp "$WORK"/results/tables/*.md "$WORK"/results/figures/*.png "$OUT/" 2>/dev/null || true
-cp "$WORK/results/report.html" "$WORK/config.yaml" "$OUT/"
+cp "$WORK/config.yaml" "$OUT/"
+[ -f "$WORK/results/report.html" ] && cp "$WORK/results/report.html" "$OUT/"
 python3 - "$WORK" > "$OUT/runs.txt" <<'PY'
 import json, sys, pathlib
 for rj in sorted(pathlib.Path(sys.argv[1], "results/runs").glob("*/*/*/run.json")):
