@@ -409,7 +409,7 @@ class Fu2DGpu(Fu2D):
             self._profile = self._clock.rows(self.profile_steps)
         if self._profile is None and self.engine is not None:
             e = self.engine
-            sizes = self.cp.bincount(e.level[e.level >= 0]).get()
+            sizes = kernel1_gpu.level_sizes(e.level)    # no n-entry temporaries
             self._profile = np.array([(lv, f, np.nan, 0.0, 0) for lv, f in enumerate(sizes)],
                                      np.float64).reshape(-1, 5)
         return self._profile
