@@ -61,11 +61,11 @@ level nor the next waits for a read of the host: a Kronecker search reads the de
 chain, twice in all. Measured at scale 26 on 1x2 it is no faster than td_ahead=0, the
 one-level-a-read loop (BENCHMARKS.md): a top-down level there is ~13 host calls around tens of
 microseconds of GPU work, so the GPU waits for the host's launches either way.
-Chains as CUDA graphs (graphs, default 1 where the exchanges are NCCL): a chain's launches
-(kernels, NCCL collectives, decisions) are captured once per key (kind, first level, write
-modes, buffers) and replayed by one host call, so a level costs its GPU work and collectives,
-not the host's ~13 launches; a search's host calls are the root's row, two chain starts, two
-replays and two reads (_chain).
+Chains as CUDA graphs (graphs, default 1 where the exchanges are NCCL or the grid has one
+rank): a chain's launches (kernels, NCCL collectives, decisions) are captured once per key
+(kind, first level, write modes, buffers) and replayed by one host call, so a level costs its
+GPU work and collectives, not the host's ~13 launches; a search's host calls are the root's
+row, two chain starts, two replays and two reads (_chain).
 
 A grid of one row (1 x C: every column's in-edges are in its block, the column range is the
 own piece): a bottom-up level has nothing to union, so the kernel does all of the level, as
@@ -142,9 +142,10 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
             if not (isinstance(value, int) and 0 <= value <= 64):
                 raise BfsError(f"2d-do {key} must be an integer from 0 to 64, got {value!r}")
             setattr(self, key, value)
-        # first in the instance's dict, so that dropping the searcher frees the graphs before
-        # the communicators: NCCL will not destroy a communicator while a graph that captured
-        # its collectives lives (ncclCommDestroy waits for them forever); close() says it
+        # set before the communicators (the instance's dict frees in that order), so that
+        # dropping the searcher frees the graphs first: NCCL will not destroy a communicator
+        # while a graph that captured its collectives lives (ncclCommDestroy waits for them
+        # forever); close() says it
         self._captured: dict = {}     # chain key -> (graph, bytes sent a level, host state)
         graphs = ctx.options.get("graphs", GRAPHS)
         if graphs not in (0, 1):
