@@ -146,19 +146,18 @@ def check_search_do(R, C):
     edges per level as the CPU's (the frontier's block edges); the defaults go bottom-up on
     some root, and there examine fewer edges than all top-down from that root; chains
     replayed as CUDA graphs (graphs=1, the default where the exchanges are NCCL) search as the
-    chains launched one by one (graphs=0); on a grid of one row, the all-gather and the
-    all-reduce in one NCCL group (fuse=1, the default) search as the two launched apart."""
+    chains launched one by one (graphs=0)."""
     option_sets = ({"alpha": 1.0}, {"alpha": 1e9}, {}, {"comm": "mpi", "exchange": "wave"},
                    {"beta": 18.0, "ahead": 0, "td_ahead": 0}, {"beta": 18.0},
                    {"alpha": 1.0, "td_ahead": 0}, {"alpha": 1.0, "td_ahead": 3},
-                   {"graphs": 0}, {"beta": 18.0, "graphs": 0}, {"fuse": 0})
+                   {"graphs": 0}, {"beta": 18.0, "graphs": 0})
     layout, (bsrc, bdst) = blocks_in_place(R, C)
     # one rule, the parameters the GPU ran with: its defaults are merrill-do's (alpha 40, beta
     # inf), the CPU's GAPBS's (15, 18), so the reference takes the GPU's where none is given
     cpus = [searcher_for(R, C, bsrc.get(), bdst.get(), layout, "2d-do", "cpu",
                          **{"alpha": merrill_do.ALPHA, "beta": merrill_do.BETA,
                             **{k: v for k, v in o.items()
-                               if k not in ("comm", "ahead", "td_ahead", "graphs", "fuse")}})
+                               if k not in ("comm", "ahead", "td_ahead", "graphs")}})
             for o in option_sets]
     del bsrc, bdst
     seen = [{} for _ in option_sets]   # per option set: root -> (directions, edges examined)
@@ -189,7 +188,6 @@ def check_search_do(R, C):
             replays = option_sets[k].get("graphs", 1) and s.comm_kind == "nccl"
             chained = s.td_ahead > 0 or "bottom-up" in s.directions   # any chain ran
             assert s.graphs == replays, option_sets[k]
-            assert s.fuse == int(option_sets[k].get("fuse", 1) and R == 1), option_sets[k]
             assert bool(s._captured) == bool(replays and chained), option_sets[k]
         mine = (s.directions, s.level_edges_examined, s.edges_examined)
         assert all(x == mine for x in comm.allgather(mine)), (option_sets[k], root)
@@ -202,7 +200,7 @@ def check_search_do(R, C):
 
     search_equals_cpu(R, C, "2d-do", option_sets, each)
     top_down, heavy, default, wave, one_level, chained, td_one, td_long, launched, \
-        launched_back, unfused = seen
+        launched_back = seen
     assert all(set(d) == {"top-down"} for d, _ in top_down.values()), top_down
     assert all(d[:2] == ["top-down", "bottom-up"] for d, _ in heavy.values()), heavy
     assert any("bottom-up" in d for d, _ in default.values()), default
@@ -218,7 +216,6 @@ def check_search_do(R, C):
     assert top_down == td_one == td_long, (top_down, td_one, td_long)
     # chains replayed as CUDA graphs (the default, NCCL) as launched one by one (graphs=0)
     assert default == launched and chained == launched_back, (default, launched)
-    assert default == unfused, (default, unfused)
 
 
 def check_search_semiring(R, C):

@@ -73,7 +73,7 @@ merrill-do's does: visited marked, parent and level written (the first bottom-up
 every entry no earlier level reached in whole sectors, so the search needs no reset pass over
 parent and level: merrill_do.cu's DENSE and GUESS, and complete_outputs at the end), the found
 vertices and their block CSC degrees summed for the switch; then the row all-gathers Out into
-In and all-reduces the switch words, in one NCCL group (fuse). No contract, no finish pass. Parents go to global
+In and the switch words are all-reduced. No contract, no finish pass. Parents go to global
 ids by tiles.cuh's padded_to_global (a search over the C pieces), not a per-row table. The CSC
 offsets are read as 32 bits below 2^32 block entries, as merrill-do's are.
 
@@ -81,8 +81,7 @@ Options (bench's 2d-do@KEY=VALUE, besides alpha and beta): rows (auto / degree /
 merrill-do's on one rank), engine (1; 0 runs the grid's levels on one rank too, to measure
 the per-block path on one GPU), ahead and td_ahead (the chains' lengths past the host's
 decision), graphs (1: chains replayed as CUDA graphs; 0: launched one by one, every level
-step timed apart), fuse (1: on a grid of one row, a bottom-up level's all-gather of Out and
-all-reduce of the switch words go out as one NCCL group, one launch; 0: one after the other).
+step timed apart).
 
 Memory it adds to 2d's: the block CSC, built on the device as the CSR is (kernel1_gpu's
 block_csr with keys and values swapped): int64 offsets per column-range vertex + a uint32 row
@@ -111,7 +110,6 @@ TD_AHEAD = 1     # chained top-down levels past the host's decision: a Kronecker
                  # still costs its exchanges (tens of us), so no more are enqueued
 LOG = 3          # chain words before the per-level log (fu_2d.cu's decide_levels)
 GRAPHS = 1       # chains replayed as CUDA graphs where the exchanges are NCCL
-FUSE = 1         # a grid of one row: a bottom-up level's two collectives in one NCCL group
 
 
 class _NoClock:
@@ -152,9 +150,6 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         graphs = ctx.options.get("graphs", GRAPHS)
         if graphs not in (0, 1):
             raise BfsError(f"2d-do graphs must be 0 or 1, got {graphs!r}")
-        fuse = ctx.options.get("fuse", FUSE)
-        if fuse not in (0, 1):
-            raise BfsError(f"2d-do fuse must be 0 or 1, got {fuse!r}")
         if ctx.options.get("substeps", 0) != 0:
             raise BfsError("2d-do substeps=1 (bottom-up levels in sub-steps down the grid "
                            "column) runs on the CPU backend only: each GPU searches its whole "
@@ -165,8 +160,6 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         self.graphs = int(graphs and self.engine is None
                           and (self.comm_kind == "nccl" or self.R * self.C == 1))
         self._capturer = device.GraphCapture() if self.graphs else None
-        # only where the grid row is the world: the all-reduce goes on the row's communicator
-        self.fuse = int(fuse and self.R == 1)
 
     def close(self) -> None:
         """The captured graphs, then the communicators (see __init__)."""
@@ -369,16 +362,14 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
                 self._chained_top_down(lv, go)
             clock.mark("expand")
             if self.R > 1:
-                sent = self._share_level(lv, clock,
+                return self._share_level(lv, clock,
                                          lambda nxt: self._chained_finish(nxt, self.uni, go))
-            else:
-                # no rank above: Out is the union (kept, not swapped with uni as one level at
-                # a time does, so a level that does not run gathers the same Out again)
-                sent = self._gather_row(self.out[self.own], self.in_words)
-                clock.mark("union")
-                self._chained_finish(lv + 1, self.out, go)
-                clock.mark("finish")
-            self._reduce_words(clock)
+            # no rank above: Out is the union (kept, not swapped with uni as one level at a
+            # time does, so a level that does not run gathers the same Out again)
+            sent = self._gather_row(self.out[self.own], self.in_words)
+            clock.mark("union")
+            self._chained_finish(lv + 1, self.out, go)
+            clock.mark("finish")
             return sent
 
         if level == 0:
@@ -394,8 +385,8 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
                rule: float) -> int:
         """A chain: the level `level` (the host's decision) and `ahead` more enqueued back to
         back, one_level(level, go, clock) -> bytes sent enqueueing each level's kernels (which
-        do nothing unless go[0]), its exchanges and the all-reduce of the switch words
-        (_reduce_words), then the one-thread decision (fu_2d.cu's `decide`, with its rule's double) of whether the next
+        do nothing unless go[0]) and exchanges, then the all-reduce of the switch words and the
+        one-thread decision (fu_2d.cu's `decide`, with its rule's double) of whether the next
         level runs; then _replay_chain's one read. Returns the levels run.
 
         graphs=1: the chain after chain_start (which takes the host's frontier) is captured as
@@ -411,6 +402,8 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
             marks, sent = [], []
             for step in range(ahead + 1):
                 bytes_sent = one_level(level + step, go, clock)
+                self.world_x.allreduce(self.counts, self.totals)
+                clock.mark("allreduce")
                 self.k[decide]((1,), (1,), (self.totals, self.chain, np.float64(rule)))
                 clock.mark("switch")
                 marks.append(clock.take())
@@ -436,11 +429,6 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         clock.mark("expand")
         marks = [clock.take() for _ in range(ahead + 1)]
         return self._replay_chain(level, frontier, marks, sent, clock)
-
-    def _reduce_words(self, clock) -> None:
-        """A chained level's switch words, this rank's counts, all-reduced into totals."""
-        self.world_x.allreduce(self.counts, self.totals)
-        clock.mark("allreduce")
 
     def _chained_top_down(self, level: int, go) -> None:
         """A chained top-down level's expand past level 0 (whose root row _top_down_chain
@@ -507,25 +495,14 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
             clock.mark("expand")
             if not self.own_levels:
                 k["level_counts"]((1,), (1,), (go, self.level_sums, self.counts, np.int32(0)))
-                sent = self._share_level(
+                return self._share_level(
                     lv, clock, lambda nxt: self._launch_finish(
                         self.uni, nxt, degrees=self.csc_offsets, unvisited=self.counts[2:3],
                         go=go))
-                self._reduce_words(clock)
-                return sent
-            # nothing to union: the kernel marked visited and wrote the levels, and the
-            # switch words are counted before the row's all-gather
+            # nothing to union: the kernel marked visited and wrote the levels
             k["level_counts"]((1,), (1,), (go, self.level_sums, self.counts, np.int32(1)))
             clock.mark("finish")
-            if not self.fuse:
-                sent = self._gather_row(self.out[self.own], self.in_words)
-                clock.mark("union")
-                self._reduce_words(clock)
-                return sent
-            # fuse: the row is the world, so the words ride in the all-gather's launch
-            with self.row_x.group():
-                sent = self._gather_row(self.out[self.own], self.in_words)
-                self.row_x.allreduce(self.counts, self.totals)
+            sent = self._gather_row(self.out[self.own], self.in_words)
             clock.mark("union")
             return sent
 

@@ -11,7 +11,6 @@ on whole arrays:
     allgatherv(send, recv, counts, displs) counts / displs in elements of recv
     alltoallv(send, send_counts, recv, recv_counts)   contiguous regions in rank order
     alltoall_counts(send_counts) -> recv_counts        host int64, through MPI (small)
-    group()                                with: the calls inside launched as one (NCCL)
     (size, rank)
 
 Two kinds, chosen by `--comm`:
@@ -24,9 +23,6 @@ Two kinds, chosen by `--comm`:
         waiting. NCCL has no bitwise OR: the searches OR what sendrecv delivers with a local
         kernel. allgatherv is NCCL's all-gather where the counts are equal and back to back,
         else a group of broadcasts, one rooted at each member, landing in its slice.
-        group() is NCCL's groupStart/groupEnd: collectives on one communicator inside it
-        go out as one kernel launch, so a small all-reduce beside an all-gather costs no
-        launch and no synchronisation of its own (MPI's group() runs the calls in turn).
 
 The NCCL unique id travels by an MPI Bcast of its 128 bytes; one NCCL communicator per MPI
 communicator (world, grid row, grid column), created in the same order on every rank.
@@ -35,7 +31,6 @@ here are point-to-point and broadcasts, which do not use it.
 """
 from __future__ import annotations
 
-import contextlib
 import os
 import time
 
@@ -186,9 +181,6 @@ class MpiExchange:
             [host_recv, rc, displacements(rc), mpi_type])
         self._back(recv, host_recv)
 
-    def group(self):
-        return contextlib.nullcontext()
-
     def free(self) -> None:
         pass
 
@@ -298,14 +290,6 @@ class NcclExchange:
                 self.nc.recv(recv.data.ptr + int(rd[r]) * item, int(recv_counts[r]) * item,
                              self.nccl.NCCL_UINT8, r, s)
         self.nccl.groupEnd()
-
-    @contextlib.contextmanager
-    def group(self):
-        self.nccl.groupStart()
-        try:
-            yield
-        finally:
-            self.nccl.groupEnd()
 
     def free(self) -> None:
         self.nc.destroy()
