@@ -31,8 +31,9 @@ else
 fi
 smk() { python3 -m snakemake -s "$PWD/Snakefile" -d "$WORK" --configfile "$WORK/config.yaml" "$@"; }
 start=$(date +%s)
+# TARGETS before --resources, which takes every word after it as a resource
 # shellcheck disable=SC2086  # TARGETS: a list of paths
-smk -c 16 --resources gpu="$GPUS" ${TARGETS:-} > "$OUT/workflow.log" 2>&1
+smk -c 16 ${TARGETS:-} --resources gpu="$GPUS" > "$OUT/workflow.log" 2>&1
 echo "workflow: $(( $(date +%s) - start )) s" | tee -a "$OUT/workflow.log"
 [ -z "${TARGETS:-}" ] && smk --report "$WORK/results/report.html" >> "$OUT/workflow.log" 2>&1
 cp "$WORK"/results/tables/*.md "$WORK"/results/figures/*.png "$OUT/" 2>/dev/null || true
