@@ -279,24 +279,6 @@ def test_one_gpu_search_state_and_resort_within_the_memory_target():
     assert merrill.resort_bucket(2 ** 31) == kernel1_gpu.RESORT_LIMIT == 2 ** 28
 
 
-def test_streamed_kernel1_sort_stays_under_the_search_state():
-    """The streamed Kernel 1 sorts buckets of at most half the vertex count in entries, so its
-    sort never sets a run's peak: at scale 27 a 2^28-entry bucket did (23.05 GiB against a
-    target of 4.5 B per directed edge + 32 B per vertex, 22 GiB; BENCHMARKS.md). With memory
-    to spare the bucket is resort_bucket(n), and its sort (16 B an entry) holds no more than the
-    fill's cursors before it (8 B a vertex)."""
-    from bfs.algorithms import kernel1_gpu, merrill
-    for scale in (26, 27, 28):
-        n, nnz = 2 ** scale, 2 ** (scale + 5)
-        bucket = kernel1_gpu.streamed_sort_limit(nnz // 2, n, 1 << 26, free=2 ** 40)
-        assert bucket == kernel1_gpu.resort_bucket(n) == 2 ** (scale - 1)
-        assert 16 * bucket <= 8 * n
-        build = kernel1_gpu.streamed_kernel1_bytes(nnz // 2, n, 1 << 26, bucket)
-        search = 4 * nnz + 8 * (n + 1) + merrill.search_state_bytes(n, nnz) + 4 * n
-        assert build < search
-        assert build <= 4.5 * nnz + 32 * n    # the issue's target holds during the build
-
-
 def test_grid_memory_model_names_the_largest_scale_a_grid_holds(monkeypatch):
     """A GPU grid run chooses, before generation, how each rank builds its block: the routed
     block whole where it fits, else routed again a chunk at a time; and is refused where even

@@ -13,11 +13,10 @@ offset. Fastest where the list and a 2^30-entry bucket fit (scale 26 on an H100:
 fill="scatter" (`csr_from_streamed`, the list made again chunk by chunk for each pass): one
 pass fills the columns, each entry taking its row's next slot by an atomic (the degrees' array
 serves as the rows' cursors), so the list is generated (or re-read from Parquet) twice whatever
-the graph's size, not once per bucket; then every bucket of rows is sorted in place from its
-own columns (row_keys). Beside the CSR only the cursors (the fill) or one bucket's keys and the
-sort's buffer are alive; a bucket holds at most half the vertex count in entries (resort_bucket:
-2^26 at scale 27, 2^28 at most), so the sort stays under the search state that follows it: the
-build that reaches scale 28 on one 80 GB GPU.
+the graph's size, not once per bucket; then every bucket of rows, 2^28 entries, is sorted in
+place from its own columns (row_keys). Beside the CSR only the cursors (the fill) or one
+bucket's keys and the sort's buffer, 4 GiB (the sort) are alive: the build that reaches scale 28
+on one 80 GB GPU.
 
 With BFS_NVTX=1 each phase is an NVTX range, bfs:kernel1:<phase> (copy edges, degrees, offsets,
 fill, and per bucket keys, sort, columns; bfs.nvtx).
@@ -338,17 +337,6 @@ def sort_rows(offsets_h: np.ndarray, columns, fill_bucket, sort_limit: int = SOR
     del keys
 
 
-def resort_bucket(n_rows: int) -> int:
-    """Entries a bucket of an in-place sort holds (the streamed build's, and hubs_first's
-    re-sort): at most half the rows (a power of two; RESORT_LIMIT at most, 2^20 at least). The
-    bucket's keys and the sort's buffers take 16-32 bytes an entry, so the sort holds 8-16
-    bytes a row, less than the search state allocated after it, and is never a run's peak (at
-    scale 28 a 2^28-entry re-sort bucket was: 47.2 GiB against the search's 43.4; at scale 27
-    the streamed build's: 23.05 GiB against 21.6)."""
-    half = max(1, n_rows // 2)
-    return max(1 << 20, min(RESORT_LIMIT, 1 << (half.bit_length() - 1)))
-
-
 def streamed_kernel1_bytes(m: int, n: int, chunk: int, sort_limit: int = RESORT_LIMIT) -> int:
     """Peak device bytes of csr_from_streamed: the columns (8 m: 2m uint32) and the int64
     offsets (8 n) throughout; beside them, during the fill, the rows' cursors (8 n) and one
@@ -359,10 +347,10 @@ def streamed_kernel1_bytes(m: int, n: int, chunk: int, sort_limit: int = RESORT_
 
 
 def streamed_sort_limit(m: int, n: int, chunk: int, free: int) -> int:
-    """The sort bucket of a streamed Kernel 1: the largest power of two up to resort_bucket(n)
+    """The sort bucket of a streamed Kernel 1: the largest power of two up to RESORT_LIMIT
     whose keys and sort buffer fit beside the CSR in `free` bytes (the edges are not passed
     over again per bucket, so a smaller bucket costs little)."""
-    limit = resort_bucket(n)
+    limit = RESORT_LIMIT
     while limit > 1 << 20 and streamed_kernel1_bytes(m, n, chunk, limit) > free:
         limit //= 2
     return limit
