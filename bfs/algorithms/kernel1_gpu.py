@@ -258,6 +258,11 @@ def _csr_from_chunks(edge_chunks, n: int, sort_limit: int, what: str, directed: 
                 mod.get_function("count_degrees")((grid_for(src.size),), (BLOCK,),
                                                   (src, dst, np.int64(src.size), deg,
                                                    np.int32(directed)))
+    # the CSR's arrays live as long as the graph, so each gets an allocation of its own, not a
+    # cut of a block the degrees' pass cached and freed: scale 27's offsets (1 GiB) cut from a
+    # generator block kept 3 GiB beside them that no later free_pool could hand back, the
+    # run's peak (BENCHMARKS.md, "scale 27's peak")
+    device.free_pool()
     with nvtx.kernel1("offsets"):
         offsets = cp.zeros(n + 1, dtype=cp.int64)
         cp.cumsum(deg.view(cp.int64), out=offsets[1:])
