@@ -261,7 +261,9 @@ def _csr_from_chunks(edge_chunks, n: int, sort_limit: int, what: str, directed: 
     # the CSR's arrays live as long as the graph, so each gets an allocation of its own, not a
     # cut of a block the degrees' pass cached and freed: scale 27's offsets (1 GiB) cut from a
     # generator block kept 3 GiB beside them that no later free_pool could hand back, the
-    # run's peak (BENCHMARKS.md, "scale 27's peak")
+    # run's peak (BENCHMARKS.md, "scale 27's peak"). The last chunk goes first: a block it
+    # holds a cut of cannot be handed back either.
+    src = dst = None
     device.free_pool()
     with nvtx.kernel1("offsets"):
         offsets = cp.zeros(n + 1, dtype=cp.int64)
