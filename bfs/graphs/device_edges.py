@@ -8,7 +8,7 @@ import numpy as np
 from ..device import EDGE_LIST_BYTES_PER_EDGE, check_fits, require_gpu
 from ..errors import BfsError
 from .edge_chunks import STREAM_CHUNK, EdgeChunks
-from .graphdir import READ_UNIT_ROWS, iter_edge_batches, pass_progress, read_meta
+from .graphdir import edge_passes, iter_edge_batches, read_meta
 
 
 class DeviceEdges(EdgeChunks):
@@ -35,7 +35,7 @@ def streamed_graph_dir(graph_dir, chunk_rows: int = STREAM_CHUNK) -> DeviceEdges
     if meta.n_vertices > 2**32:
         raise BfsError(f"{graph_dir}: {meta.n_vertices} vertices; the GPU backend takes ids "
                        "below 2^32")
-    rows = max(1, min(chunk_rows, READ_UNIT_ROWS, meta.n_edges))   # the batches read
+    rows, one_pass = edge_passes(graph_dir, meta.n_edges, chunk_rows)
 
     def chunks():
         cp = require_gpu()
@@ -43,7 +43,7 @@ def streamed_graph_dir(graph_dir, chunk_rows: int = STREAM_CHUNK) -> DeviceEdges
         staging = cupyx.empty_pinned((2, rows), np.uint32)
         src_d, dst_d = cp.empty(rows, cp.uint32), cp.empty(rows, cp.uint32)
         seen = 0
-        for src, dst in iter_edge_batches(graph_dir, rows, progress=pass_progress(graph_dir)):
+        for src, dst in one_pass():
             k = len(src)
             seen += k
             if seen > meta.n_edges:

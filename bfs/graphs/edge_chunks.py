@@ -12,7 +12,7 @@ bfs.graphs.device_edges.DeviceEdges is the same on one GPU (device arrays); the 
 generator streams through bfs.harness.generated.GeneratedKronecker."""
 from __future__ import annotations
 
-from .graphdir import READ_UNIT_ROWS, iter_edge_batches, pass_progress, read_meta
+from .graphdir import edge_passes, read_meta
 
 STREAM_CHUNK = 1 << 24   # edges a host chunk holds (128 MiB of uint32 pairs)
 
@@ -42,6 +42,5 @@ def streamed_graph_dir_host(graph_dir, chunk_rows: int = STREAM_CHUNK) -> EdgeCh
     """A graph directory's edges a batch of Parquet rows at a time, read again at each pass
     (each part file's row count checked against its footer, the total against graph.json)."""
     meta = read_meta(graph_dir)
-    rows = max(1, min(chunk_rows, READ_UNIT_ROWS, meta.n_edges))   # the batches read
-    return EdgeChunks(meta.n_edges, lambda: iter_edge_batches(graph_dir, rows, progress=pass_progress(graph_dir)),
-                      chunk_edges=rows)
+    rows, one_pass = edge_passes(graph_dir, meta.n_edges, chunk_rows)
+    return EdgeChunks(meta.n_edges, one_pass, chunk_edges=rows)

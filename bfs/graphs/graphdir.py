@@ -333,11 +333,18 @@ def _read_edge_rows(path: Path, groups: list[int], rows: int):
     return src, dst
 
 
-def pass_progress(graph_dir) -> Progress:
-    """Progress of one streamed pass over a graph directory's edges (Kernel 1's two, each
-    validation's): quiet for its first 10 s, then a line every 10 s (at scale 27 a pass took
-    26 s on one reader thread)."""
-    return Progress(f"pass over {graph_dir}", "edges", every=10.0, after=10.0)
+def edge_passes(graph_dir, n_edges: int, chunk_rows: int):
+    """Streamed passes over a graph directory's edges, for a reader that makes one a pass
+    (Kernel 1's two, each validation's): (the rows a batch holds at most, a callable starting a
+    pass). Each pass reports its progress, quiet for its first 10 s, then a line every 10 s (at
+    scale 27 a pass took 26 s on one reader thread)."""
+    rows = max(1, min(chunk_rows, READ_UNIT_ROWS, n_edges))
+
+    def one_pass():
+        progress = Progress(f"pass over {graph_dir}", "edges", every=10.0, after=10.0)
+        return iter_edge_batches(graph_dir, rows, progress=progress)
+
+    return rows, one_pass
 
 
 def iter_edge_batches(graph_dir: str | os.PathLike, batch_rows: int = 1 << 22,
