@@ -25,7 +25,7 @@ if _WHY:
 
 pytestmark = pytest.mark.gpu
 
-from bfs.algorithms import kernel1_gpu
+from bfs.algorithms import kernel1_gpu, merrill_do
 from bfs import device
 from bfs.graphs import device_edges
 from bfs.algorithms import EdgeList, RunContext, get_algorithm  # noqa: E402
@@ -72,7 +72,7 @@ VARIANT_IDS = ["tiles", "tiles-cas", "v0", "degree-order"] + [f"do-{k}" for k in
     + ["do-all-bottom-up-ahead1", "do-tail0"]
 
 
-def test_degree_order_renames_hubs_first_and_is_refused_where_unsupported():
+def test_degree_order_renames_hubs_first_and_is_refused_where_unsupported(monkeypatch):
     rng = np.random.default_rng(5)
     n = 3000
     src, dst = random_edges(rng, n, 8 * n)
@@ -98,6 +98,10 @@ def test_degree_order_renames_hubs_first_and_is_refused_where_unsupported():
         np.testing.assert_array_equal(row, sorted(row, key=lambda c: (-deg[c], c)))
     has_row = deg > 0       # each vertex's first entry (its biggest hub) beside the offsets
     np.testing.assert_array_equal(do.head.get()[has_row], cols[off[:-1][has_row]])
+    # built a slice of rows at a time (the last slice short): the same copy
+    monkeypatch.setattr(merrill_do, "HEAD_SLICE", 37)
+    sliced = merrill_do.head_entries(do.offsets, do.columns, do.nnz).get()
+    np.testing.assert_array_equal(sliced[has_row], cols[off[:-1][has_row]])
     assert do.kernel1_extra_s > 0
     # bench's shared CSR (from_csr): the same rows, re-sorted in a copy, the CSR left alone;
     # built for the searcher (above), re-sorted in place

@@ -108,6 +108,7 @@ AHEAD = 8               # bottom-up levels enqueued past a host decision, run or
 LEVEL_SLOTS = 1024      # per-level counts of neighbours read (deeper levels share the last)
 TOP_DOWN_PASSES = 8     # level_edges_examined: passes over the level array, one per top-down
                         # level, up to this many (a Kronecker search has 1-3), else a bincount
+HEAD_SLICE = 1 << 24    # rows of head_entries' int64 temporary at a time (128 MiB)
 # how the search writes parent and level (merrill_do.cu): "dense" = no reset pass, the first
 # bottom-up level writes whole words and guesses levels; "reset" = a reset pass writes -1 to
 # every entry and bottom-up levels write the vertices they find (the earlier scheme, measured)
@@ -134,7 +135,16 @@ def head_entries(offsets, entries, nnz: int):
     before the row itself); None for an empty matrix. An empty row gets any entry: the
     kernel never reads it."""
     import cupy as cp
-    return entries[cp.minimum(offsets[:-1], nnz - 1)] if nnz else None
+    if not nnz:
+        return None
+    rows = int(offsets.size) - 1
+    head = cp.empty(rows, dtype=entries.dtype)
+    # a slice of rows at a time: the clipped offsets are int64, 8 bytes a row, and at scale 27
+    # a whole-array temporary (1 GiB) beside the search state set the run's peak
+    for lo in range(0, rows, HEAD_SLICE):
+        hi = min(rows, lo + HEAD_SLICE)
+        cp.take(entries, cp.minimum(offsets[lo:hi], nnz - 1), out=head[lo:hi])
+    return head
 
 
 def module(kernel: str):
@@ -188,7 +198,7 @@ class MerrillDoSearcher(MerrillSearcher):
         # isolated vertices and the padding past n start visited: bottom-up never reads them
         # (half the vertices of a Kronecker graph at scale 26 have no edge)
         closed = cp.ones(self.n_words * 32, dtype=cp.bool_)
-        closed[:self.n] = cp.diff(self.offsets) == 0
+        closed[:self.n] = self.offsets[1:] == self.offsets[:-1]     # no int64 degrees
         self.visited_init = cp.packbits(closed, bitorder="little").view(cp.uint32)
         del closed
         self.queue_count = cp.zeros(1, dtype=cp.uint64)
