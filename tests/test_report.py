@@ -9,6 +9,7 @@ import pytest
 
 from bfs import cli, report
 from bfs.report import figures
+from bfs.report.runs import one_rank_in_every_series
 from helpers import bfs_cli, searches
 
 pytestmark = pytest.mark.mpi
@@ -171,6 +172,30 @@ def test_comm_makes_its_own_scaling_series(gpu_comm_runs, tmp_path):
     assert sorted(zip(weak["comm"], weak["GPUs"])) == sorted(gpu_comm_runs)
     bfs_cli("report", "table", "graphs", *dirs, "--out", tmp_path / "graphs")
     assert len(pd.read_csv(tmp_path / "graphs.csv")) == 4  # nothing pooled across comm
+
+
+def test_one_rank_run_is_every_series_first_point(gpu_comm_runs, tmp_path):
+    """The workflow runs a one-rank point once (one rank exchanges nothing): the MPI series
+    takes the NCCL run's one-rank point, in the tables and the figure; a series with its own
+    one-rank run keeps it."""
+    dirs = [gpu_comm_runs[k] for k in [("nccl", 1), ("nccl", 2), ("mpi", 2)]]
+    bfs_cli("report", "table", "strong_scaling", *dirs, "--out", tmp_path / "strong")
+    strong = pd.read_csv(tmp_path / "strong.csv")
+    got = {(r.comm, r.GPUs): r.GTEPS for r in strong.itertuples()}
+    one = harmonic_teps(gpu_comm_runs[("nccl", 1)]) / 1e9
+    assert got[("mpi", 1)] == pytest.approx(one) and got[("nccl", 1)] == pytest.approx(one)
+    mpi_two = harmonic_teps(gpu_comm_runs[("mpi", 2)]) / 1e9
+    assert strong.set_index(["comm", "GPUs"]).loc[("mpi", 2), "speedup"] == \
+        pytest.approx(mpi_two / one)
+    bfs_cli("report", "table", "weak_scaling", *dirs, "--out", tmp_path / "weak")
+    weak = pd.read_csv(tmp_path / "weak.csv")
+    assert sorted(zip(weak["comm"], weak["GPUs"])) == sorted(gpu_comm_runs)
+    line = next(l for l in figures.strong_scaling_figure(report.load_runs(dirs)).axes[0]
+                .get_lines() if l.get_label() == "2d/gpu/scan/mpi")
+    assert list(line.get_xdata()) == [1, 2]
+    # each comm's own one-rank run where there is one (nothing copied)
+    whole = report.load_runs(list(gpu_comm_runs.values()))
+    assert one_rank_in_every_series(whole) is whole
 
 
 def test_figures_name_the_comm_where_it_varies(gpu_comm_runs, runs):

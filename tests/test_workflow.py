@@ -452,15 +452,17 @@ def comm_config(**strong) -> dict:
 
 def test_comm_and_grid_shapes_plan_their_runs(tmp_path):
     """comm: [nccl, mpi] and explicit grids: one run per shape, exchange and comm, the GPU's
-    default comm (nccl) keeping the plain name; --comm, --exchange and the partition follow the
+    default comm (nccl) keeping the plain name; one run on one rank (it exchanges nothing),
+    under the first exchange and comm listed; --comm, --exchange and the partition follow the
     run id; CPU runs keep their names and get no --comm."""
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(comm_config()))
     jobs = planned_bfs_jobs(snakemake(tmp_path, "-n", "-p").stdout)
     gpu_2d = {f"2d/gpu-{grid}-{ex}{suffix}": (grid, ex, comm)
-              for grid in ["1x1", "1x2", "2x1"] for ex in ["scan", "wave"]
+              for grid in ["1x2", "2x1"] for ex in ["scan", "wave"]
               for suffix, comm in [("", "nccl"), ("-mpi", "mpi")]}
-    gpu_1d = {f"1d/gpu-p{p}-{variant}": (f"p{p}", None, comm)
-              for p in [1, 2] for variant, comm in [("default", "nccl"), ("mpi", "mpi")]}
+    gpu_2d["2d/gpu-1x1-scan"] = ("1x1", "scan", "nccl")
+    gpu_1d = {"1d/gpu-p1-default": ("p1", None, "nccl"), "1d/gpu-p2-default": ("p2", None, "nccl"),
+              "1d/gpu-p2-mpi": ("p2", None, "mpi")}
     cpu = {"2d/cpu-1x1-scan": ("1x1", "scan", None), "2d/cpu-1x2-scan": ("1x2", "scan", None)}
     expected = {f"kron-s8/{run}": how for run, how in {**gpu_2d, **gpu_1d, **cpu}.items()}
     assert set(jobs) == set(expected)

@@ -114,10 +114,11 @@ COMM = Option(
     choices=("nccl", "mpi"), default={"cpu": "mpi", "gpu": "nccl"}, flag=True,
     # run ids name it only where it is not the backend's default (2d/gpu-1x2-scan-mpi); a GPU
     # run's command names it always, a CPU run's never (MPI is its only exchange)
-    sweep=True, id_omits_default=True, fixed_on=("cpu",))
+    sweep=True, id_omits_default=True, fixed_on=("cpu",), between_ranks=True)
 EXCHANGE = Option(
     "exchange", "contraction scheme, log p pairwise scan (Fu) or p-step wave (Checconi)",
-    choices=("scan", "wave"), default="scan", flag=True, sweep=True, id_always=True)
+    choices=("scan", "wave"), default="scan", flag=True, sweep=True, id_always=True,
+    between_ranks=True)
 ALPHA = Option(
     "alpha", "go bottom-up when the frontier's edges exceed the unreached vertices' edges / "
     "ALPHA (default 15 on the CPU, 40 on the GPU)", parse=positive_float, flag=True)

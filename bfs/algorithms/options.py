@@ -117,6 +117,9 @@ class Option:
     # backends whose runs have only the default: their commands leave the flag out
     fixed_on: tuple[str, ...] = ()
     config_schema: dict | None = None   # a config value's JSON schema, where not the parser's
+    # steers what ranks exchange (comm, exchange): a search on one rank is the same search
+    # whatever its value, so the workflow plans it once (the first value an experiment lists)
+    between_ranks: bool = False
 
     def __post_init__(self):
         if self.sweep and not (self.id_prefix or self.id_pattern or self.choices):

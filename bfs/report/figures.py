@@ -37,7 +37,8 @@ import pandas as pd
 
 from ..partition import squarest_grid
 from .runs import (IMPLEMENTATION_KEYS, LEVEL_RUN_KEYS, SERIES_KEYS, atomic_write, comm_varies,
-                   count_label, implementation_label, load_levels, pool, pooled_by_layout)
+                   count_label, implementation_label, load_levels, one_rank_in_every_series, pool,
+                   pooled_by_layout)
 from .tables import cost, cost_references, scaling_base, single_process
 from ..log import log
 
@@ -237,6 +238,7 @@ def _scaling_figure(runs: pd.DataFrame, title: str, weak: bool):
     """Strong scaling: a panel per graph, a line per implementation, the graph's best
     single-process search as the COST reference line and the COST in each label. Weak
     scaling: one panel, a line per implementation (the graph grows along it)."""
+    runs = one_rank_in_every_series(runs)
     count = count_label(runs)
     keys = IMPLEMENTATION_KEYS if weak else SERIES_KEYS
     with_comm = comm_varies(runs)

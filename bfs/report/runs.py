@@ -286,6 +286,28 @@ def pooled_by_layout(series: pd.DataFrame) -> pd.DataFrame:
         .apply(pool, include_groups=False).reset_index()
 
 
+def one_rank_in_every_series(runs: pd.DataFrame) -> pd.DataFrame:
+    """A distributed search on one rank exchanges nothing, so the workflow runs it once, under
+    the first exchange and comm its experiment lists (Option.between_ranks); each (exchange,
+    comm) that ran on more ranks takes that run as its one-rank point. Returns `runs` with a
+    copy of a graph's one-rank runs under each such pair it lacks (weak scaling's one-rank
+    graph differs from its larger points', so the pairs are gathered per algorithm)."""
+    def pair(exchange, comm):
+        return tuple(None if pd.isna(v) else v for v in (exchange, comm))
+
+    one_rank = runs[(runs["ranks"] == 1) & runs["comm"].notna()]
+    copies = []
+    for (algorithm, backend), ones in one_rank.groupby(["algorithm", "backend"], sort=False):
+        more = runs[(runs["algorithm"] == algorithm) & (runs["backend"] == backend)
+                    & (runs["ranks"] > 1)]
+        wanted = dict.fromkeys(pair(e, c) for e, c in zip(more["exchange"], more["comm"]))
+        for _, graph_ones in ones.groupby("graph", sort=False):
+            have = [pair(e, c) for e, c in zip(graph_ones["exchange"], graph_ones["comm"])]
+            first = graph_ones[[p == have[0] for p in have]]
+            copies += [first.assign(exchange=e, comm=c) for e, c in wanted if (e, c) not in have]
+    return pd.concat([runs, *copies], ignore_index=True) if copies else runs
+
+
 def implementation_label(algorithm, backend, exchange, comm=None) -> str:
     """'2d/gpu/scan', with '/nccl' or '/mpi' added where `comm` is given (pass it where the
     runs shown differ in comm)."""

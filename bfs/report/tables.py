@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from .runs import (IMPLEMENTATION_KEYS, SERIES_KEYS, atomic_write, count_label,
-                   implementation_label, pool, pooled_by_layout)
+                   implementation_label, one_rank_in_every_series, pool, pooled_by_layout)
 from .sources import algorithm_source_lines
 
 
@@ -83,6 +83,7 @@ def scaling_base(pooled: pd.DataFrame) -> pd.Series | None:
 
 
 def strong_scaling_table(runs: pd.DataFrame) -> pd.DataFrame:
+    runs = one_rank_in_every_series(runs)
     count = count_label(runs)
     references = cost_references(runs)
     out = []
@@ -117,6 +118,7 @@ def strong_scaling_table(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def weak_scaling_table(runs: pd.DataFrame) -> pd.DataFrame:
+    runs = one_rank_in_every_series(runs)
     count = count_label(runs)
     keys = IMPLEMENTATION_KEYS
     out = []

@@ -330,12 +330,19 @@ def experiment_layouts(name):
         points = [(graph, {"ranks": r}) for graph in exp["graphs"]
                   for r in (counts if isinstance(counts, list) else [counts])]
     repeats = exp.get("repeats", config.get("repeats", 1))
+    axes = experiment_axes(name)
+    between_ranks = {n for n, o in all_options().items() if o.between_ranks}
     runs = []
     for graph, shape in points:
         for algorithm in experiment_algorithms(name):
             layout = layout_for(algorithm, **shape)
             on = run_backend(name, algorithm)
             for settings in experiment_settings(name):
+                if layout_ranks(layout) == 1:
+                    # one rank exchanges nothing: one run, under the first comm and exchange
+                    # listed, is every series' one-rank point (report: one_rank_in_every_series)
+                    settings = {k: axes[k][0] if k in between_ranks else v
+                                for k, v in settings.items()}
                 # the id names what the settings say of this algorithm's options (others
                 # are not its: the same id, planned once)
                 variant = variant_name(ALGORITHMS[algorithm], on, settings)
