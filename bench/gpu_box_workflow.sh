@@ -33,7 +33,8 @@ smk() { python3 -m snakemake -s "$PWD/Snakefile" -d "$WORK" --configfile "$WORK/
 start=$(date +%s)
 # TARGETS before --resources, which takes every word after it as a resource
 # shellcheck disable=SC2086  # TARGETS: a list of paths
-smk -c 16 ${TARGETS:-} --resources gpu="$GPUS" > "$OUT/workflow.log" 2>&1
+# --rerun-incomplete: a kept $WORK may hold a run an earlier call's time limit cut short
+smk -c 16 ${TARGETS:-} --rerun-incomplete --resources gpu="$GPUS" > "$OUT/workflow.log" 2>&1
 echo "workflow: $(( $(date +%s) - start )) s" | tee -a "$OUT/workflow.log"
 [ -z "${TARGETS:-}" ] && smk --report "$WORK/results/report.html" >> "$OUT/workflow.log" 2>&1
 cp "$WORK"/results/tables/*.md "$WORK"/results/figures/*.png "$OUT/" 2>/dev/null || true
