@@ -672,6 +672,10 @@ def test_in_place_graph_runs_generate_it_and_write_no_graph_or_partition(tmp_pat
     validations = [j for j in planned_jobs(plan) if j["rule"] == "validate"]
     big_checks = [j for j in validations if "validation/big/" in j["output"]]
     assert len(big_checks) == 6 and all("--graph" not in j["shell"] for j in big_checks)
+    # made again on the GPU, so each asks for one (none shares a device with a timed search);
+    # the on-disk graph's validations read it on the CPU
+    assert {j["resources"]["gpu"] for j in big_checks} == {1}
+    assert {j["resources"]["gpu"] for j in validations if j not in big_checks} == {0}
     assert all("--graph results/graphs/small" in j["shell"] for j in validations
                if "validation/small/" in j["output"])
 

@@ -644,6 +644,22 @@ def gpus(wc):
     return 0
 
 
+def validation_gpus(wc):
+    """GPUs a validate job asks for: bfs validate generates a GPU run's in-place graph again on
+    the GPU where there is one (tens of times faster than the CPU), so that job asks for one,
+    or on one box (exclusive_gpus: N) all N, so that no validation shares a device with a
+    timed search (on the GPU box they did: validations beside the searches, and a scale-26 1d
+    run failing beside one). Other validations read the graph directory on the CPU."""
+    if wc.graph in IN_PLACE and wc.backend in ("gpu", "auto"):
+        return config.get("exclusive_gpus") or 1
+    return 0
+
+
+def validation_env(wc):
+    """CuPy's environment where the validation generates on the GPU (validation_gpus)."""
+    return "../../envs/gpu.yaml" if validation_gpus(wc) else "../../envs/cpu.yaml"
+
+
 # --- job sizes for a batch scheduler (runtime in minutes, mem_mb per node) ----------------
 # Estimated from what the config says about a graph, before it exists: a Kronecker graph has
 # edgefactor * 2^scale edges, a local SNAP file about one edge per 16 bytes. Rates, margin and

@@ -1,5 +1,6 @@
 # Validate: every run's saved parents re-checked against the graph's own edge list, in a job
-# of its own; tables and figures take only runs that passed.
+# of its own; tables and figures take only runs that passed. A GPU run's in-place graph is
+# generated again on the GPU, by a job that asks for it (validation_gpus).
 
 
 rule validate:
@@ -12,11 +13,12 @@ rule validate:
         # an in-place graph has no directory (no input): bfs validate makes it again from run.json
         graph=lambda wc, input: f"--graph {input.graph}" if input.graph else "",
     resources:
+        gpu=validation_gpus,
         mem_mb=lambda wc: mem_mb_for(wc.graph),
         runtime=lambda wc, attempt: runtime_for(wc.graph, 2 * config['save_parents'] + 2, attempt),
     log:
         f"{RESULTS}/logs/validate/{{graph}}/{{algorithm}}-{{backend}}-{{layout}}-{{variant}}.log",
     conda:
-        "../../envs/cpu.yaml"
+        validation_env
     shell:
         "python3 -m bfs validate {input.run} {params.graph} --report {output} 2>&1 | tee {log}"
