@@ -9,6 +9,10 @@
 # report is made only by a call without TARGETS); AS_IS=1 runs CONFIG at its own scales:
 #   AS_IS=1 KEEP=1 TARGETS=results/tables/weak_scaling_at_the_memory_limit-weak_scaling.md \
 #     OUT=dir bash bench/gpu_box_workflow.sh
+# Across calls on machines that were not kept: LIMIT=540 stops snakemake (SIGTERM) in time to
+# pack every validated run (run directory less its saved parents, and its verdict) into
+# $OUT/results.tar.gz; the next call, given that file as RESUME=path (carried), unpacks it
+# first and snakemake makes only what is missing.
 set -euo pipefail
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -18,6 +22,10 @@ GPUS=$(nvidia-smi -L | wc -l)
 mkdir -p "$OUT"
 if [ -z "${KEEP:-}" ] || [ ! -d "$WORK" ]; then
   rm -rf "$WORK" && mkdir -p "$WORK" && ln -s "$PWD/data" "$WORK/data"
+fi
+if [ -n "${RESUME:-}" ]; then
+  tar -C "$WORK" -xzf "$RESUME"
+  echo "resumed: $(find "$WORK/results/validation" -name '*.json' | wc -l) validated runs from $RESUME"
 fi
 if [ -n "${AS_IS:-}" ]; then
   # the config at its own scales (config/gpu_box.yaml: 26-28), results and roots set
@@ -31,11 +39,30 @@ else
 fi
 smk() { python3 -m snakemake -s "$PWD/Snakefile" -d "$WORK" --configfile "$WORK/config.yaml" "$@"; }
 start=$(date +%s)
-# TARGETS before --resources, which takes every word after it as a resource
-# shellcheck disable=SC2086  # TARGETS: a list of paths
+status=0
+# TARGETS before --resources, which takes every word after it as a resource;
 # --rerun-incomplete: a kept $WORK may hold a run an earlier call's time limit cut short
-smk -c 16 ${TARGETS:-} --rerun-incomplete --resources gpu="$GPUS" > "$OUT/workflow.log" 2>&1
-echo "workflow: $(( $(date +%s) - start )) s" | tee -a "$OUT/workflow.log"
+# shellcheck disable=SC2086  # TARGETS: a list of paths
+timeout --kill-after=30 "${LIMIT:-0}" python3 -m snakemake -s "$PWD/Snakefile" -d "$WORK" \
+  --configfile "$WORK/config.yaml" -c 16 ${TARGETS:-} --rerun-incomplete \
+  --resources gpu="$GPUS" > "$OUT/workflow.log" 2>&1 || status=$?
+echo "workflow: $(( $(date +%s) - start )) s, exit status $status" | tee -a "$OUT/workflow.log"
+# every validated run (a run cut short has no verdict: left out), less its saved parents
+python3 - "$WORK" "$OUT/results.tar.gz" <<'PY'
+import sys, tarfile, pathlib
+work = pathlib.Path(sys.argv[1])
+verdicts = sorted((work / "results/validation").glob("*/*/*.json"))
+with tarfile.open(sys.argv[2], "w:gz") as tar:
+    for verdict in verdicts:
+        rel = verdict.relative_to(work / "results/validation").with_suffix("")
+        run = work / "results/runs" / rel
+        if run.is_dir():
+            tar.add(run, arcname=f"results/runs/{rel}",
+                    filter=lambda t: None if "/parents" in t.name else t)
+            tar.add(verdict, arcname=f"results/validation/{rel}.json")
+print(f"packed {len(verdicts)} validated runs into {sys.argv[2]}")
+PY
+[ "$status" = 0 ] || { tail -20 "$OUT/workflow.log"; exit "$status"; }
 [ -z "${TARGETS:-}" ] && smk --report "$WORK/results/report.html" >> "$OUT/workflow.log" 2>&1
 cp "$WORK"/results/tables/*.md "$WORK"/results/figures/*.png "$OUT/" 2>/dev/null || true
 cp "$WORK/config.yaml" "$OUT/"

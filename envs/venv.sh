@@ -34,10 +34,10 @@ if [ $# -eq 0 ]; then
 fi
 
 CREATING=0
-WORK=
+SCRATCH=   # the venv build's temporary folder (not WORK: callers pass that name on)
 cleanup() {
     local rc=$?
-    [ -z "$WORK" ] || rm -rf "$WORK"
+    [ -z "$SCRATCH" ] || rm -rf "$SCRATCH"
     if [ "$CREATING" = 1 ] && [ "$rc" != 0 ]; then
         rm -rf "$VENV"
         say "removed the unfinished $VENV"
@@ -62,12 +62,12 @@ check_python() {
 
 # pip into the new venv: ensurepip where the interpreter has it, else PyPI's pip wheel.
 install_pip() {
-    local vpy=$VENV/bin/python log=$WORK/ensurepip.log wheel
+    local vpy=$VENV/bin/python log=$SCRATCH/ensurepip.log wheel
     if "$vpy" -m ensurepip --upgrade --default-pip >"$log" 2>&1; then
         return 0
     fi
     say "no ensurepip ($(tail -n 1 "$log")); fetching pip from PyPI"
-    wheel=$("$vpy" - "$WORK" "$PYPI_PIP" <<'PY'
+    wheel=$("$vpy" - "$SCRATCH" "$PYPI_PIP" <<'PY'
 import hashlib, json, pathlib, sys, urllib.parse, urllib.request
 
 dest, url = pathlib.Path(sys.argv[1]), sys.argv[2]
@@ -103,7 +103,7 @@ create_venv() {
     CREATING=1
     mkdir -p "$VENV"
     : >"$INCOMPLETE"  # a creation killed before the end is redone by the next call
-    WORK=$(mktemp -d "${TMPDIR:-/tmp}/bfs-venv.XXXXXX")
+    SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/bfs-venv.XXXXXX")
     "$PY" -m venv --without-pip "$VENV" >&2 || die "'$PY -m venv --without-pip $VENV' failed"
     install_pip
     "$VENV/bin/python" -m pip --version >/dev/null 2>&1 || die "pip does not run in $VENV"

@@ -2,9 +2,11 @@
 box configs rewritten at chosen scales pass the workflow's own checks (a Snakemake dry run:
 the schema, then common.smk's checks), every experiment's graphs defined."""
 import importlib.util
+import os
 import shutil
 import subprocess
 import sys
+import tarfile
 
 import pytest
 import yaml
@@ -86,3 +88,52 @@ def test_rewritten_config_passes_the_workflow_checks(name, tmp_path):
     assert dry.returncode == 0, dry.stdout[-3000:] + dry.stderr[-3000:]
     assert "kron-s12" in dry.stdout and "kron-s13" in dry.stdout
     assert "experiments use graphs not defined" not in dry.stderr
+
+
+@pytest.mark.skipif(shutil.which("snakemake") is None, reason="needs snakemake")
+def test_box_workflow_resumes_from_the_runs_an_earlier_call_packed(tmp_path):
+    """bench/gpu_box_workflow.sh across calls on machines not kept: each packs its validated runs
+    (less the saved parents) into results.tar.gz; a call given it as RESUME makes only what is
+    missing (here the table: the same table), and a call stopped by LIMIT packs no run it cut
+    short. CPU runs of an in-place graph stand for the GPU box's (nvidia-smi faked: no GPU)."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "nvidia-smi").write_text("#!/bin/sh\nexit 0\n")
+    (fake / "nvidia-smi").chmod(0o755)
+    config = tmp_path / "box.yaml"
+    config.write_text(yaml.safe_dump({
+        "results": "results/box", "roots": 4, "save_parents": 1,
+        "graphs": {"kronecker": {"kron-s9": {"scale": 9, "edgefactor": 8, "in_place": True}}},
+        "experiments": {"real_graphs": {"graphs": ["kron-s9"],
+                                        "algorithms": ["seq-csr", "seq-list"]}}}))
+
+    def call(out, **env):
+        env = {**os.environ, "PATH": f"{fake}:{os.environ['PATH']}",
+               "CONFIG": str(config), "AS_IS": "1", "ROOTS": "4", "OUT": str(out),
+               "WORK": str(tmp_path / "work"), "TARGETS": "results/tables/real_graphs.md", **env}
+        return subprocess.run(["bash", str(ROOT / "bench" / "gpu_box_workflow.sh")], env=env,
+                              capture_output=True, text=True, cwd=ROOT, timeout=600)
+
+    first = call(tmp_path / "first")
+    assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
+    packed = tmp_path / "first" / "results.tar.gz"
+    with tarfile.open(packed) as tar:
+        names = tar.getnames()
+    runs = {"kron-s9/seq-csr/cpu-serial-default", "kron-s9/seq-list/cpu-serial-default"}
+    assert {n.removeprefix("results/validation/").removesuffix(".json")
+            for n in names if n.startswith("results/validation/")} == runs
+    assert all(f"results/runs/{r}/run.json" in names for r in runs)
+    assert not [n for n in names if "/parents" in n]
+    shutil.rmtree(tmp_path / "work")          # another machine
+    second = call(tmp_path / "second", RESUME=str(packed))
+    assert second.returncode == 0, second.stdout[-3000:] + second.stderr[-3000:]
+    assert "resumed: 2 validated runs" in second.stdout
+    log = (tmp_path / "second" / "workflow.log").read_text()
+    assert "rule bfs_" not in log and "rule validate" not in log and "rule table" in log
+    assert (tmp_path / "second" / "real_graphs.md").read_text() == \
+        (tmp_path / "first" / "real_graphs.md").read_text()
+    shutil.rmtree(tmp_path / "work")
+    cut = call(tmp_path / "cut", LIMIT="1")
+    assert cut.returncode == 124
+    with tarfile.open(tmp_path / "cut" / "results.tar.gz") as tar:
+        assert [n for n in tar.getnames() if n.startswith("results/validation/")] == []
