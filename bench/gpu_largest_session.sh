@@ -30,11 +30,13 @@ summary() {   # run.json's figures: Kernel 1, GTEPS, edge list, memory
 import json, sys
 info = json.load(open(sys.argv[1] + "/run.json"))
 m = info["measurements"]
-peak = max(p["pool"] for p in m["device_memory_peak_bytes"])
+top = max(m["device_memory_peak_bytes"], key=lambda p: p["pool"])
+peak = top["pool"]
 print(f"K1 {info['construction_time']:.3f} s, hmean {m['hmean_teps'] / 1e9:.2f} GTEPS, "
       f"median {m['median_time_s'] * 1e3:.3f} ms, validated {m['n_validated']}, valid "
       f"{info['valid']}, edge list {m.get('edge_list')}, peak {peak / 2**30:.2f} GiB "
-      f"({m['device_bytes_per_directed_edge']:.2f} B per directed edge)")
+      f"({m['device_bytes_per_directed_edge']:.2f} B per directed edge; in use "
+      f"{top.get('in_use', 0) / 2**30:.2f} GiB at {top.get('stage')})")
 PY
 }
 case "$stage" in

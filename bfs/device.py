@@ -139,36 +139,47 @@ def free_memory() -> tuple[int, int]:
 # The peak of a run's device memory (run.json's device_memory_peak_bytes). CuPy's pool only
 # grows until free_all_blocks, so its total at a stage's end is that stage's high-water mark;
 # note_memory() is called there (after Kernel 1's sorts, after a searcher is built, before every
-# free_all_blocks) and keeps the largest, with the device's used bytes at that moment.
-_peak = {"pool": 0, "device_used": 0}
+# free_all_blocks) and keeps the largest, with the device's used bytes at that moment, the
+# bytes the pool's arrays held (the rest: blocks cached beside them, which free_all_blocks
+# cannot hand back where an array holds a cut of one) and the stage that noted it.
+_EMPTY = {"pool": 0, "device_used": 0, "in_use": 0, "stage": None}
+_peak = dict(_EMPTY)
+
+
+def _stage(depth: int = 3) -> str:
+    """'sort_rows:332 < _csr_from_chunks:302 < csr_from_streamed:461': who noted the pool."""
+    import sys
+    frame, callers = sys._getframe(2), []
+    while frame is not None and len(callers) < depth:
+        if frame.f_code.co_name not in ("free_pool", "memory_peak"):
+            callers.append(f"{frame.f_code.co_qualname}:{frame.f_lineno}")
+        frame = frame.f_back
+    return " < ".join(callers)
 
 
 def note_memory() -> None:
     cp = cupy()
     mempool = cp.get_default_memory_pool()
     pool = int(mempool.total_bytes())
-    if pool >= _peak["pool"]:
+    if pool > _peak["pool"]:     # the first stage that saw the peak keeps it
         free, total = cp.cuda.runtime.memGetInfo()
-        _peak.update(pool=pool, device_used=int(total) - int(free))
+        _peak.update(pool=pool, device_used=int(total) - int(free),
+                     in_use=int(mempool.used_bytes()), stage=_stage())
     if os.environ.get("BFS_MEMORY_LOG", "") not in ("", "0"):
-        # where the pool stood at each noted stage, and who noted it (stderr)
+        # where the pool stood at each noted stage (stderr)
         import sys
-        frame, callers = sys._getframe(1), []
-        while frame is not None and len(callers) < 3:
-            callers.append(f"{frame.f_code.co_name}:{frame.f_lineno}")
-            frame = frame.f_back
-        callers = " < ".join(callers)
         print(f"[bfs memory] pool {pool / 2**30:.2f} GiB, in use {mempool.used_bytes() / 2**30:.2f}"
-              f" GiB at {callers}", file=sys.stderr, flush=True)
+              f" GiB at {_stage()}", file=sys.stderr, flush=True)
 
 
 def memory_peak(reset: bool = False) -> dict:
     """{"pool": the CuPy pool's high-water mark in bytes, "device_used": the device's used
-    bytes when it was reached} over what note_memory() saw; reset: start again (each run)."""
+    bytes when it was reached, "in_use": the bytes the pool's arrays held then, "stage": who
+    noted it} over what note_memory() saw; reset: start again (each run)."""
     note_memory()
     out = dict(_peak)
     if reset:
-        _peak.update(pool=0, device_used=0)
+        _peak.update(_EMPTY)
     return out
 
 

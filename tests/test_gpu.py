@@ -678,6 +678,9 @@ def test_run_with_the_edge_list_streamed(tmp_path):
         assert info["parameters"]["rows"] == "degree"     # rows=auto as it resolved
         (peak,) = m["device_memory_peak_bytes"]
         assert peak["rank"] == 0 and 0 < peak["pool"] <= peak["device_used"]
+        # the bytes arrays held at the peak, and the stage that first saw it (Kernel 1's
+        # sort or a searcher's build, by the function that noted the pool)
+        assert 0 < peak["in_use"] <= peak["pool"] and ":" in peak["stage"], peak
         assert 0 < m["device_bytes_per_directed_edge"] < 1000
     proc = bfs_cli("run", "--generate", "kronecker:scale=10", "--algorithm", "hybrid",
                    "--backend", "gpu", "--roots", "1", "--edge-list", "stream", "--out",

@@ -331,3 +331,38 @@ def test_streamed_block_chunks_cover_each_share_in_as_many_steps_on_every_rank()
             assert all(a <= b <= a + chunk for a, b in ranges)
             assert all(b == a2 for (_, b), (a2, _) in zip(ranges, ranges[1:]))
 
+
+
+def test_device_memory_peak_names_the_stage_that_first_saw_it(monkeypatch):
+    """bfs.device.memory_peak over a pool that grows, stays and is handed back: the largest
+    size, the bytes its arrays held then and the function that noted it first (run.json's
+    device_memory_peak_bytes); reset starts again. CuPy's pool and runtime are faked."""
+    import types
+    from bfs import device
+    state = {"total": 0, "used": 0}
+    pool = types.SimpleNamespace(total_bytes=lambda: state["total"],
+                                 used_bytes=lambda: state["used"],
+                                 free_all_blocks=lambda: state.update(total=state["used"]))
+    fake = types.SimpleNamespace(
+        get_default_memory_pool=lambda: pool,
+        cuda=types.SimpleNamespace(runtime=types.SimpleNamespace(
+            memGetInfo=lambda: (80 - state["total"] - 1, 80))))
+    monkeypatch.setattr(device, "cupy", lambda: fake)
+    device.memory_peak(reset=True)
+
+    def sort_stage():
+        state.update(total=23, used=19)
+        device.note_memory()
+
+    def release_stage():            # sees the same size, then hands the cache back
+        device.free_pool()
+
+    sort_stage()
+    release_stage()
+    state.update(total=21, used=21)
+    peak = device.memory_peak()
+    assert (peak["pool"], peak["in_use"], peak["device_used"]) == (23, 19, 24)
+    assert peak["stage"].startswith("test_device_memory_peak_names_the_stage_that_first_saw_it"
+                                    ".<locals>.sort_stage:")
+    assert device.memory_peak(reset=True)["pool"] == 23
+    assert device.memory_peak()["pool"] == 21 and device.memory_peak()["in_use"] == 21

@@ -250,29 +250,33 @@ def _memory_peaks(session, gpu: bool) -> dict:
     process's resident-set high-water mark since the reset before Kernel 1
     (envinfo.host_memory_peak: the graph the session holds, Kernel 1, the searches and the
     validations, with the interpreter and its libraries, a few hundred MB, beneath them). On a
-    GPU, device_memory_peak_bytes: the CuPy pool's high-water mark over the same span and the
-    device's used bytes at that point (bfs.device.note_memory). Each with the largest peak per
-    directed edge of the whole graph times the ranks (what a rank holds per edge of its
-    share). Collective."""
-    mine = [envinfo.host_memory_peak()]
+    GPU, device_memory_peak_bytes: the CuPy pool's high-water mark over the same span, the
+    device's used bytes at that point, the bytes the pool's arrays held (the rest: blocks it
+    cached beside them) and the stage that noted it (bfs.device.note_memory). Each with the
+    largest peak per directed edge of the whole graph times the ranks (what a rank holds per
+    edge of its share). Collective."""
+    mine, stages = [envinfo.host_memory_peak()], [None]
     if gpu:
         from ..device import memory_peak
         peak = memory_peak()
-        mine += [peak["pool"], peak["device_used"]]
+        mine += [peak["pool"], peak["device_used"], peak["in_use"]]
+        stages = [peak["stage"]]
     mine = np.asarray(mine, np.int64)
     if getattr(session, "comm", None) is None:
         every = mine.reshape(1, -1)
     else:
         every = np.empty((session.size, mine.size), np.int64)
         session.comm.Allgather(mine, every)
+        stages = session.comm.allgather(stages[0])   # a few words a rank, once a run
     degree = getattr(session, "degree", None)    # a one-process session's: self-loops out
     directed = int(degree.sum()) if degree is not None else 2 * int(session.meta.n_edges)
     per_edge = session.size / max(directed, 1)
     out = {"host_memory_peak_bytes": [int(b) for b in every[:, 0]],
            "host_bytes_per_directed_edge": float(every[:, 0].max()) * per_edge}
     if gpu:
-        out["device_memory_peak_bytes"] = [{"rank": r, "pool": int(p), "device_used": int(u)}
-                                           for r, (p, u) in enumerate(every[:, 1:])]
+        out["device_memory_peak_bytes"] = [
+            {"rank": r, "pool": int(p), "device_used": int(u), "in_use": int(a),
+             "stage": stage} for r, ((p, u, a), stage) in enumerate(zip(every[:, 1:], stages))]
         out["device_bytes_per_directed_edge"] = float(every[:, 1].max()) * per_edge
     return out
 
