@@ -141,10 +141,11 @@ GRAPHS = Option("graphs", "(GPU, 2d-do) each chain of levels captured once as a 
                 "and replayed, one host launch a chain (1, the default, where the exchanges are "
                 "NCCL), or its kernels and exchanges launched one by one (0: every level step "
                 "timed apart)", parse=int, choices=(0, 1))
-SUBSTEPS = Option("substeps", "(CPU, 2d-do) bottom-up levels in R sub-steps down the grid "
+SUBSTEPS = Option("substeps", "(2d-do) bottom-up levels in R sub-steps down the grid "
                   "column, each rank passing the vertices still unfound to the next (1, the "
-                  "default: Beamer et al. 2013's 2D bottom-up), or every rank searching its "
-                  "whole block at once (0; the GPU's only way)", parse=int, choices=(0, 1))
+                  "CPU's default: Beamer et al. 2013's 2D bottom-up), or every rank searching "
+                  "its whole block at once (0, the GPU's default until 1 is measured there)",
+                  parse=int, choices=(0, 1))
 EXPAND = Option("expand", "the multi-block level kernel (merrill.EXPAND_VARIANTS; tiles, the "
                 "default, unless measuring)")
 

@@ -77,11 +77,19 @@ In and the switch words are all-reduced. No contract, no finish pass. Parents go
 ids by tiles.cuh's padded_to_global (a search over the C pieces), not a per-row table. The CSC
 offsets are read as 32 bits below 2^32 block entries, as merrill-do's are.
 
+Sub-steps (substeps=1; the default stays 0 until it is measured on two GPUs): on a grid of
+several rows a bottom-up level runs as fu_2d_do's does on the CPU (Beamer et al.'s 2D
+bottom-up): R launches of the kernel, each over one piece of the column range with that piece's
+vertices not to search (visited, or found by a rank before) as its visited words, passed up the
+grid column by one NCCL send/recv a sub-step, so a vertex is searched on one rank after another
+until one finds it and the in-edges read add up to about one sweep of the column. The finds are
+disjoint: the union is one all-reduce (sum) down the column, with no scan and no contract.
+
 Options (bench's 2d-do@KEY=VALUE, besides alpha and beta): rows (auto / degree / graph, also
 merrill-do's on one rank), engine (1; 0 runs the grid's levels on one rank too, to measure
 the per-block path on one GPU), ahead and td_ahead (the chains' lengths past the host's
 decision), graphs (1: chains replayed as CUDA graphs; 0: launched one by one, every level
-step timed apart).
+step timed apart), substeps (above).
 
 Memory it adds to 2d's: the block CSC, built on the device as the CSR is (kernel1_gpu's
 block_csr with keys and values swapped): int64 offsets per column-range vertex + a uint32 row
@@ -110,6 +118,8 @@ TD_AHEAD = 1     # chained top-down levels past the host's decision: a Kronecker
                  # still costs its exchanges (tens of us), so no more are enqueued
 LOG = 3          # chain words before the per-level log (fu_2d.cu's decide_levels)
 GRAPHS = 1       # chains replayed as CUDA graphs where the exchanges are NCCL
+SUBSTEPS = 0     # bottom-up levels of a grid of several rows in sub-steps down the column
+                 # (1): built, tested, not yet measured on two GPUs, so not the default
 
 
 class _NoClock:
@@ -150,10 +160,10 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         graphs = ctx.options.get("graphs", GRAPHS)
         if graphs not in (0, 1):
             raise BfsError(f"2d-do graphs must be 0 or 1, got {graphs!r}")
-        if ctx.options.get("substeps", 0) != 0:
-            raise BfsError("2d-do substeps=1 (bottom-up levels in sub-steps down the grid "
-                           "column) runs on the CPU backend only: each GPU searches its whole "
-                           "block (substeps=0)")
+        self.substeps = ctx.options.get("substeps", SUBSTEPS)
+        if self.substeps not in (0, 1):
+            raise BfsError(f"2d-do substeps must be 1 (bottom-up levels in sub-steps down the "
+                           f"grid column) or 0, got {self.substeps!r}")
         super().__init__(block, ctx)
         # a graph's NCCL calls are captured with it; MPI's host-staged exchanges cannot be
         # (a grid of one rank has none: its exchanges are device copies)
@@ -280,6 +290,13 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         self.expand_blocks = device.resident_grid(self.k["expand_tiles_q"], BLOCK)
         # a grid of one row: the kernel does the whole level, without a reset pass (docstring)
         self.own_levels = self.R == 1
+        # sub-steps (several rows): the column range's R pieces (piece k: grid row k's own),
+        # and two buffers of a piece's words, the vertices not yet found, passed up the column
+        offsets = self.cols.word_offset
+        self.pieces = [(int(a), int(b)) for a, b in zip(offsets[:-1], offsets[1:])]
+        if self.substeps and not self.own_levels:
+            most = max(b - a for a, b in self.pieces)
+            self.unfound = (cp.empty(most, cp.uint64), cp.empty(most, cp.uint64))
 
     def _reset_device(self, r_local: int, c_local: int) -> None:
         self._r_root, self._c_root = r_local, c_local
@@ -491,11 +508,14 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         k = self.k
 
         def one_level(lv, go, clock):
-            self._chained_bottom_up(lv, go)
+            stepped = self.substeps and not self.own_levels
+            sent = self._bottom_up_substeps(lv, go) if stepped \
+                else self._chained_bottom_up(lv, go)
             clock.mark("expand")
             if not self.own_levels:
                 k["level_counts"]((1,), (1,), (go, self.level_sums, self.counts, np.int32(0)))
-                return self._share_level(
+                share = self._share_disjoint if stepped else self._share_level
+                return sent + share(
                     lv, clock, lambda nxt: self._launch_finish(
                         self.uni, nxt, degrees=self.csc_offsets, unvisited=self.counts[2:3],
                         go=go))
@@ -513,11 +533,16 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         self.level_known = True
         return run
 
-    def _chained_bottom_up(self, level: int, go) -> None:
+    def _chained_bottom_up(self, level: int, go, piece=None, visited=None) -> int:
         """One chained bottom-up level's kernel (merrill_do.cu's bottom_up over the block CSC);
         on a grid of one row in merrill-do's write modes (DENSE at the search's first
-        bottom-up level), else leaving visited and levels to finish (LEVEL_KNOWN)."""
-        cp, nw = self.cp, self.cols.n_words
+        bottom-up level), else leaving visited and levels to finish (LEVEL_KNOWN). piece: the
+        column words (w0, w1) it searches (default all), visited: that piece's words of the
+        vertices not to search (default the column range's visited), both for a sub-step; the
+        kernel indexes a column by its place in the piece, so every column-indexed array goes
+        in from the piece's first column. Returns the bytes sent: none."""
+        cp = self.cp
+        w0, w1 = piece or (0, self.cols.n_words)
         if self.own_levels:
             mode = merrill_do.GUESS | merrill_do.OWN_VISITED \
                 | (merrill_do.LEVEL_KNOWN if self.level_known else 0) \
@@ -525,15 +550,61 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
             self.dense_done = self.level_known = True
         else:
             mode = merrill_do.LEVEL_KNOWN
+        first = w0 * WORD
+        skip = self.visited[w0:w1] if visited is None else visited
         self.k["bottom_up"]((self.bu_blocks,), (BLOCK,),
-                            (self.bu_offsets, self.csc_rows, np.int64(2 * nw), np.int64(nw * WORD),
-                             self.in_words.view(cp.uint32), self.out.view(cp.uint32),
-                             self.visited.view(cp.uint32), self.closed, self.pred, self.level_col,
-                             np.int32(level + 1), np.int32(mode), self.level_sums[0:2],
-                             self.level_sums[2:4], self.level_sums[4:5], go,
-                             np.uint64(0) if self.head is None else self.head,
+                            (self.bu_offsets[first:], self.csc_rows, np.int64(2 * (w1 - w0)),
+                             np.int64((w1 - w0) * WORD), self.in_words.view(cp.uint32),
+                             self.out[w0:w1].view(cp.uint32), skip.view(cp.uint32),
+                             self.closed[2 * w0:2 * w1], self.pred[first:],
+                             self.level_col[first:], np.int32(level + 1), np.int32(mode),
+                             self.level_sums[0:2], self.level_sums[2:4], self.level_sums[4:5], go,
+                             np.uint64(0) if self.head is None else self.head[first:],
                              np.uint64(0), np.uint64(0), np.uint64(0), np.int64(0),
                              *self.row_ids))
+        return 0
+
+    def _bottom_up_substeps(self, level: int, go) -> int:
+        """A bottom-up level in R sub-steps down the grid column (fu_2d_do's docstring: Beamer
+        et al.'s 2D bottom-up): rank i searches its own piece's open vertices, then passes the
+        piece's still-unfound bits to rank i - 1 and takes piece i + s from rank i + 1 (one
+        NCCL send/recv of the piece's words), so a vertex is searched on one rank after another
+        until one finds it. The buffer passed on holds the vertices not to search (visited, or
+        found by a rank before): each rank's own no-in-edge columns stay out of it (closed,
+        the kernel's visited_init), as another rank may hold their in-edges. Out ends with this
+        rank's finds over the whole column range (each piece written by one sub-step), disjoint
+        from every other rank's. Returns the bytes sent."""
+        R, i = self.R, self.i
+        done, spare = self.unfound
+        k = i
+        w0, w1 = self.pieces[k]
+        done[:w1 - w0] = self.visited[w0:w1]
+        sent = 0
+        for step in range(R):
+            w0, w1 = self.pieces[k]
+            here = done[:w1 - w0]
+            self._chained_bottom_up(level, go, (w0, w1), here)
+            if step == R - 1:
+                break
+            here |= self.out[w0:w1]              # found here: no rank after searches them
+            k = (k + 1) % R                      # the piece rank i + 1 searched this sub-step
+            a, b = self.pieces[k]
+            self.col_x.sendrecv(here, (i - 1) % R, spare[:b - a], (i + 1) % R)
+            sent += here.nbytes
+            done, spare = spare, done
+        return sent
+
+    def _share_disjoint(self, level: int, clock, finish) -> int:
+        """After a bottom-up level in sub-steps: the ranks' finds are disjoint, so their sum
+        down the grid column is their union on every rank of it (NCCL has no bitwise OR), and
+        no rank above has a claim to drop (no scan, no contract); then the row's all-gather
+        into In and finish(level + 1). Returns the bytes this rank sent."""
+        self.col_x.allreduce(self.out, self.uni, "sum")
+        sent = self.out.nbytes + self._gather_row(self.uni[self.own], self.in_words)
+        clock.mark("union")
+        finish(level + 1)
+        clock.mark("finish")
+        return sent
 
     def _expand_level(self, level: int) -> None:
         """A top-down level (bottom-up ones run in chains): every edge of the compacted
