@@ -37,14 +37,13 @@ else
   # the config at S1 and S2, every experiment rewritten or dropped consistently (box_config.py)
   python3 bench/box_config.py "${CONFIG:-config/gpu_box.yaml}" "$WORK/config.yaml" "$S1" "$S2" "$ROOTS"
 fi
-smk() { python3 -m snakemake -s "$PWD/Snakefile" -d "$WORK" --configfile "$WORK/config.yaml" "$@"; }
+smk=(python3 -m snakemake -s "$PWD/Snakefile" -d "$WORK" --configfile "$WORK/config.yaml")
 start=$(date +%s)
 status=0
 # TARGETS before --resources, which takes every word after it as a resource;
 # --rerun-incomplete: a kept $WORK may hold a run an earlier call's time limit cut short
 # shellcheck disable=SC2086  # TARGETS: a list of paths
-timeout --kill-after=30 "${LIMIT:-0}" python3 -m snakemake -s "$PWD/Snakefile" -d "$WORK" \
-  --configfile "$WORK/config.yaml" -c 16 ${TARGETS:-} --rerun-incomplete \
+timeout --kill-after=30 "${LIMIT:-0}" "${smk[@]}" -c 16 ${TARGETS:-} --rerun-incomplete \
   --resources gpu="$GPUS" > "$OUT/workflow.log" 2>&1 || status=$?
 echo "workflow: $(( $(date +%s) - start )) s, exit status $status" | tee -a "$OUT/workflow.log"
 # every validated run (a run cut short has no verdict: left out), less its saved parents
@@ -63,7 +62,7 @@ with tarfile.open(sys.argv[2], "w:gz") as tar:
 print(f"packed {len(verdicts)} validated runs into {sys.argv[2]}")
 PY
 [ "$status" = 0 ] || { tail -20 "$OUT/workflow.log"; exit "$status"; }
-[ -z "${TARGETS:-}" ] && smk --report "$WORK/results/report.html" >> "$OUT/workflow.log" 2>&1
+[ -z "${TARGETS:-}" ] && "${smk[@]}" --report "$WORK/results/report.html" >> "$OUT/workflow.log" 2>&1
 cp "$WORK"/results/tables/*.md "$WORK"/results/figures/*.png "$OUT/" 2>/dev/null || true
 cp "$WORK/config.yaml" "$OUT/"
 [ -f "$WORK/results/report.html" ] && cp "$WORK/results/report.html" "$OUT/"

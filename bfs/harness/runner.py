@@ -267,7 +267,8 @@ def _memory_peaks(session, gpu: bool) -> dict:
     else:
         every = np.empty((session.size, mine.size), np.int64)
         session.comm.Allgather(mine, every)
-        stages = session.comm.allgather(stages[0])   # a few words a rank, once a run
+        if gpu:
+            stages = session.comm.allgather(stages[0])   # a few words a rank, once a run
     degree = getattr(session, "degree", None)    # a one-process session's: self-loops out
     directed = int(degree.sum()) if degree is not None else 2 * int(session.meta.n_edges)
     per_edge = session.size / max(directed, 1)
