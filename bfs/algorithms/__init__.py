@@ -143,8 +143,8 @@ GRAPHS = Option("graphs", "(GPU, 2d-do) each chain of levels captured once as a 
                 "timed apart)", parse=int, choices=(0, 1))
 SUBSTEPS = Option("substeps", "(2d-do) bottom-up levels in R sub-steps down the grid "
                   "column, each rank passing the vertices still unfound to the next (1, the "
-                  "CPU's default: Beamer et al. 2013's 2D bottom-up), or every rank searching "
-                  "its whole block at once (0, the GPU's default until 1 is measured there)",
+                  "default: Beamer et al. 2013's 2D bottom-up), or every rank searching its "
+                  "whole block at once (0)",
                   parse=int, choices=(0, 1))
 EXPAND = Option("expand", "the multi-block level kernel (merrill.EXPAND_VARIANTS; tiles, the "
                 "default, unless measuring)")

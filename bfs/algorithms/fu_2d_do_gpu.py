@@ -77,7 +77,7 @@ In and the switch words are all-reduced. No contract, no finish pass. Parents go
 ids by tiles.cuh's padded_to_global (a search over the C pieces), not a per-row table. The CSC
 offsets are read as 32 bits below 2^32 block entries, as merrill-do's are.
 
-Sub-steps (substeps=1; the default stays 0 until it is measured on two GPUs): on a grid of
+Sub-steps (substeps=1, the default; 0 searches every block at once): on a grid of
 several rows a bottom-up level runs as fu_2d_do's does on the CPU (Beamer et al.'s 2D
 bottom-up): R launches of the kernel, each over one piece of the column range with that piece's
 vertices not to search (visited, or found by a rank before) as its visited words, passed up the
@@ -118,8 +118,8 @@ TD_AHEAD = 1     # chained top-down levels past the host's decision: a Kronecker
                  # still costs its exchanges (tens of us), so no more are enqueued
 LOG = 3          # chain words before the per-level log (fu_2d.cu's decide_levels)
 GRAPHS = 1       # chains replayed as CUDA graphs where the exchanges are NCCL
-SUBSTEPS = 0     # bottom-up levels of a grid of several rows in sub-steps down the column
-                 # (1): built, tested, not yet measured on two GPUs, so not the default
+SUBSTEPS = 1     # bottom-up levels of a grid of several rows in sub-steps down the column:
+                 # 2x1 at scale 26 went from 207 to 287 GTEPS (BENCHMARKS.md, 64 roots)
 
 
 class _NoClock:
