@@ -29,7 +29,7 @@ from mpi4py import MPI
 from bfs.algorithms import RunContext, get_algorithm, merrill_do
 from bfs.algorithms.kernel1 import build_csr
 from bfs.algorithms.seq_csr import bfs_csr
-from bfs.comm.exchange import MpiExchange, NcclExchange
+from bfs.comm.exchange import LevelClock, MpiExchange, NcclExchange
 from bfs.graphs.kronecker import generate_edges
 from bfs.harness.generated import GeneratedKronecker
 from bfs.algorithms import Block
@@ -193,6 +193,12 @@ def check_search_do(R, C):
             chained = s.td_ahead > 0 or "bottom-up" in s.directions   # any chain ran
             assert s.graphs == replays, option_sets[k]
             assert bool(s._captured) == bool(replays and chained), option_sets[k]
+            # a replayed chain's levels timed apart by the device clock (LevelClock.split_chain)
+            steps = s.profile_steps
+            timed = steps[:len(s.directions), LevelClock.STEPS.index("chained")] > 0
+            bottom_up = np.array([d == "bottom-up" for d in s.directions])
+            assert (steps >= 0).all() and (timed[bottom_up] if replays else ~timed).all(), \
+                (option_sets[k], root, s.directions, steps)
         mine = (s.directions, s.level_edges_examined, s.edges_examined)
         assert all(x == mine for x in comm.allgather(mine)), (option_sets[k], root)
         assert s.directions == cpu.directions, (option_sets[k], root, mine, cpu.directions)

@@ -108,3 +108,25 @@ def test_profile_steps_split_each_level_and_sum_to_its_row():
     assert set(ran) >= {"begin", "expand", "scan", "contract", "union", "finish", "allreduce"}
     with pytest.raises(ValueError, match="unknown step 'typo'"):
         LevelClock(device=False).mark("typo")
+
+
+def test_a_replayed_chain_is_split_into_levels_by_the_device_clock():
+    """A chain replayed as one CUDA graph is one event step (its first level's expand); the
+    device clock's seconds per level replace it, as "chained", and what the chain took beyond
+    its levels (the graph's start, the levels past its end) is the last level's "replay", an
+    exchange step; the steps before the graph and the levels outside the chain stay."""
+    from bfs.comm.exchange import LevelClock
+    clock = LevelClock(device=False)
+    clock.add_level(0, 1, 8, [(None, 0.0), ("begin", 0.001), ("expand", 0.002)])
+    clock.add_level(1, 5, 8, [(None, 0.002), ("begin", 0.003), ("expand", 0.013)])  # the graph
+    clock.add_level(2, 90, 8, [(None, 0.013)])
+    clock.add_level(3, 40, 8, [(None, 0.013)])
+    clock.split_chain(1, [0.004, 0.003, 0.002])
+    steps, index = clock.steps(), {s: k for k, s in enumerate(LevelClock.STEPS)}
+    np.testing.assert_allclose(steps[:, index["chained"]], [0, 0.004, 0.003, 0.002])
+    np.testing.assert_allclose(steps[:, index["replay"]], [0, 0, 0, 0.001])
+    np.testing.assert_allclose(steps[:, index["expand"]], [0.001, 0, 0, 0])
+    np.testing.assert_allclose(steps[:, index["begin"]], [0.001, 0.001, 0, 0])
+    rows = clock.rows(steps)            # the chain's 10 ms: 9 of levels, 1 of replay
+    np.testing.assert_allclose(rows[1:, 2], [0.005, 0.003, 0.002])
+    np.testing.assert_allclose(rows[1:, 3], [0, 0, 0.001])

@@ -253,13 +253,32 @@ extern "C" __global__ void reset_bitmaps(i64 row_words, i64 col_words, int* leve
 // NCCL exchanges) back to back and reads the control block once, at the chain's end; between
 // two levels this one thread applies Beamer's bottom-up rule (fu_2d_do.DirectionSwitch, same
 // doubles) to the all-reduced totals. chain (u64): [0] go, [1] levels run, [2] the frontier the
-// newest level started from, then 4 words a level run: the totals after it [n_f, m_f,
-// unvisited edges, edges examined]. A level past go = 0 launches its kernels, which return at
-// once, and its exchanges, which move the same buffers again: the state stays the last run
-// level's.
+// newest level started from, [3] the device clock (%globaltimer, ns) at the chain's start, then
+// 5 words a level run: the totals after it [n_f, m_f, unvisited edges, edges examined] and the
+// clock at its decision. A level past go = 0 launches its kernels, which return at once, and
+// its exchanges, which move the same buffers again: the state stays the last run level's. The
+// clock is how the levels of a chain replayed as one CUDA graph are timed apart (an event
+// recorded into a graph is no timestamp); one thread reads it once a level.
+__device__ __forceinline__ u64 device_clock_ns()
+{
+    u64 t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+#define CHAIN_LOG 4     // words before the per-level log
+#define LEVEL_WORDS 5   // a level's log: 4 totals, the clock
+
+__device__ __forceinline__ void log_level(const u64* __restrict__ totals, u64* chain, u64 run)
+{
+    u64* entry = chain + CHAIN_LOG + LEVEL_WORDS * run;
+    for (int j = 0; j < 4; ++j) entry[j] = totals[j];
+    entry[4] = device_clock_ns();
+}
+
 extern "C" __global__ void chain_start(u64* chain, u64 frontier)
 {
-    chain[0] = 1; chain[1] = 0; chain[2] = frontier;
+    chain[0] = 1; chain[1] = 0; chain[2] = frontier; chain[3] = device_clock_ns();
 }
 
 extern "C" __global__ void decide_levels(const u64* __restrict__ totals, u64* chain,
@@ -267,7 +286,7 @@ extern "C" __global__ void decide_levels(const u64* __restrict__ totals, u64* ch
 {
     if (!chain[0]) return;
     const u64 run = chain[1], f = totals[0];
-    for (int j = 0; j < 4; ++j) chain[3 + 4 * run + j] = totals[j];
+    log_level(totals, chain, run);
     chain[1] = run + 1;
     chain[0] = f > 0 && ((double)f >= n_over_beta || f > chain[2]);
     chain[2] = f;
@@ -331,13 +350,14 @@ extern "C" __global__ void level_start(const u64* __restrict__ go, u64* ctl, u64
 // Between two chained top-down levels: Beamer's top-down rule (fu_2d_do.DirectionSwitch, same
 // doubles) on the all-reduced totals [n_f, m_f, unvisited edges, edges examined]: the next
 // level runs while the frontier is nonempty and stays top-down (m_f <= (m_f + m_u) / alpha).
-// chain as decide_levels's: [0] go, [1] levels run, [2] the last frontier, then 4 words a level.
+// chain as decide_levels's: [0] go, [1] levels run, [2] the last frontier, [3] the start clock,
+// then 5 words a level.
 extern "C" __global__ void decide_top_down(const u64* __restrict__ totals, u64* chain,
                                            double alpha)
 {
     if (!chain[0]) return;
     const u64 run = chain[1], f = totals[0], m_f = totals[1];
-    for (int j = 0; j < 4; ++j) chain[3 + 4 * run + j] = totals[j];
+    log_level(totals, chain, run);
     chain[1] = run + 1;
     chain[0] = f > 0 && !((double)m_f > (double)(m_f + totals[2]) / alpha);
     chain[2] = f;

@@ -116,7 +116,8 @@ AHEAD = 4        # chained bottom-up levels past the host's decision: a Kronecke
 TD_AHEAD = 1     # chained top-down levels past the host's decision: a Kronecker search's two
                  # (the root's, then its neighbours') in one chain; a level the device skips
                  # still costs its exchanges (tens of us), so no more are enqueued
-LOG = 3          # chain words before the per-level log (fu_2d.cu's decide_levels)
+LOG, LEVEL_WORDS = 4, 5   # chain words before the per-level log, and a level's (fu_2d.cu's
+                          # decide_levels: the totals and the device clock)
 GRAPHS = 1       # chains replayed as CUDA graphs where the exchanges are NCCL
 SUBSTEPS = 1     # bottom-up levels of a grid of several rows in sub-steps down the column:
                  # 2x1 at scale 26 went from 207 to 287 GTEPS (BENCHMARKS.md, 64 roots)
@@ -264,7 +265,8 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         # cleared with each compaction); [4:8] the totals, [8:12] this rank's counts of the
         # level's all-reduce: [n_f, m_f, unvisited CSC edges, edges examined]; [12:] a chain's
         # control and log (fu_2d.cu's decide_levels). One read of ctl brings all to the host.
-        self.ctl = cp.zeros(CHAIN + LOG + 4 * (max(self.ahead, self.td_ahead) + 1), cp.uint64)
+        self.ctl = cp.zeros(CHAIN + LOG + LEVEL_WORDS * (max(self.ahead, self.td_ahead) + 1),
+                            cp.uint64)
         self.totals, self.counts = self.ctl[TOTALS:COUNTS], self.ctl[COUNTS:COUNTS + 4]
         self.chain = self.ctl[CHAIN:]
         self.host_ctl = cupyx.empty_pinned((self.ctl.size,), dtype=np.uint64)
@@ -410,8 +412,9 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         one CUDA graph the first time its key comes (the kind, the first level, the write modes
         and the buffers the level steps name: all a chain's launches depend on) and replayed
         from then on: one host launch for the ~13 a level enqueues, which left the GPU waiting
-        on the host at the small levels. The levels' steps are then timed as one, the first
-        level's expand (graphs=0 times each)."""
+        on the host at the small levels. Events then time the chain as one step; the device
+        clock each level's decision reads (fu_2d.cu's log_level) splits it into levels
+        (LevelClock.split_chain; graphs=0 times each level's steps by events)."""
         go = self.chain[0:1]
         self.k["chain_start"]((1,), (1,), (self.chain, np.uint64(frontier)))
 
@@ -485,10 +488,11 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         ctl = self._read_ctl()
         self._fresh = True
         run = int(ctl[CHAIN + 1])
-        log = ctl[CHAIN + LOG:CHAIN + LOG + 4 * run].reshape(run, 4)
+        log = ctl[CHAIN + LOG:CHAIN + LOG + LEVEL_WORDS * run].reshape(run, LEVEL_WORDS)
+        first = len(clock.levels)
         for j in range(run):
             if j:
-                f = self._switch(level + j, log[j - 1])
+                f = self._switch(level + j, log[j - 1][:4])
                 if not (self.bottom_up == bottom_up and f == int(log[j - 1][0])):
                     raise BfsError(f"2d-do: the device and the host switch disagree at level "
                                    f"{level + j}")
@@ -497,6 +501,9 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         last = clock.levels[-1][3]
         for ms in marks[run:]:
             last.extend(ms[1:])
+        if self.graphs:     # one event step for the chain: the device clock splits it
+            stamps = np.concatenate(([ctl[CHAIN + 3]], log[:, 4])).astype(np.int64)
+            clock.split_chain(first, np.diff(stamps) / 1e9)
         return run
 
     def _bottom_up_chain(self, level: int, frontier: int, clock) -> int:

@@ -363,10 +363,13 @@ class LevelClock:
     wait); the times are read once, after the search. On the host it reads perf_counter."""
 
     # begin: the level's start (the GPU 2d's compaction and its one read of the device);
-    # switch: 2d-do's direction numbers; comm / expand: what a caller does not split further
+    # switch: 2d-do's direction numbers; comm / expand: what a caller does not split further;
+    # chained: a level of a chain replayed as one CUDA graph, its work and exchanges together
+    # by the device clock; replay: the rest of that chain's time (the graph's start, and the
+    # levels past the chain's end, whose kernels return at once and whose exchanges still run)
     STEPS = ("begin", "expand", "scan", "contract", "union", "finish", "switch", "allreduce",
-             "comm")
-    COMM = frozenset({"scan", "union", "allreduce", "comm"})
+             "comm", "chained", "replay")
+    COMM = frozenset({"scan", "union", "allreduce", "comm", "replay"})
 
     def __init__(self, device: bool, pool: list | None = None):
         """pool (device): CUDA events to record into, reused from search to search (made as
@@ -375,6 +378,7 @@ class LevelClock:
         self.device = device
         self.levels: list[tuple[int, int, int, list]] = []   # level, frontier, bytes, marks
         self.marks: list = []
+        self.splits: list[tuple[int, np.ndarray]] = []   # split_chain's
         self.pool = [] if pool is None else pool
         self.used = 0
         if device:
@@ -411,6 +415,14 @@ class LevelClock:
     def add_level(self, level: int, frontier: int, sent: int, marks: list) -> None:
         self.levels.append((level, frontier, sent, marks))
 
+    def split_chain(self, first: int, seconds) -> None:
+        """The levels filed from row `first` on ran as one CUDA graph, whose time the events
+        give as the first row's steps; `seconds` are each level's by the device's own clock
+        (from the previous level's end, or the chain's start). steps() gives each level its
+        seconds as "chained" in place of the events' "expand", and the rest of that as
+        "replay" of the last one."""
+        self.splits.append((first, np.asarray(seconds, np.float64)))
+
     def steps(self) -> np.ndarray:
         """Seconds per level (rows) and step (columns, in STEPS order)."""
         if self.device and self.levels:
@@ -421,6 +433,13 @@ class LevelClock:
             for (_, a), (step, b) in zip(marks, marks[1:]):
                 out[row, index[step]] += (self.cp.cuda.get_elapsed_time(a, b) / 1e3
                                           if self.device else b - a)
+        expand, chained, replay = index["expand"], index["chained"], index["replay"]
+        for first, seconds in self.splits:
+            rows = slice(first, first + len(seconds))
+            whole = out[rows, expand].sum()     # the graph's launch to its end
+            out[rows, expand] = 0.0
+            out[rows, chained] = seconds
+            out[first + len(seconds) - 1, replay] = max(whole - seconds.sum(), 0.0)
         return out
 
     def rows(self, steps: np.ndarray | None = None) -> np.ndarray:
