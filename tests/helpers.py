@@ -152,7 +152,8 @@ def build(graph, ctx):
 
 def planned_jobs(plan: str) -> list[dict]:
     """Every job of a `snakemake -n -p` plan: {"rule", "local" (a localrule), "output",
-    "wildcards", "threads", "resources" (numbers as int), "shell"}."""
+    "wildcards", "threads", "resources" (numbers as int), "priority" (0 unless the rule sets
+    it), "shell"}."""
     import re
     jobs = []
     for block in re.split(r"^(?=(?:local)?rule \w+:$)", plan, flags=re.M):
@@ -167,5 +168,6 @@ def planned_jobs(plan: str) -> list[dict]:
         jobs.append({"rule": head.group(2), "local": bool(head.group(1)),
                      "output": field.get("output"), "input": field.get("input"),
                      "wildcards": field.get("wildcards"), "threads": int(field.get("threads", 1)),
-                     "resources": resources, "shell": field.get("Shell command")})
+                     "resources": resources, "priority": int(field.get("priority", 0)),
+                     "shell": field.get("Shell command")})
     return jobs

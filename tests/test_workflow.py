@@ -680,6 +680,26 @@ def test_in_place_graph_runs_generate_it_and_write_no_graph_or_partition(tmp_pat
                if "validation/small/" in j["output"])
 
 
+def test_a_run_is_validated_before_the_next_run_starts(tmp_path):
+    """The validate rule's priority: on one core each run's validation comes before the next
+    run, so a workflow stopped part way (a device call's limit, an allocation's end) leaves
+    every finished run validated but the one in flight."""
+    config = {"results": "results", "roots": 2,
+              "graphs": {"kronecker": {"kron-s8": {"scale": 8, "edgefactor": 8,
+                                                   "in_place": True}}},
+              "experiments": {"real_graphs": {"graphs": ["kron-s8"],
+                                              "algorithms": ["seq-csr", "seq-list"]}}}
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    planned = planned_jobs(snakemake(tmp_path, "-n", "-p").stdout)
+    assert {j["priority"] for j in planned if j["rule"] == "validate"} == {1}
+    assert {j["priority"] for j in planned if j["rule"].startswith("bfs_")} == {0}
+    checks = [f"results/validation/kron-s8/{a}/cpu-serial-default.json"
+              for a in config["experiments"]["real_graphs"]["algorithms"]]
+    log = snakemake(tmp_path, "-c", "1", *checks).stderr
+    order = re.findall(r"^(?:local)?rule (bfs_\w+|validate):$", log, re.M)
+    assert order == ["bfs_serial", "validate"] * 2, order
+
+
 def comparison_config(**comparisons) -> dict:
     """kron-s8 searched by seq-csr and seq-list (one process each), and the comparisons."""
     return {"results": "results", "roots": 4,

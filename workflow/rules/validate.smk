@@ -1,6 +1,9 @@
 # Validate: every run's saved parents re-checked against the graph's own edge list, in a job
 # of its own; tables and figures take only runs that passed. A GPU run's in-place graph is
-# generated again on the GPU, by a job that asks for it (validation_gpus).
+# generated again on the GPU, by a job that asks for it (validation_gpus). A run's validation
+# goes before the next run (priority): a workflow stopped part way (a device call's limit, a
+# SLURM allocation's end) leaves every finished run validated but the last, and a run's saved
+# parents are checked while the next run has not yet filled the disk.
 
 
 rule validate:
@@ -16,6 +19,7 @@ rule validate:
         gpu=validation_gpus,
         mem_mb=lambda wc: mem_mb_for(wc.graph),
         runtime=lambda wc, attempt: runtime_for(wc.graph, 2 * config['save_parents'] + 2, attempt),
+    priority: 1
     log:
         f"{RESULTS}/logs/validate/{{graph}}/{{algorithm}}-{{backend}}-{{layout}}-{{variant}}.log",
     conda:
