@@ -60,3 +60,27 @@ def test_broken_rule_is_caught_and_named(square_graph, case):
 def test_wrong_level_length(square_graph):
     src, dst, parent, level = good_search(square_graph)
     assert not validate(src, dst, parent, 0, level[:-1]).valid
+
+
+def test_the_first_failing_edge_is_named_whatever_the_slices(monkeypatch):
+    """The edge pass runs in slices on all cores; a list with failures in several slices still
+    names its first failing edge, and a valid list counts the same edges in any slicing."""
+    import numba
+    import numpy as np
+    from bfs.validate import cpu
+    n = 4096
+    src = np.arange(n - 1, dtype=np.int64)          # a path: 0 - 1 - 2 - ...
+    dst = src + 1
+    parent = np.concatenate(([0], np.arange(n - 1)))
+    level = np.arange(n, dtype=np.int64)
+    chords = [(3000, 3003), (100, 105), (2000, 2002)]   # each spans levels > 1 apart
+    bad_src = np.concatenate((src[:50], [u for u, _ in chords[1:]], src[50:], [chords[0][0]]))
+    bad_dst = np.concatenate((dst[:50], [v for _, v in chords[1:]], dst[50:], [chords[0][1]]))
+    for slices in (1, 3, 8, 64):
+        monkeypatch.setattr(numba, "get_num_threads", lambda: slices)
+        seen = np.zeros(n, np.bool_)
+        code, u, v, count, seen = cpu._check_edges(src, dst, parent, level, True, seen)
+        assert (code, u, v, count) == (cpu.OK, -1, -1, n - 1) and seen[1:].all(), slices
+        code, u, v, _, _ = cpu._check_edges(bad_src, bad_dst, parent, level, True,
+                                             np.zeros(n, np.bool_))
+        assert (code, u, v) == (cpu.SPREAD, 100, 105), slices
