@@ -61,8 +61,8 @@ sum). The per-level profile rows and levels_run are fu_2d's.
 
 This module is the CPU backend (Numba loops). The GPU backend (--backend gpu) is
 bfs.algorithms.fu_2d_do_gpu: fu_2d_gpu's kernels and exchanges with a bottom-up kernel and the
-four words kept on the device (its levels are substeps=0's unless substeps=1 is given); both
-take the switch from DirectionSwitch below.
+four words kept on the device, its bottom-up levels in the same sub-steps (substeps=0 there
+too searches every block at once); both take the switch from DirectionSwitch below.
 """
 from __future__ import annotations
 
