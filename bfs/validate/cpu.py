@@ -130,17 +130,16 @@ def _check_edge_slices(src, dst, parent, level, both_directions, tree_edge_seen,
         for i in range(k * size, min(m, (k + 1) * size)):
             u = src[i]
             v = dst[i]
-            if level[u] < 0 and level[v] < 0:
-                continue
             if _edge_code(u, v, level) != OK:
                 first_bad[k] = i
                 break
-            if u != v:
-                count += 1
-                if parent[v] == u:
-                    tree_edge_seen[v] = True
-                if both_directions and parent[u] == v:
-                    tree_edge_seen[u] = True
+            if level[u] < 0 or u == v:    # neither end reached (a good edge), or a loop
+                continue
+            count += 1
+            if parent[v] == u:
+                tree_edge_seen[v] = True
+            if both_directions and parent[u] == v:
+                tree_edge_seen[u] = True
         counts[k] = count
     bad = first_bad.min()
     if bad < m:
