@@ -85,10 +85,13 @@ def per_node(f: dict) -> tuple[int, int]:
 def test_64_gpus_on_16_nodes_fit_a_gpu_partition(tmp_path):
     """config/fu2014.yaml (1-64 GPUs, scale 21-27) on nodes of 4 GPUs: every sbatch line asks
     for at most 4 tasks and 4 GPUs a node, under 500 GB a node and under 24 hours, the 64-rank
-    runs for exactly 16 nodes of 4, and no GPU job carries --cpus-per-task."""
+    runs for exactly 16 nodes of 4, no GPU search carries --cpus-per-task, and every
+    validation asks for the cores its edge pass runs on."""
     config = yaml.safe_load(FU2014.read_text())
     assert config["cluster"]["gpus_per_node"] == NODE_GPUS
-    jobs = plan(tmp_path, config)
+    # a dry run without --cores caps every job's threads at 1; a real one through the profile
+    # caps nothing, as --cores 256 does here
+    jobs = plan(tmp_path, config, "--cores", "256")
     submitted = [j for j in jobs if not j["local"]]
     assert {j["rule"] for j in submitted} >= {"kronecker", "partition", "bfs_mpi",
                                               "bfs_single_rank", "validate"}
@@ -100,6 +103,8 @@ def test_64_gpus_on_16_nodes_fit_a_gpu_partition(tmp_path):
         assert int(f["--mem"]) < NODE_MEM_MB, line
         assert 0 < int(f["-t"]) < MAX_MINUTES, line
         assert tasks <= NODE_GPUS and gpus <= NODE_GPUS, line
+        if job["rule"] == "validate":
+            assert f["--cpus-per-task"] == "8", line
         if job["rule"].startswith("bfs_"):
             ranks = int(re.search(r"-n (\d+)", job["shell"]).group(1)) \
                 if job["rule"] == "bfs_mpi" else 1

@@ -655,6 +655,12 @@ def validation_gpus(wc):
     return 0
 
 
+# Cores of a validate job: its edge pass (bfs/validate/cpu.py) checks about 36 M edges/s a core
+# and ran 2.0x faster on 2 cores than on 1 (BENCHMARKS.md), so 8 cores would take scale 27's
+# pass from about 58 s to under 10 s, without holding a whole node from the runs beside it.
+VALIDATE_THREADS = 8
+
+
 def validation_env(wc):
     """CuPy's environment where the validation generates on the GPU (validation_gpus)."""
     return "../../envs/gpu.yaml" if validation_gpus(wc) else "../../envs/cpu.yaml"

@@ -3,7 +3,9 @@
 # generated again on the GPU, by a job that asks for it (validation_gpus). A run's validation
 # goes before the next run (priority): a workflow stopped part way (a device call's limit, a
 # SLURM allocation's end) leaves every finished run validated but the last, and a run's saved
-# parents are checked while the next run has not yet filled the disk.
+# parents are checked while the next run has not yet filled the disk. The check of every edge
+# runs on Numba threads, one a core the job holds (VALIDATE_THREADS: under SLURM its
+# --cpus-per-task, locally at most --cores; `--set-threads validate=N` changes it).
 
 
 rule validate:
@@ -19,6 +21,7 @@ rule validate:
         gpu=validation_gpus,
         mem_mb=lambda wc: mem_mb_for(wc.graph),
         runtime=lambda wc, attempt: runtime_for(wc.graph, 2 * config['save_parents'] + 2, attempt),
+    threads: VALIDATE_THREADS
     priority: 1
     log:
         f"{RESULTS}/logs/validate/{{graph}}/{{algorithm}}-{{backend}}-{{layout}}-{{variant}}.log",
