@@ -144,8 +144,7 @@ GRAPHS = Option("graphs", "(GPU, 2d-do) each chain of levels captured once as a 
 SUBSTEPS = Option("substeps", "(2d-do) bottom-up levels in R sub-steps down the grid "
                   "column, each rank passing the vertices still unfound to the next (1, the "
                   "default: Beamer et al. 2013's 2D bottom-up), or every rank searching its "
-                  "whole block at once (0)",
-                  parse=int, choices=(0, 1))
+                  "whole block at once (0)", parse=int, choices=(0, 1))
 EXPAND = Option("expand", "the multi-block level kernel (merrill.EXPAND_VARIANTS; tiles, the "
                 "default, unless measuring)")
 
