@@ -66,10 +66,12 @@ VARIANTS = [("merrill", {"expand": "tiles"}), ("merrill", {"expand": "tiles-cas"
     [("merrill-do", o) for o in DO_SETTINGS.values()] + \
     [("merrill-do", {**DO_SETTINGS["all-bottom-up"], "bu": bu}) for bu in DO_SHAPES] + \
     [("merrill-do", {**DO_SETTINGS["alternate"], **o}) for o in DO_WRITES.values()] + \
-    [("merrill-do", {**DO_SETTINGS["all-bottom-up"], "ahead": 1}), ("merrill-do", {"tail": 0})]
+    [("merrill-do", {**DO_SETTINGS["all-bottom-up"], "ahead": 1}), ("merrill-do", {"tail": 0})] + \
+    [("merrill", {"loop": "cta"}), ("merrill", {"loop_blocks": 3}),
+     ("merrill-do", {"loop": "cta"})]
 VARIANT_IDS = ["tiles", "tiles-cas", "v0", "degree-order"] + [f"do-{k}" for k in DO_SETTINGS] \
     + [f"do-bu{bu}" for bu in DO_SHAPES] + [f"do-{k}" for k in DO_WRITES] \
-    + ["do-all-bottom-up-ahead1", "do-tail0"]
+    + ["do-all-bottom-up-ahead1", "do-tail0", "loop-cta", "loop-3-blocks", "do-loop-cta"]
 
 
 def test_degree_order_renames_hubs_first_and_is_refused_where_unsupported(monkeypatch):
@@ -431,7 +433,7 @@ def test_nvtx_ranges_name_kernel1_phases_and_every_level_step(monkeypatch, tmp_p
             assert steps <= set(names) and not open_ranges, (steps, names)
             assert all(x.startswith(f"bfs:{name}:level ") for x in names), names
             kinds = {x.rsplit(" ", 1)[1] for x in names}
-            assert kinds <= {"small", "top-down", "bottom-up"}
+            assert kinds <= {"loop", "top-down", "bottom-up"}
             assert ("bottom-up" in kinds) == (name == "merrill-do"), kinds
     finally:
         nvtx.reset()
@@ -443,11 +445,47 @@ def test_nvtx_ranges_name_kernel1_phases_and_every_level_step(monkeypatch, tmp_p
 
 
 def test_long_path_many_levels():
-    # a path of 5000 vertices: thousands of tiny levels (the single-CTA kernel's case)
+    # a path of 5000 vertices: thousands of tiny levels (the level loop's case)
     n = 5000
     perm = np.random.default_rng(3).permutation(n).astype(np.uint32)
     src, dst = perm[:-1], perm[1:]
     check_against_cpu(merrill(src, dst, n), src, dst, n, [perm[0], perm[n // 2]])
+
+
+@pytest.mark.parametrize("name", ["merrill", "merrill-do"])
+def test_level_loop_runs_a_lattice_search_in_one_launch(name):
+    """A road-like search (a 300 x 300 lattice, ~600 levels) is one launch of the level loop
+    and one read of its result block: no multi-block level, no level from the host; merrill-do
+    leaves the loop only where Beamer's rule goes bottom-up, as the host would."""
+    from bfs.graphs.lattice import lattice_edges
+    src, dst, n = lattice_edges(300, 300, ordered=True)     # vertex 0 is a corner
+    # merrill-do: alpha such that the root's 2 edges stay top-down and level 1's ~6 go
+    # bottom-up (unexplored / alpha ~ 3.6)
+    s = merrill(src, dst, n, name, **({"alpha": 1e5} if name == "merrill-do" else {}))
+    calls = []
+    real = s._loop_levels
+    s._loop_levels = lambda q, depth: calls.append(depth) or real(q, depth)
+    check_against_cpu(s, src, dst, n, [0])
+    assert calls == [0] and s.launches["loop"] == 1 and s.launches["expand"] == 0
+    assert s.levels_run == 599     # corner to corner
+    if name == "merrill-do":        # the loop ran one level, the rest bottom-up
+        assert s.directions[0] == "top-down" and set(s.directions[1:]) == {"bottom-up"}
+
+
+def test_level_loop_barrier_wait_is_bounded(monkeypatch):
+    """A grid barrier that waits past its bound (here 0 s: no block waits for the last
+    arrival) flags the level, every block leaves, and the search raises naming it instead of
+    hanging."""
+    from bfs.algorithms import merrill as merrill_module
+    from bfs.errors import BfsError
+    n = 5000
+    src, dst = np.arange(n - 1, dtype=np.uint32), np.arange(1, n, dtype=np.uint32)
+    s = merrill(src, dst, n)
+    monkeypatch.setattr(merrill_module, "LOOP_TIMEOUT_S", 0.0)
+    with pytest.raises(BfsError, match=r"level loop: a grid barrier of level \d+ waited"):
+        s.search(0)
+    monkeypatch.setattr(merrill_module, "LOOP_TIMEOUT_S", 10.0)
+    check_against_cpu(s, src, dst, n, [0, n // 2])     # the next search starts clean
 
 
 def test_star_and_big_frontiers():

@@ -145,6 +145,11 @@ SUBSTEPS = Option("substeps", "(2d-do) bottom-up levels in R sub-steps down the 
                   "column, each rank passing the vertices still unfound to the next (1, the "
                   "default: Beamer et al. 2013's 2D bottom-up), or every rank searching its "
                   "whole block at once (0)", parse=int, choices=(0, 1))
+LOOP = Option("loop", "(GPU) small-frontier levels in one launch: on the whole grid, meeting "
+              "at a grid barrier each level (grid, the default), or on one CTA (cta, "
+              "Merrill's single-CTA kernel, kept to measure against)", choices=("grid", "cta"))
+LOOP_BLOCKS = Option("loop_blocks", "(GPU) blocks of the grid's level loop (0, the default: "
+                     "one an SM)", parse=nonnegative_int)
 EXPAND = Option("expand", "the multi-block level kernel (merrill.EXPAND_VARIANTS; tiles, the "
                 "default, unless measuring)")
 
@@ -205,11 +210,11 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
                       distributed=True, options=(COMM,)),
         AlgorithmSpec("merrill", {"gpu": "bfs.algorithms.merrill"},
                       "Merrill-Garland-Grimshaw GPU BFS: scan-allocated expand-contract, "
-                      "bitmask + warp culling, single-CTA small frontiers",
+                      "bitmask + warp culling, small frontiers in a grid-wide level loop",
                       options=(EXPAND, Option(
                           "order", "search the CSR as given (graph, the default) or renamed by "
                           "falling degree (degree, expand tiles only)",
-                          choices=("graph", "degree")))),
+                          choices=("graph", "degree")), LOOP, LOOP_BLOCKS)),
         AlgorithmSpec("merrill-do", {"gpu": "bfs.algorithms.merrill_do"},
                       "direction-optimizing merrill (Beamer et al. 2012): bottom-up levels "
                       "over a frontier bitmap when the frontier holds many edges",
@@ -227,7 +232,7 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
                                       choices=(0, 1)),
                                Option("tail", "1 (the default): the last levels search a list "
                                       "of the vertices still open; 0: the bitmap", parse=int,
-                                      choices=(0, 1)))),
+                                      choices=(0, 1)), LOOP, LOOP_BLOCKS)),
         AlgorithmSpec("cupy-baseline", {"gpu": "bfs.algorithms.cupy_baseline"},
                       "plain level-synchronous BFS in CuPy array operations (searchsorted "
                       "expansion, gather, unique): bench's baseline"),

@@ -1,4 +1,5 @@
 #include "tiles.cuh"
+#include "grid_barrier.cuh"
 
 #define HASH_SLOTS 128
 #define SMALL_THREADS 1024
@@ -311,6 +312,226 @@ small_frontier(const i64* __restrict__ offsets, const u32* __restrict__ columns,
     }
     if (threadIdx.x == 0) {
         ctl[4] = (u64)q; ctl[5] = (u64)E; ctl[6] = (u64)done;
+        ctl[0] = 0; ctl[1] = 0; ctl[2] = 0; ctl[3] = 0;
+    }
+}
+
+// ---- the level loop: level after level on the whole grid, in one launch ---------------------
+//
+// Why. A road-like graph's search is thousands of levels of a few thousand vertices; the
+// single-CTA kernel above runs them in one launch but walks a level's edges 1024 at a time on
+// one SM, each step a chain of dependent loads (82.6 ms a search on a 2000 x 2000 lattice, ~28
+// us a level), and a multi-block level from the host costs a launch and a round trip (~60-95
+// us). Here every block of a resident grid takes part in every level and the levels meet at a
+// grid barrier (grid_barrier.cuh). A level's time is its chain of dependent memory steps, so
+// the loop is built to keep that chain short:
+//   queue entry, degree and row start (three independent loads: the start comes from the
+//   loop's own array, written when the vertex was found) -> its columns (prefetched into L2
+//   when the vertex was found) -> the claim (atomicOr on the visited bit) -> the found vertex's
+//   row offsets, loaded while the warp's queue slots are reserved (one atomic a warp step)
+//   -> the barrier's arrival, which carries the block's found count and degree sum in the
+//   same word, so the word that ends the wait holds the next level's size: no further read.
+//
+// Work per level, vertex-centric (no scan of the frontier's degrees, which would cost a second
+// grid barrier): each thread takes a frontier vertex; Merrill's gather tiers split the rows by
+// length, so a hub costs no lane a long walk: rows of BLOCK or more edges are walked by the
+// whole block (one at a time, 256 edges a step), rows of 32 or more by the warp, and shorter
+// ones by their own lane, LOOP_UNROLL independent column loads a step.
+//
+// Counters. Level L uses slot s = L % 3 of `loop`: loop[4 s] is the barrier word, bits 0-20
+// the vertices found (at most the level's edges, <= max_edges < 2^21), bits 21-31 the blocks
+// arrived, bits 32-63 the frontier's degree sum with each block's part capped at 2^21 - 1 (so
+// 2047 blocks cannot overflow it, and a capped sum is still over max_edges: the loop ends; a
+// block that found a vertex whose row is over max_degree adds the cap too, for the same end);
+// loop[4 s + 1] the exact degree sum (one atomic a block, read once, at the end). Block 0 zeroes
+// the next level's slot while this level runs (its last readers passed the barrier of the level
+// before: three slots, no race). loop[12]: the error word (grid_barrier). The host zeroes loop
+// (LOOP_WORDS) before the launch.
+//
+// Exit (every block decides the same from the same word): the frontier is empty, or larger
+// than max_q vertices / max_edges edges, or holds a row over max_degree edges (a hub, which
+// one block would walk alone: the host's multi-block levels take over), or
+// max_levels levels ran, or, with alpha > 0 (merrill-do), Beamer's rule would go bottom-up: the
+// frontier's edges exceed the edges not yet reached (nnz - visited_edges - this launch's) /
+// alpha, the host's own test, so the host continues bottom-up without a level in between.
+// loop[16..19] = (q, edges, levels run, edges of every frontier this launch found) at exit,
+// read by the host with the error word in one copy; ctl[0..3] (the multi-block counters)
+// zeroed, as small_frontier leaves them.
+#define LOOP_UNROLL 4
+#define LOOP_FOUND_MASK ((1ULL << 21) - 1)
+#define LOOP_ARRIVE_SHIFT 21
+#define LOOP_ARRIVE_MASK 0x7FFULL
+#define LOOP_EDGE_SHIFT 32
+#define LOOP_BLOCK_EDGE_CAP ((1ULL << 21) - 1)
+
+// Claim and append the edges (v -> w[k]) whose on[k] is set: a winner writes parent and level
+// (claim), and its queue entry, degree and row start; its row's first column line is prefetched
+// into L2 for the next level. One warp atomic on the barrier word's found bits places all the
+// winners of the warp. Every lane of the warp must call it.
+template <int K>
+__device__ __forceinline__ void loop_visit(const bool (&on)[K], u32 v, const u32 (&w)[K],
+                                           const i64* __restrict__ offsets,
+                                           const u32* __restrict__ columns, i64* parent,
+                                           int* level, u32* visited, int next_level,
+                                           const u32* __restrict__ out_id, u32* qout,
+                                           i64* dout, i64* sout, u64* word, i64 max_degree,
+                                           u64& edges, bool& hub) {
+    // every neighbour's row offsets are loaded beside its claim, not after it: the claim's
+    // round trip and the offsets' (a DRAM sector where ids are scattered) overlap, at the price
+    // of the reads of neighbours another edge claimed (one sector each)
+    i64 lo[K], hi[K];
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+        lo[k] = on[k] ? offsets[w[k]] : 0;
+        hi[k] = on[k] ? offsets[(u64)w[k] + 1] : 0;
+    }
+    bool won[K];
+    u32 c = 0;
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+        won[k] = on[k] && claim(w[k], v, parent, level, visited, next_level, out_id);
+        c += won[k] ? 1u : 0u;
+    }
+    u32 total;
+    u64 pos = warp_reserve<u64>(c, word, total) & LOOP_FOUND_MASK;
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+        if (!won[k]) continue;
+        const i64 deg = hi[k] - lo[k];
+        if (deg > 0) asm volatile("prefetch.global.L2 [%0];" :: "l"(columns + lo[k]));
+        qout[pos] = w[k];
+        dout[pos] = deg;
+        sout[pos] = lo[k];
+        ++pos;
+        edges += (u64)deg;
+        // a row over max_degree is walked better by the host's multi-block level (tiles): the
+        // block's part of the barrier word is then the cap, and the loop ends
+        hub |= deg > max_degree;
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK)
+level_loop(const i64* __restrict__ offsets, const u32* __restrict__ columns,
+           u32* qa, u32* qb, i64* dega, i64* degb, i64* starts_a, i64* starts_b, i64 q,
+           int level0, i64 max_q, i64 max_edges, i64 max_degree, int max_levels, double alpha,
+           i64 nnz,
+           i64 visited_edges, u64* ctl, u64* loop, u64 timeout_ns, i64* parent, int* level,
+           u32* visited, const u32* __restrict__ out_id)
+{
+    __shared__ u32 s_owner;
+    __shared__ u32 s_v;
+    __shared__ i64 s_start, s_deg;
+    __shared__ u64 s_part[BLOCK / 32];
+    const u32 lane = threadIdx.x & 31;
+    u32* qin = qa; u32* qout = qb; i64* din = dega; i64* dout = degb;
+    i64* sin = starts_a; i64* sout = starts_b;
+    int done = 0;
+    i64 E = 0, launch_edges = 0;
+    for (;;) {
+        const int lv = level0 + done;
+        u64* slot = loop + 4 * (done % 3);
+        if (blockIdx.x == 0 && threadIdx.x == 0) {
+            u64* next = loop + 4 * ((done + 1) % 3);
+            next[0] = 0; next[1] = 0;
+        }
+        u64 edges = 0;
+        bool hub = false;
+        for (i64 base = (i64)blockIdx.x * BLOCK; base < q; base += (i64)gridDim.x * BLOCK) {
+            const i64 i = base + threadIdx.x;
+            u32 v = 0;
+            i64 deg = 0, start = 0;
+            if (i < q) {                      // written by other blocks last level: from L2
+                v = __ldcg(qin + i);
+                deg = __ldcg(din + i);
+                start = done ? __ldcg(sin + i) : offsets[v];   // the host's queue has no starts
+            }
+            // rows of BLOCK or more edges: the block walks them one at a time
+            bool big = deg >= BLOCK;
+            for (;;) {                        // block-uniform
+                if (threadIdx.x == 0) s_owner = FULL;
+                __syncthreads();
+                if (big) s_owner = threadIdx.x;
+                __syncthreads();
+                const u32 owner = s_owner;
+                if (owner == FULL) break;
+                if (threadIdx.x == owner) { s_v = v; s_start = start; s_deg = deg; big = false; }
+                __syncthreads();
+                const u32 bv = s_v;
+                const i64 bs = s_start, bd = s_deg;
+                for (i64 j0 = 0; j0 < bd; j0 += BLOCK) {
+                    const i64 j = j0 + threadIdx.x;
+                    const bool on[1] = {j < bd};
+                    const u32 w[1] = {on[0] ? columns[bs + j] : 0u};
+                    loop_visit<1>(on, bv, w, offsets, columns, parent, level, visited, lv + 1,
+                                  out_id, qout, dout, sout, slot, max_degree, edges, hub);
+                }
+                __syncthreads();              // s_v, s_start, s_deg rewritten next round
+            }
+            // rows of 32 to BLOCK - 1 edges: the warp walks them one at a time
+            bool mid = deg >= 32 && deg < BLOCK;
+            for (u32 want; (want = __ballot_sync(FULL, mid)) != 0;) {
+                const u32 leader = __ffs(want) - 1;
+                const u32 wv = __shfl_sync(FULL, v, leader);
+                const i64 ws = __shfl_sync(FULL, start, leader);
+                const i64 wd = __shfl_sync(FULL, deg, leader);
+                if (lane == leader) mid = false;
+                for (i64 j0 = 0; j0 < wd; j0 += 32) {
+                    const i64 j = j0 + lane;
+                    const bool on[1] = {j < wd};
+                    const u32 w[1] = {on[0] ? columns[ws + j] : 0u};
+                    loop_visit<1>(on, wv, w, offsets, columns, parent, level, visited, lv + 1,
+                                  out_id, qout, dout, sout, slot, max_degree, edges, hub);
+                }
+            }
+            // rows under 32 edges: each lane its own, LOOP_UNROLL loads in flight
+            const u32 mine = deg < 32 ? (u32)deg : 0u;
+            const u32 steps = __reduce_max_sync(FULL, mine);
+            for (u32 k0 = 0; k0 < steps; k0 += LOOP_UNROLL) {
+                bool on[LOOP_UNROLL];
+                u32 w[LOOP_UNROLL];
+#pragma unroll
+                for (int k = 0; k < LOOP_UNROLL; ++k) {
+                    on[k] = k0 + k < mine;
+                    w[k] = on[k] ? columns[start + k0 + k] : 0u;
+                }
+                loop_visit<LOOP_UNROLL>(on, v, w, offsets, columns, parent, level, visited,
+                                        lv + 1, out_id, qout, dout, sout, slot, max_degree, edges, hub);
+            }
+        }
+        // the block's degree sum: exact into slot[1], capped into the barrier word
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) edges += __shfl_down_sync(FULL, edges, o);
+        if (lane == 0) s_part[threadIdx.x >> 5] = edges;
+        const bool block_hub = __syncthreads_or(hub);
+        u64 add = 1ULL << LOOP_ARRIVE_SHIFT;
+        if (threadIdx.x == 0) {
+            u64 sum = 0;
+            for (int k = 0; k < BLOCK / 32; ++k) sum += s_part[k];
+            if (sum) atomicAdd(slot + 1, sum);
+            const u64 part = block_hub || sum > LOOP_BLOCK_EDGE_CAP ? LOOP_BLOCK_EDGE_CAP : sum;
+            add |= part << LOOP_EDGE_SHIFT;
+        }
+        u64 seen;
+        const bool ok = grid_barrier(slot, add, LOOP_ARRIVE_SHIFT, LOOP_ARRIVE_MASK,
+                                     (u64)gridDim.x, loop + 12, timeout_ns, lv, seen);
+        q = (i64)(seen & LOOP_FOUND_MASK);
+        E = (i64)(seen >> LOOP_EDGE_SHIFT);   // exact below max_edges (no block capped)
+        ++done;
+        u32* tq = qin; qin = qout; qout = tq;
+        i64* td = din; din = dout; dout = td;
+        i64* ts = sin; sin = sout; sout = ts;
+        bool stop = !ok || q == 0 || q > max_q || E > max_edges || done >= max_levels;
+        if (!stop && alpha > 0.0
+            && (double)E > (double)(nnz - visited_edges - launch_edges - E) / alpha) stop = true;
+        if (stop) {
+            E = (i64)ld_acquire_u64(slot + 1);
+            launch_edges += E;
+            break;
+        }
+        launch_edges += E;
+    }
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        loop[16] = (u64)q; loop[17] = (u64)E; loop[18] = (u64)done; loop[19] = (u64)launch_edges;
         ctl[0] = 0; ctl[1] = 0; ctl[2] = 0; ctl[3] = 0;
     }
 }

@@ -73,6 +73,18 @@ SMALL_Q = 4096       # the single-CTA kernel scans 4 frontier vertices per threa
 SMALL_E = 32768      # ... and walks at most this many edges per level (32 block-wide steps);
                      # a 2000 x 2000 grid's wavefront (<= ~4000 vertices) stays in one launch
 MAX_SMALL_LEVELS = 1 << 30
+# the level loop (merrill.cu, level_loop; loop="grid", the default): level after level on the
+# whole grid in one launch while the frontier has at most LOOP_Q vertices and LOOP_E edges
+# (a level's found vertices, at most its edges, fit the counters' bounds) and no row over
+# LOOP_DEGREE; the host starts one on a frontier of at most LOOP_DEGREE edges (no hub in it);
+# a grid barrier waits at most LOOP_TIMEOUT_S before the launch gives up and the search raises
+LOOP_Q = 1 << 18
+LOOP_E = 1 << 20
+LOOP_DEGREE = 4096       # ... and no row over this (a block walks a row ~256 edges a step,
+                         # ~2 us each: a longer one costs more than the host's tiled level)
+LOOP_WORDS = 20          # three level slots (found, edges, arrivals, -), error, 3 spare, result
+LOOP_TIMEOUT_S = 10.0
+LOOPS = ("grid", "cta")  # cta: the single-CTA small_frontier kernel, kept to measure against
 
 EXPAND_VARIANTS = {
     "tiles": "expand_tiles<false, false>",      # partitioned tiles, bitmask claim (the default)
@@ -95,7 +107,13 @@ def search_state_bytes(n: int, nnz: int = 0, queue_cap: int | None = None) -> in
     not given: the model's bound before the degrees are known)."""
     cap = n if queue_cap is None else queue_cap
     return (device.SEARCH_BYTES_PER_VERTEX - QUEUE_BYTES_PER_VERTEX) * n \
-        + QUEUE_BYTES_PER_VERTEX * cap + 8 * (nnz // TILE + 2) + 64
+        + QUEUE_BYTES_PER_VERTEX * cap + 8 * (nnz // TILE + 2) + 64 + 16 * loop_slots(cap)
+
+
+def loop_slots(queue_cap: int) -> int:
+    """Entries of each of the level loop's two row-start arrays: a level it runs finds at most
+    its frontier's edges (<= LOOP_E), and at most the queue's capacity."""
+    return min(queue_cap, LOOP_E) + 1
 
 
 def hubs_first_bytes(n_rows: int, n_ids: int, nnz: int, in_place: bool = False) -> int:
@@ -189,11 +207,17 @@ class MerrillSearcher(kernel1_gpu.DeviceCsrSearcher):
     level step (kind, depth, frontier vertices and edges, GPU milliseconds by CUDA events).
     """
 
-    def __init__(self, offsets, columns, expand: str = "tiles", order: str = "graph"):
+    def __init__(self, offsets, columns, expand: str = "tiles", order: str = "graph",
+                 loop: str = "grid", loop_blocks: int = 0):
         n = self._check_csr(offsets, columns, "merrill")
         cp = self.cp
         if expand not in EXPAND_VARIANTS:
             raise BfsError(f"unknown merrill expand variant {expand!r}")
+        if loop not in LOOPS:
+            raise BfsError(f"merrill loop must be one of {LOOPS}, got {loop!r}")
+        if not (isinstance(loop_blocks, int) and loop_blocks >= 0):
+            raise BfsError(f"merrill loop_blocks must be a whole number of blocks (0: one an "
+                           f"SM), got {loop_blocks!r}")
         if order not in ("graph", "degree"):
             raise BfsError(f"merrill order must be graph or degree, got {order!r}")
         if order == "degree" and expand != "tiles":
@@ -247,9 +271,20 @@ class MerrillSearcher(kernel1_gpu.DeviceCsrSearcher):
         self.k_expand = mod.get_function(EXPAND_VARIANTS[expand])
         self.k_partition = mod.get_function("partition_tiles")
         self.k_small = mod.get_function("small_frontier")
+        self.loop = loop
+        self.k_loop = mod.get_function("level_loop")
+        # the loop's blocks meet at a grid barrier every level: all must be resident, and each
+        # more arrival costs the barrier an atomic (one block an SM, measured in BENCHMARKS.md)
+        self.loop_blocks = min(device.resident_grid(self.k_loop, BLOCK),
+                               loop_blocks or device.sm_count())
+        self.loop_state = cp.zeros(LOOP_WORDS, dtype=cp.uint64)
+        self.loop_starts = (cp.empty(loop_slots(cap), dtype=cp.int64),
+                            cp.empty(loop_slots(cap), dtype=cp.int64))
+        self.host_loop = cupyx.empty_pinned((LOOP_WORDS,), dtype=np.uint64)
+        self.loop_alpha = 0.0       # merrill-do: Beamer's rule ends a loop (level_loop)
         self.max_blocks = device.sm_count() * 16
         self.levels_run = 0
-        self.launches = {"small": 0, "expand": 0}
+        self.launches = {"small": 0, "loop": 0, "expand": 0}
         self.profile_levels: list | None = None
         cp.cuda.get_current_stream().synchronize()
 
@@ -290,6 +325,33 @@ class MerrillSearcher(kernel1_gpu.DeviceCsrSearcher):
         return self.host_ctl
 
     # -- one level step each; every step leaves (q, edges) of the next frontier ----------------
+    def _loop_levels(self, q, depth):
+        """Levels on the whole grid in one launch (merrill.cu, level_loop) until the frontier
+        outgrows the loop, empties, or (merrill-do) Beamer's rule goes bottom-up; one read of
+        the loop's result block."""
+        device.zero_async(self.loop_state)
+        self.k_loop((self.loop_blocks,), (BLOCK,),
+                    (self.offsets, self.columns, self.queues[self.cur],
+                     self.queues[1 - self.cur], self.degs[self.cur], self.degs[1 - self.cur],
+                     self.loop_starts[0], self.loop_starts[1],
+                     np.int64(q), np.int32(depth), np.int64(LOOP_Q), np.int64(LOOP_E),
+                     np.int64(LOOP_DEGREE), np.int32(MAX_SMALL_LEVELS), np.float64(self.loop_alpha),
+                     np.int64(self.nnz), np.int64(self.visited_edges), self.ctl,
+                     self.loop_state, np.uint64(LOOP_TIMEOUT_S * 1e9), self.parent,
+                     self.level, self.visited, self.out_id))
+        self.launches["loop"] += 1
+        self.loop_state.get(out=self.host_loop)     # waits for the stream
+        error = int(self.host_loop[12])
+        if error:
+            raise BfsError(f"merrill level loop: a grid barrier of level {error >> 1} waited "
+                           f"more than {LOOP_TIMEOUT_S:g} s ({self.loop_blocks} blocks: not all "
+                           f"resident at once?)")
+        q, edges, done, launch_edges = (int(x) for x in self.host_loop[16:20])
+        # the frontiers before the last one: the caller adds the last's edges
+        self.visited_edges += launch_edges - edges
+        self.cur ^= done & 1
+        return q, edges, done
+
     def _small_levels(self, q, depth):
         self.k_small((1,), (SMALL_THREADS,),
                      (self.offsets, self.columns, self.queues[self.cur],
@@ -330,15 +392,20 @@ class MerrillSearcher(kernel1_gpu.DeviceCsrSearcher):
         self.cur ^= 1
         return int(ctl[2 * slot]), int(ctl[2 * slot + 1]), 1
 
-    @staticmethod
-    def _top_down_kind(q, edges) -> str:
-        """Which top-down step a frontier of q vertices and `edges` edges takes: "small" (the
-        single-CTA kernel, level after level in one launch) or "top-down" (one multi-block
-        level)."""
+    def _top_down_kind(self, q, edges) -> str:
+        """Which top-down step a frontier of q vertices and `edges` edges takes: "loop" (the
+        grid's level loop, level after level in one launch), "small" (loop=cta: the single-CTA
+        kernel, likewise) or "top-down" (one multi-block level from the host)."""
+        if self.loop == "grid":
+            # a frontier from the host may hold a hub (a row over LOOP_DEGREE) unless all its
+            # edges are fewer; the loop itself ends before one (level_loop)
+            return "loop" if q <= LOOP_Q and edges <= LOOP_DEGREE else "top-down"
         return "small" if q <= SMALL_Q and edges <= SMALL_E else "top-down"
 
     def _run_top_down(self, kind, q, edges, depth):
         """The top-down step of that kind; returns (q, edges, levels done)."""
+        if kind == "loop":
+            return self._loop_levels(q, depth)
         if kind == "small":
             return self._small_levels(q, depth)
         return self._top_down_level(q, edges, depth)

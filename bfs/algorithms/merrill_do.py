@@ -193,6 +193,7 @@ class MerrillDoSearcher(MerrillSearcher):
         cp = self.cp
         device.check_fits(12 * self.n_words, "merrill-do frontier bitmaps")
         self.alpha, self.beta = float(alpha), float(beta)
+        self.loop_alpha = self.alpha    # the level loop ends where Beamer's rule goes bottom-up
         self.fronts = (cp.empty(self.n_words, dtype=cp.uint32),
                        cp.empty(self.n_words, dtype=cp.uint32))
         # isolated vertices and the padding past n start visited: bottom-up never reads them
