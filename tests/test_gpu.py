@@ -452,24 +452,39 @@ def test_long_path_many_levels():
     check_against_cpu(merrill(src, dst, n), src, dst, n, [perm[0], perm[n // 2]])
 
 
-@pytest.mark.parametrize("name", ["merrill", "merrill-do"])
-def test_level_loop_runs_a_lattice_search_in_one_launch(name):
-    """A road-like search (a 300 x 300 lattice, ~600 levels) is one launch of the level loop
-    and one read of its result block: no multi-block level, no level from the host; merrill-do
-    leaves the loop only where Beamer's rule goes bottom-up, as the host would."""
+@pytest.mark.parametrize("name,alpha", [("merrill", None), ("merrill-do", None),
+                                        ("merrill-do", 1e3)])
+def test_level_loop_runs_a_lattice_search_in_one_launch(name, alpha):
+    """A road-like search (a 300 x 300 lattice from its middle, 301 levels) is one launch of
+    the level loop and one read of its result block: no multi-block level, no level from the
+    host. merrill-do leaves the loop exactly where the host's rule goes bottom-up (Beamer's
+    alpha test and a frontier of at least n * BOTTOM_UP_FLOOR edges), computed here from the
+    levels: with alpha = 1000 near radius 90."""
+    from bfs.algorithms.merrill_do import ALPHA, BOTTOM_UP_FLOOR
     from bfs.graphs.lattice import lattice_edges
-    src, dst, n = lattice_edges(300, 300, ordered=True)     # vertex 0 is a corner
-    # merrill-do: alpha such that the root's 2 edges stay top-down and level 1's ~6 go
-    # bottom-up (unexplored / alpha ~ 3.6)
-    s = merrill(src, dst, n, name, **({"alpha": 1e5} if name == "merrill-do" else {}))
+    src, dst, n = lattice_edges(300, 300, ordered=True)     # vertex r * 300 + c
+    root = 150 * 300 + 150
+    s = merrill(src, dst, n, name, **({} if alpha is None else {"alpha": alpha}))
     calls = []
     real = s._loop_levels
     s._loop_levels = lambda q, depth: calls.append(depth) or real(q, depth)
-    check_against_cpu(s, src, dst, n, [0])
+    check_against_cpu(s, src, dst, n, [root])
     assert calls == [0] and s.launches["loop"] == 1 and s.launches["expand"] == 0
-    assert s.levels_run == 599     # corner to corner
-    if name == "merrill-do":        # the loop ran one level, the rest bottom-up
-        assert s.directions[0] == "top-down" and set(s.directions[1:]) == {"bottom-up"}
+    depth = 301                     # 300 to the far corner, and the empty level that ends it
+    assert s.levels_run == depth
+    if name == "merrill":
+        return
+    level = s.gather(n).level
+    degree = np.bincount(np.concatenate([src, dst]), minlength=n)
+    edges = np.bincount(level, weights=degree, minlength=depth).astype(np.int64)
+    nnz, seen, switch = 2 * src.size, 0, depth
+    for d in range(depth):
+        seen += edges[d]
+        if edges[d] > (nnz - seen) / (alpha or ALPHA) and edges[d] >= int(n * BOTTOM_UP_FLOOR):
+            switch = d
+            break
+    assert alpha is None or 50 < switch < 150
+    assert s.directions == ["top-down"] * switch + ["bottom-up"] * (depth - switch)
 
 
 def test_level_loop_barrier_wait_is_bounded(monkeypatch):

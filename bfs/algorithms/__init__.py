@@ -150,6 +150,8 @@ LOOP = Option("loop", "(GPU) small-frontier levels in one launch: on the whole g
               "Merrill's single-CTA kernel, kept to measure against)", choices=("grid", "cta"))
 LOOP_BLOCKS = Option("loop_blocks", "(GPU) blocks of the grid's level loop (0, the default: "
                      "one an SM)", parse=nonnegative_int)
+LOOP_EDGES = Option("loop_edges", "(GPU) the level loop runs while a frontier has at most "
+                    "this many edges (default 2^20, the most)", parse=positive_int)
 EXPAND = Option("expand", "the multi-block level kernel (merrill.EXPAND_VARIANTS; tiles, the "
                 "default, unless measuring)")
 
@@ -214,7 +216,7 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
                       options=(EXPAND, Option(
                           "order", "search the CSR as given (graph, the default) or renamed by "
                           "falling degree (degree, expand tiles only)",
-                          choices=("graph", "degree")), LOOP, LOOP_BLOCKS)),
+                          choices=("graph", "degree")), LOOP, LOOP_BLOCKS, LOOP_EDGES)),
         AlgorithmSpec("merrill-do", {"gpu": "bfs.algorithms.merrill_do"},
                       "direction-optimizing merrill (Beamer et al. 2012): bottom-up levels "
                       "over a frontier bitmap when the frontier holds many edges",
@@ -232,7 +234,7 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
                                       choices=(0, 1)),
                                Option("tail", "1 (the default): the last levels search a list "
                                       "of the vertices still open; 0: the bitmap", parse=int,
-                                      choices=(0, 1)), LOOP, LOOP_BLOCKS)),
+                                      choices=(0, 1)), LOOP, LOOP_BLOCKS, LOOP_EDGES)),
         AlgorithmSpec("cupy-baseline", {"gpu": "bfs.algorithms.cupy_baseline"},
                       "plain level-synchronous BFS in CuPy array operations (searchsorted "
                       "expansion, gather, unique): bench's baseline"),

@@ -55,7 +55,8 @@ __device__ __forceinline__ bool grid_barrier(u64* word, u64 add, int shift, u64 
             }
             v = ld_acquire_u64(word);
         }
-        __threadfence();
+        // no fence here: the acquire above, then the CTA barrier below, order every thread's
+        // later reads after the other blocks' released writes (causality is transitive)
         s_ok = ok;
         s_seen = v;
     }

@@ -242,9 +242,11 @@ extern "C" __global__ void renamed_keys(const i64* __restrict__ offsets,
     }
 }
 
-// Persistent single-CTA levels while the frontier is small (q <= SMALL_Q, edges <= max_edges).
-// Each level in one launch costs ~10 us of dependent loads instead of ~95 us for a multi-block
-// level (cumsum, partition, expand, a blocking counter copy), which is what grids pay per level.
+// Persistent single-CTA levels while the frontier is small (q <= SMALL_Q, edges <= max_edges):
+// Merrill's small-frontier kernel, now loop="cta", kept to measure the grid's level_loop below
+// against (a 2000 x 2000 lattice: 82.1 ms a search here, 15.9 there). Each level in one launch
+// avoids the ~95 us of a multi-block level from the host, but its 1024 threads walk the level's
+// edges a step at a time, each step a chain of dependent loads (~28 us a lattice level).
 // Queue/degree buffers alternate each level; ctl[4..6] = (q, edges, levels run) at exit, and
 // ctl[0..3] (the multi-block counters) are zeroed.
 extern "C" __global__ void __launch_bounds__(SMALL_THREADS)
@@ -336,14 +338,18 @@ small_frontier(const i64* __restrict__ offsets, const u32* __restrict__ columns,
 // grid barrier): each thread takes a frontier vertex; Merrill's gather tiers split the rows by
 // length, so a hub costs no lane a long walk: rows of BLOCK or more edges are walked by the
 // whole block (one at a time, 256 edges a step), rows of 32 or more by the warp, and shorter
-// ones by their own lane, LOOP_UNROLL independent column loads a step.
+// ones by their own lane, LOOP_UNROLL independent column loads a step. A frontier of at most
+// LOOP_SPLIT_Q vertices (a search's root) has each row walked by the whole grid instead, so the
+// host can start the loop on a root of any degree (one block walking a root of 4096 edges cost
+// a Kronecker search ~30 us: 1.6% at scale 26).
 //
 // Counters. Level L uses slot s = L % 3 of `loop`: loop[4 s] is the barrier word, bits 0-20
 // the vertices found (at most the level's edges, <= max_edges < 2^21), bits 21-31 the blocks
 // arrived, bits 32-63 the frontier's degree sum with each block's part capped at 2^21 - 1 (so
 // 2047 blocks cannot overflow it, and a capped sum is still over max_edges: the loop ends; a
 // block that found a vertex whose row is over max_degree adds the cap too, for the same end);
-// loop[4 s + 1] the exact degree sum (one atomic a block, read once, at the end). Block 0 zeroes
+// loop[4 s + 1] the exact degree sum (one atomic a block after its arrival, read once, at the
+// end, after one more barrier on loop[13]). Block 0 zeroes
 // the next level's slot while this level runs (its last readers passed the barrier of the level
 // before: three slots, no race). loop[12]: the error word (grid_barrier). The host zeroes loop
 // (LOOP_WORDS) before the launch.
@@ -353,11 +359,13 @@ small_frontier(const i64* __restrict__ offsets, const u32* __restrict__ columns,
 // one block would walk alone: the host's multi-block levels take over), or
 // max_levels levels ran, or, with alpha > 0 (merrill-do), Beamer's rule would go bottom-up: the
 // frontier's edges exceed the edges not yet reached (nnz - visited_edges - this launch's) /
-// alpha, the host's own test, so the host continues bottom-up without a level in between.
+// alpha and bottom_up_floor, the host's own test, so the host continues bottom-up without a
+// level in between.
 // loop[16..19] = (q, edges, levels run, edges of every frontier this launch found) at exit,
 // read by the host with the error word in one copy; ctl[0..3] (the multi-block counters)
 // zeroed, as small_frontier leaves them.
 #define LOOP_UNROLL 4
+#define LOOP_SPLIT_Q 32          // frontiers this small: every row walked by the whole grid
 #define LOOP_FOUND_MASK ((1ULL << 21) - 1)
 #define LOOP_ARRIVE_SHIFT 21
 #define LOOP_ARRIVE_MASK 0x7FFULL
@@ -414,7 +422,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK)
 level_loop(const i64* __restrict__ offsets, const u32* __restrict__ columns,
            u32* qa, u32* qb, i64* dega, i64* degb, i64* starts_a, i64* starts_b, i64 q,
            int level0, i64 max_q, i64 max_edges, i64 max_degree, int max_levels, double alpha,
-           i64 nnz,
+           i64 bottom_up_floor, i64 nnz,
            i64 visited_edges, u64* ctl, u64* loop, u64 timeout_ns, i64* parent, int* level,
            u32* visited, const u32* __restrict__ out_id)
 {
@@ -436,7 +444,21 @@ level_loop(const i64* __restrict__ offsets, const u32* __restrict__ columns,
         }
         u64 edges = 0;
         bool hub = false;
-        for (i64 base = (i64)blockIdx.x * BLOCK; base < q; base += (i64)gridDim.x * BLOCK) {
+        // a frontier of a few vertices (a search's root, hub or not): the whole grid walks
+        // each row in turn, every block a slice, so no block walks a long row alone
+        if (q <= LOOP_SPLIT_Q) for (i64 i = 0; i < q; ++i) {     // grid-uniform
+            const u32 v = __ldcg(qin + i);
+            const i64 deg = __ldcg(din + i);
+            const i64 start = done ? __ldcg(sin + i) : offsets[v];
+            for (i64 j0 = (i64)blockIdx.x * BLOCK; j0 < deg; j0 += (i64)gridDim.x * BLOCK) {
+                const i64 j = j0 + threadIdx.x;
+                const bool on[1] = {j < deg};
+                const u32 w[1] = {on[0] ? columns[start + j] : 0u};
+                loop_visit<1>(on, v, w, offsets, columns, parent, level, visited, lv + 1,
+                              out_id, qout, dout, sout, slot, max_degree, edges, hub);
+            }
+        }
+        else for (i64 base = (i64)blockIdx.x * BLOCK; base < q; base += (i64)gridDim.x * BLOCK) {
             const i64 i = base + threadIdx.x;
             u32 v = 0;
             i64 deg = 0, start = 0;
@@ -503,17 +525,18 @@ level_loop(const i64* __restrict__ offsets, const u32* __restrict__ columns,
         for (int o = 16; o > 0; o >>= 1) edges += __shfl_down_sync(FULL, edges, o);
         if (lane == 0) s_part[threadIdx.x >> 5] = edges;
         const bool block_hub = __syncthreads_or(hub);
-        u64 add = 1ULL << LOOP_ARRIVE_SHIFT;
+        u64 add = 1ULL << LOOP_ARRIVE_SHIFT, sum = 0;
         if (threadIdx.x == 0) {
-            u64 sum = 0;
             for (int k = 0; k < BLOCK / 32; ++k) sum += s_part[k];
-            if (sum) atomicAdd(slot + 1, sum);
             const u64 part = block_hub || sum > LOOP_BLOCK_EDGE_CAP ? LOOP_BLOCK_EDGE_CAP : sum;
             add |= part << LOOP_EDGE_SHIFT;
         }
         u64 seen;
         const bool ok = grid_barrier(slot, add, LOOP_ARRIVE_SHIFT, LOOP_ARRIVE_MASK,
                                      (u64)gridDim.x, loop + 12, timeout_ns, lv, seen);
+        // the exact sum after the arrival, whose release would wait for it: the next level's
+        // arrival (or the exit barrier) orders it, and only the exit reads it
+        if (threadIdx.x == 0 && sum) atomicAdd(slot + 1, sum);
         q = (i64)(seen & LOOP_FOUND_MASK);
         E = (i64)(seen >> LOOP_EDGE_SHIFT);   // exact below max_edges (no block capped)
         ++done;
@@ -521,9 +544,13 @@ level_loop(const i64* __restrict__ offsets, const u32* __restrict__ columns,
         i64* td = din; din = dout; dout = td;
         i64* ts = sin; sin = sout; sout = ts;
         bool stop = !ok || q == 0 || q > max_q || E > max_edges || done >= max_levels;
-        if (!stop && alpha > 0.0
-            && (double)E > (double)(nnz - visited_edges - launch_edges - E) / alpha) stop = true;
-        if (stop) {
+        const i64 unexplored = nnz - visited_edges - launch_edges - E;
+        if (!stop && alpha > 0.0 && E >= bottom_up_floor && unexplored > 0
+            && (double)unexplored < (double)E * alpha) stop = true;
+        if (stop) {                           // every block's exact sum landed: one more barrier
+            u64 unused;
+            if (ok) grid_barrier(loop + 13, 1, 0, ~0ULL, (u64)gridDim.x, loop + 12, timeout_ns,
+                                 lv, unused);
             E = (i64)ld_acquire_u64(slot + 1);
             launch_edges += E;
             break;

@@ -36,14 +36,22 @@ falling degree and re-sorts every row, so rows list their hub neighbours first a
 status lookups share words read through L1; claims write the output under the graph's ids.
 At scale 25: 12.3 ms against 13.9 (BENCHMARKS.md); with rows not re-sorted it was slower.
 
-Small frontiers. Road-like graphs have thousands of levels with tiny frontiers, where launch
-overhead and host round trips dominate. Per multi-block level there is one scan, two kernels
-and one 64-byte device-to-host copy of the counters (queue size and edge-frontier size) that the
-host waits on (~95 us a level on the H100). While a frontier has at most 4096 vertices and 32768
-edges, a persistent single-CTA kernel ("small_frontier") runs level after level inside one
-launch (block-wide scan in shared memory, __syncthreads between levels, shared-memory counters;
-~25 us a level on a 2000 x 2000 grid) and returns to the multi-block path only when the frontier
-grows past those bounds or the search ends.
+Small frontiers: the level loop. Road-like graphs have thousands of levels with tiny
+frontiers, where launch overhead and host round trips dominate. Per multi-block level there is
+one scan, two kernels and one 64-byte device-to-host copy of the counters (queue size and
+edge-frontier size) that the host waits on (~95 us a level on the H100). While a frontier has
+at most LOOP_Q vertices and loop_edges edges (2^20) and no row over LOOP_DEGREE, one persistent
+kernel on the whole resident grid (merrill.cu, level_loop; loop="grid", the default) runs level
+after level inside one launch: each block takes frontier vertices (Merrill's block / warp / lane
+gather tiers by row length; a frontier of at most 32 vertices, a root, has each row walked by the
+whole grid), and the blocks meet at a grid barrier a level (grid_barrier.cuh, bounded: a wait
+past LOOP_TIMEOUT_S raises naming the level) whose arrival word carries the level's counts, so
+the device decides the next level, the frontier's kind and the search's end, and the host reads
+one result block when the loop ends: once a search on a lattice (merrill-do: Beamer's rule
+tested in the loop too). On a 2000 x 2000 lattice (H100, BENCHMARKS.md): 82.1 ms a search with
+Merrill's single-CTA kernel (loop="cta", ~28 us a level, its 1024 threads walking a level's edges
+a step at a time), 15.9 ms with the grid's loop (~5.5 us a level: the chain of dependent memory
+steps of a level and the barrier's two L2 round trips).
 
 Profiling. Setting searcher.profile_levels to a list makes search() record every level step
 (kind, frontier vertices and edges, CUDA-event milliseconds); `bfs bench --profile-levels`.
@@ -79,9 +87,11 @@ MAX_SMALL_LEVELS = 1 << 30
 # LOOP_DEGREE; the host starts one on a frontier of at most LOOP_DEGREE edges (no hub in it);
 # a grid barrier waits at most LOOP_TIMEOUT_S before the launch gives up and the search raises
 LOOP_Q = 1 << 18
-LOOP_E = 1 << 20
+LOOP_E = 1 << 20         # the default bound (loop_edges); the barrier word holds up to
+LOOP_E_MAX = 1 << 20     # ... 2^21 - 1 found vertices (merrill.cu)
 LOOP_DEGREE = 4096       # ... and no row over this (a block walks a row ~256 edges a step,
                          # ~2 us each: a longer one costs more than the host's tiled level)
+LOOP_SPLIT_Q = 32        # merrill.cu's: a frontier this small has its rows walked grid-wide
 LOOP_WORDS = 20          # three level slots (found, edges, arrivals, -), error, 3 spare, result
 LOOP_TIMEOUT_S = 10.0
 LOOPS = ("grid", "cta")  # cta: the single-CTA small_frontier kernel, kept to measure against
@@ -110,10 +120,10 @@ def search_state_bytes(n: int, nnz: int = 0, queue_cap: int | None = None) -> in
         + QUEUE_BYTES_PER_VERTEX * cap + 8 * (nnz // TILE + 2) + 64 + 16 * loop_slots(cap)
 
 
-def loop_slots(queue_cap: int) -> int:
+def loop_slots(queue_cap: int, loop_edges: int = LOOP_E) -> int:
     """Entries of each of the level loop's two row-start arrays: a level it runs finds at most
-    its frontier's edges (<= LOOP_E), and at most the queue's capacity."""
-    return min(queue_cap, LOOP_E) + 1
+    its frontier's edges (<= loop_edges), and at most the queue's capacity."""
+    return min(queue_cap, loop_edges) + 1
 
 
 def hubs_first_bytes(n_rows: int, n_ids: int, nnz: int, in_place: bool = False) -> int:
@@ -208,13 +218,16 @@ class MerrillSearcher(kernel1_gpu.DeviceCsrSearcher):
     """
 
     def __init__(self, offsets, columns, expand: str = "tiles", order: str = "graph",
-                 loop: str = "grid", loop_blocks: int = 0):
+                 loop: str = "grid", loop_blocks: int = 0, loop_edges: int = LOOP_E):
         n = self._check_csr(offsets, columns, "merrill")
         cp = self.cp
         if expand not in EXPAND_VARIANTS:
             raise BfsError(f"unknown merrill expand variant {expand!r}")
         if loop not in LOOPS:
             raise BfsError(f"merrill loop must be one of {LOOPS}, got {loop!r}")
+        if not (isinstance(loop_edges, int) and 1 <= loop_edges <= LOOP_E_MAX):
+            raise BfsError(f"merrill loop_edges must be 1..{LOOP_E_MAX}, got {loop_edges!r}")
+        self.loop_edges = loop_edges
         if not (isinstance(loop_blocks, int) and loop_blocks >= 0):
             raise BfsError(f"merrill loop_blocks must be a whole number of blocks (0: one an "
                            f"SM), got {loop_blocks!r}")
@@ -278,10 +291,11 @@ class MerrillSearcher(kernel1_gpu.DeviceCsrSearcher):
         self.loop_blocks = min(device.resident_grid(self.k_loop, BLOCK),
                                loop_blocks or device.sm_count())
         self.loop_state = cp.zeros(LOOP_WORDS, dtype=cp.uint64)
-        self.loop_starts = (cp.empty(loop_slots(cap), dtype=cp.int64),
-                            cp.empty(loop_slots(cap), dtype=cp.int64))
+        self.loop_starts = (cp.empty(loop_slots(cap, loop_edges), dtype=cp.int64),
+                            cp.empty(loop_slots(cap, loop_edges), dtype=cp.int64))
         self.host_loop = cupyx.empty_pinned((LOOP_WORDS,), dtype=np.uint64)
         self.loop_alpha = 0.0       # merrill-do: Beamer's rule ends a loop (level_loop)
+        self.bottom_up_floor = 0    # ... for a frontier of at least this many edges
         self.max_blocks = device.sm_count() * 16
         self.levels_run = 0
         self.launches = {"small": 0, "loop": 0, "expand": 0}
@@ -319,10 +333,12 @@ class MerrillSearcher(kernel1_gpu.DeviceCsrSearcher):
         self.kernel1_extra_s = cp.cuda.get_elapsed_time(start, end) / 1e3
         return out
 
-    def _read_ctl(self, block=None):
-        """A u64[8] control block (self.ctl unless given) into the pinned host copy."""
-        (self.ctl if block is None else block).get(out=self.host_ctl)  # waits for the stream
-        return self.host_ctl
+    def _read_ctl(self, block=None, out=None):
+        """A control block (self.ctl's u64[8] unless given) into its pinned host copy (out,
+        else host_ctl): the search's one kind of host read, so counting its calls counts them."""
+        out = self.host_ctl if out is None else out
+        (self.ctl if block is None else block).get(out=out)  # waits for the stream
+        return out
 
     # -- one level step each; every step leaves (q, edges) of the next frontier ----------------
     def _loop_levels(self, q, depth):
@@ -334,13 +350,14 @@ class MerrillSearcher(kernel1_gpu.DeviceCsrSearcher):
                     (self.offsets, self.columns, self.queues[self.cur],
                      self.queues[1 - self.cur], self.degs[self.cur], self.degs[1 - self.cur],
                      self.loop_starts[0], self.loop_starts[1],
-                     np.int64(q), np.int32(depth), np.int64(LOOP_Q), np.int64(LOOP_E),
-                     np.int64(LOOP_DEGREE), np.int32(MAX_SMALL_LEVELS), np.float64(self.loop_alpha),
+                     np.int64(q), np.int32(depth), np.int64(LOOP_Q), np.int64(self.loop_edges),
+                     np.int64(LOOP_DEGREE), np.int32(MAX_SMALL_LEVELS),
+                     np.float64(self.loop_alpha), np.int64(self.bottom_up_floor),
                      np.int64(self.nnz), np.int64(self.visited_edges), self.ctl,
                      self.loop_state, np.uint64(LOOP_TIMEOUT_S * 1e9), self.parent,
                      self.level, self.visited, self.out_id))
         self.launches["loop"] += 1
-        self.loop_state.get(out=self.host_loop)     # waits for the stream
+        self._read_ctl(self.loop_state, self.host_loop)
         error = int(self.host_loop[12])
         if error:
             raise BfsError(f"merrill level loop: a grid barrier of level {error >> 1} waited "
@@ -398,8 +415,11 @@ class MerrillSearcher(kernel1_gpu.DeviceCsrSearcher):
         kernel, likewise) or "top-down" (one multi-block level from the host)."""
         if self.loop == "grid":
             # a frontier from the host may hold a hub (a row over LOOP_DEGREE) unless all its
-            # edges are fewer; the loop itself ends before one (level_loop)
-            return "loop" if q <= LOOP_Q and edges <= LOOP_DEGREE else "top-down"
+            # edges are fewer or it is small enough for the grid to walk each row; the loop
+            # itself ends before a frontier with one (level_loop)
+            hubless = edges <= LOOP_DEGREE or q <= LOOP_SPLIT_Q   # (split: rows grid-wide)
+            return "loop" if q <= LOOP_Q and edges <= self.loop_edges and hubless \
+                else "top-down"
         return "small" if q <= SMALL_Q and edges <= SMALL_E else "top-down"
 
     def _run_top_down(self, kind, q, edges, depth):

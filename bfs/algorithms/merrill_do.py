@@ -69,7 +69,13 @@ here a top-down level is L2-bound (~30 G edges/s: a 79M-edge level took 2.8 ms a
 where bottom-up took 1.3) and a bottom-up level over a mostly visited bitmask is a ~20 us
 pass, so the defaults are alpha = 40 (switch sooner) and beta = inf (never back): at scale 26,
 32 roots, 395 GTEPS with the paper's values, 410 with beta = inf, 450 with both (BENCHMARKS.md).
-The host decides where it learns the frontier anyway (after top-down and small levels). Once
+A frontier also goes bottom-up only where it holds at least n * BOTTOM_UP_FLOOR (1/64) edges,
+below which a top-down level of the level loop (bfs.algorithms.merrill) costs less than a sweep
+of the bitmaps (the last ~80 levels of a 2000 x 2000 lattice went bottom-up by Beamer's rule
+alone, each a sweep, 8 a host read: merrill-do took 18.9 ms a search where merrill took 16.8,
+and 16.1 beside 16.2 with the floor, H100, same calls); nothing left unexplored keeps top-down.
+The level loop applies the same test on the device and ends where it passes.
+The host decides where it learns the frontier anyway (after top-down and loop levels). Once
 bottom-up, it enqueues the next `ahead` bottom-up levels without reading anything back, each
 run or skipped by a one-thread kernel (decide_bottom_up) applying the same rule on the device,
 and reads one control block for the whole chain: between bottom-up levels the GPU no longer
@@ -103,6 +109,13 @@ BOTTOM_UP_VARIANTS = {f"{k}x{h}" + (f"m{m}" if m > 1 else ""): (k, h, m)
                                       (1, 4, 4), (1, 8, 4), (2, 4, 4), (1, 4, 5), (1, 8, 5),
                                       (1, 8, 6))}
 BOTTOM_UP = "1x4m4"     # 4 blocks an SM beat 3 (1x4): 381 -> 407 / 489 -> 507 GTEPS, same call
+# top-down -> bottom-up also needs a frontier of at least n * BOTTOM_UP_FLOOR edges: a
+# bottom-up level sweeps the visited, frontier and next bitmaps (3n/8 bytes, and the open
+# vertices' offsets), a top-down one reads a random 32-byte sector an edge, so below ~n/85
+# edges top-down is the cheaper (on a 2000 x 2000 lattice the last ~80 levels went bottom-up
+# by Beamer's rule alone, each a sweep and every 8 a host read). alpha = inf keeps its meaning:
+# every frontier goes bottom-up.
+BOTTOM_UP_FLOOR = 1 / 64
 AHEAD = 8               # bottom-up levels enqueued past a host decision, run or skipped on the device
                         # (8: one chain covers a whole Kronecker search; 4 -> 8: s25 373 -> 409 GTEPS)
 LEVEL_SLOTS = 1024      # per-level counts of neighbours read (deeper levels share the last)
@@ -194,6 +207,8 @@ class MerrillDoSearcher(MerrillSearcher):
         device.check_fits(12 * self.n_words, "merrill-do frontier bitmaps")
         self.alpha, self.beta = float(alpha), float(beta)
         self.loop_alpha = self.alpha    # the level loop ends where Beamer's rule goes bottom-up
+        # ... and where the frontier's edges pay for a sweep of the bitmaps (BOTTOM_UP_FLOOR)
+        self.bottom_up_floor = int(self.n * BOTTOM_UP_FLOOR) if self.alpha != float("inf") else 0
         self.fronts = (cp.empty(self.n_words, dtype=cp.uint32),
                        cp.empty(self.n_words, dtype=cp.uint32))
         # isolated vertices and the padding past n start visited: bottom-up never reads them
@@ -355,7 +370,8 @@ class MerrillDoSearcher(MerrillSearcher):
             # stay bottom-up while the frontier is large or still growing
             stay = q >= self.n / self.beta or q > self.last_q
         else:
-            stay = edges > unexplored / self.alpha
+            # (nothing unexplored: the search ends with this level, top-down)
+            stay = 0 < unexplored < edges * self.alpha and edges >= self.bottom_up_floor
         self.last_q = q
         if stay:
             kind, q2, edges2, done = ("bottom-up",) + self._bottom_up_level(q, depth)
