@@ -117,12 +117,6 @@ def slurm() -> dict:
     return {k: os.environ[k] for k in SLURM_VARS if k in os.environ}
 
 
-def visible_devices() -> list[str]:
-    """The entries of CUDA_VISIBLE_DEVICES ([] when unset or empty)."""
-    value = os.environ.get("CUDA_VISIBLE_DEVICES", "").strip()
-    return [d for d in value.split(",") if d.strip()] if value else []
-
-
 def local_rank(node_rank: int | None = None) -> int:
     """This process's index among the ranks on its node: SLURM_LOCALID under srun, else the
     launcher's own variable, else `node_rank` (the rank in a shared-memory split), else 0."""

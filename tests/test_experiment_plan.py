@@ -1,0 +1,150 @@
+"""workflow/experiment_plan.py without Snakemake: the runs a config plans, the checks that refuse
+a config (their messages, which the workflow prints), the tables and figures, job sizes. The
+Snakemake runs of tests/test_workflow.py check the same plan through the rules."""
+import importlib.util
+
+import pytest
+
+from helpers import ROOT
+
+spec = importlib.util.spec_from_file_location("experiment_plan",
+                                              ROOT / "workflow" / "experiment_plan.py")
+experiment_plan = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(experiment_plan)
+Plan = experiment_plan.Plan
+
+
+def config(**experiments) -> dict:
+    return {"results": "res", "roots": 4,
+            "graphs": {"kronecker": {"kron-s8": {"scale": 8}, "kron-s9": {"scale": 9,
+                                                                          "in_place": True}},
+                       "lattice": {"lat": {"rows": 10, "cols": 20}},
+                       "snap": {"email": {"path": "data/snap/email-Eu-core.txt"}}},
+            "experiments": experiments}
+
+
+def test_strong_scaling_runs_grids_then_counts_with_the_one_rank_point_once():
+    plan = Plan(config(strong_scaling={
+        "graph": "kron-s8", "algorithms": ["2d", "1d"], "grids": ["2x1"], "ranks": [1, 2],
+        "reference": "seq-csr", "exchange": ["scan", "wave"], "repeats": 2}))
+    plan.check()
+    runs = [r for _, r in plan.experiment_runs("strong_scaling")]
+    # explicit grid first, then the squarest grid of each count; 1d names no exchange
+    assert runs[:4] == ["2d/cpu-2x1-scan", "2d/cpu-2x1-scan-r2", "2d/cpu-2x1-wave",
+                        "2d/cpu-2x1-wave-r2"]
+    # a one-rank 2d run is planned once, under the first exchange listed (2d names its
+    # exchange always)
+    assert [r for r in runs if "1x1" in r] == ["2d/cpu-1x1-scan", "2d/cpu-1x1-scan-r2"]
+    assert "1d/cpu-p2-default" in runs and "seq-csr/cpu-serial-default" in runs
+    assert len(runs) == len(set(runs))
+    assert plan.experiment_run_dirs("strong_scaling")[0] == "res/runs/kron-s8/2d/cpu-2x1-scan"
+    assert plan.all_validations()[0] == "res/validation/kron-s8/2d/cpu-2x1-scan.json"
+
+
+def test_weak_scaling_and_sweeps_plan_their_points():
+    plan = Plan(config(
+        weak_scaling={"algorithm": "2d", "points": [{"graph": "kron-s8", "ranks": 1},
+                                                    {"graph": "kron-s9", "ranks": 2}]},
+        sf={"kind": "small_frontier_sweep", "graphs": ["lat"], "ranks": 2,
+            "small_frontier": [0, 100]}))
+    plan.check()
+    assert plan.experiment_runs("weak_scaling") == [("kron-s8", "2d/cpu-1x1-scan"),
+                                                    ("kron-s9", "2d/cpu-1x2-scan")]
+    assert plan.experiment_runs("sf") == [("lat", "1d/cpu-p2-sf0"), ("lat", "1d/cpu-p2-sf100"),
+                                          ("lat", "seq-csr/cpu-serial-default")]
+    assert plan.run_backend("sf", "seq-csr") == "cpu"
+
+
+def test_tables_and_figures_are_named_by_kind_or_experiment():
+    plan = Plan(config(strong_scaling={"graph": "kron-s8", "algorithm": "2d", "ranks": [1]},
+                       gpu_strong={"kind": "strong_scaling", "graph": "kron-s8",
+                                   "algorithm": "2d", "ranks": [2]}))
+    assert plan.tables["strong_scaling"] == ("strong_scaling", ["strong_scaling"],
+                                             "strong_scaling")
+    assert plan.tables["gpu_strong-strong_scaling"][1] == ["gpu_strong"]
+    assert plan.tables["kernel1"][1] == ["strong_scaling", "gpu_strong"]   # pooled
+    assert plan.figures["frontier"][1] == ["strong_scaling", "gpu_strong"]
+    assert plan.headline_figure() == "strong_scaling"
+    assert plan.experiment_title("gpu_strong") == "Strong scaling: gpu_strong"
+    assert "res/figures/gteps_vs_watts.svg" in plan.all_figures()
+    assert "res/tables/kernel1.md" in plan.all_tables()
+    assert "res/figures/weak_scaling.png" not in plan.all_figures()
+
+
+BAD = {
+    "kind": ({"strong_scaling": {"kind": "weak_scaling", "points": [{"graph": "kron-s8",
+                                                                      "ranks": 1}],
+                                 "algorithm": "2d"}},
+             "experiments.strong_scaling is of kind strong_scaling"),
+    "graph": ({"real_graphs": {"graphs": ["nope"], "algorithms": ["seq-csr"]}},
+              "experiments use graphs not defined under graphs: ['nope']"),
+    "comm": ({"real_graphs": {"graphs": ["kron-s8"], "algorithms": ["2d"], "comm": ["nccl"]}},
+             "experiments.real_graphs: comm nccl exchanges device buffers"),
+    "backend": ({"real_graphs": {"graphs": ["kron-s8"], "algorithms": ["merrill"]}},
+                "experiments.real_graphs has backend cpu but lists merrill, which has no cpu "
+                "backend"),
+    "sweep": ({"real_graphs": {"graphs": ["kron-s8"], "algorithms": ["seq-csr"],
+                               "sweep": {"exchange": ["scan"]}}},
+              "experiments.real_graphs sweeps exchange, which none of its algorithms "
+              "(seq-csr) takes"),
+    "reference": ({"strong_scaling": {"graph": "kron-s8", "algorithm": "2d", "ranks": [1],
+                                      "reference": "1d"}},
+                  "experiments.strong_scaling: reference names the single-process search"),
+    "exclusive": ({"strong_scaling": {"graph": "kron-s8", "algorithm": "2d", "ranks": [4],
+                                      "backend": "gpu"}},
+                  "runs 2d on kron-s8 with 4 ranks (2x2, a GPU each) but exclusive_gpus is 2"),
+}
+
+
+@pytest.mark.parametrize("case", BAD)
+def test_each_check_names_what_is_wrong(case):
+    experiments, says = BAD[case]
+    c = config(**experiments)
+    if case == "exclusive":
+        c["exclusive_gpus"] = 2
+    with pytest.raises(ValueError, match="^config: .*" if case != "graph" else None) as err:
+        Plan(c).check()
+    assert says in str(err.value)
+
+
+def test_comparisons_and_cluster_are_checked():
+    c = config(real_graphs={"graphs": ["kron-s8"], "algorithms": ["seq-csr", "seq-list"]})
+    c["comparisons"] = {"x": {"a": "kron-s8/seq-csr/cpu-serial-default",
+                              "b": "kron-s8/seq-list/cpu-serial-default"}}
+    plan = Plan(c)
+    plan.check()
+    assert plan.all_comparisons()[0] == "res/comparisons/x/summary.csv"
+    c["comparisons"]["x"]["b"] = "kron-s8/seq-list/cpu-serial-nope"
+    with pytest.raises(ValueError, match="comparisons.x.b: kron-s8/seq-list/cpu-serial-nope is "
+                                         "not a run of the experiments.*runs of that graph"):
+        Plan(c).check()
+    c["comparisons"]["x"]["b"] = c["comparisons"]["x"]["a"]
+    with pytest.raises(ValueError, match="a and b are the same run"):
+        Plan(c).check()
+    c = config()
+    c["exclusive_gpus"], c["cluster"] = 2, {"gpus_per_node": 4}
+    with pytest.raises(ValueError, match=r"exclusive_gpus \(2\) is for one box.*"
+                                         r"gpus_per_node \(4\)"):
+        Plan(c).check()
+
+
+def test_job_sizes_follow_the_graphs():
+    plan = Plan(config())
+    assert plan.graph_size("kron-s8") == (256, 256 * 16)
+    assert plan.graph_size("lat") == (200, 600)
+    assert plan.graph_depth("lat") == 30 and plan.graph_depth("kron-s8") == 30
+    assert plan.graph_depth("email") == 2000
+    assert plan.kronecker_spec("kron-s9") == (9, 16, [2, 3], "3.0")
+    assert plan.in_place == {"kron-s9"}
+    assert plan.mem_mb_for("kron-s8", 2) >= 2 * 1500      # two ranks on one node, each a base
+    assert plan.runtime_for("kron-s8", attempt=2) >= plan.runtime_for("kron-s8")
+    assert plan.bfs_runtime("kron-s8", 1, "cpu") >= 1
+
+
+def test_layouts_and_run_names():
+    assert experiment_plan.layout_for("seq-csr", 4) == "serial"
+    assert experiment_plan.layout_for("2d", 4) == "2x2"
+    assert experiment_plan.layout_for("2d", grid="1x4") == "1x4"
+    assert experiment_plan.layout_for("1d", grid="2x2") == "p4"
+    assert [experiment_plan.layout_ranks(x) for x in ("serial", "p3", "2x4")] == [1, 3, 8]
+    assert experiment_plan.run_name("2d", "gpu", "1x2", "scan") == "2d/gpu-1x2-scan"

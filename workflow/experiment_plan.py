@@ -1,0 +1,538 @@
+"""The workflow's experiment planner: what a config asks for, checked and spelled out as runs.
+
+Pure Python over the config dict (after the schema has filled its defaults), with no Snakemake
+in it, so that tests/test_experiment_plan.py checks it without a Snakemake run;
+workflow/rules/common.smk builds one Plan from the config, runs its checks and hands its
+methods to the rules. What lives here:
+
+- the config's graphs and experiments, and each experiment's kind, graphs, algorithms, axes
+  (swept options) and runs: (graph, (algorithm, backend, layout, variant)), a run id being
+  graph/algorithm/backend-layout-variant (the run directory below RESULTS/runs/);
+- the checks that refuse a config before any job starts (each error names the experiment and
+  the value);
+- the tables and figures each kind of experiment makes, and the paired comparisons;
+- job sizes estimated from what the config says of a graph (bfs/harness/jobsize.py has the
+  rates).
+
+An algorithm's options come from the registry (bfs/algorithms/__init__.py): run ids are written
+by bfs.algorithms.options, the schema's algorithm names and option keys are injected from it;
+no algorithm is named here.
+"""
+from __future__ import annotations
+
+import itertools
+import os
+import sys
+from pathlib import Path
+
+import yaml
+
+from bfs.algorithms import ALGORITHMS
+from bfs.algorithms.options import all_options, variant_name
+from bfs.harness import jobsize
+from bfs.partition import squarest_grid
+
+# Experiments are data: each has a kind (default: its name, for the names that are kinds), its
+# graphs, algorithms and layouts, and sweep axes (`sweep: {option: [values]}`, or an option's
+# own key: `exchange: [scan, wave]`, `tasks: [...]`); two experiments of one kind sit side by
+# side under different names, each with its own tables and figures.
+KINDS = ("strong_scaling", "weak_scaling", "real_graphs", "implementations",
+         "small_frontier_sweep", "task_count_sweep", "lambda_sweep")
+
+# What each kind of experiment shows: its own tables and figures, (output name, report kind).
+# An experiment named after its kind writes them under these names (tables/strong_scaling.csv);
+# another writes {experiment}-{name} (tables/gpu_strong-strong_scaling.csv).
+KIND_TABLES = {
+    "strong_scaling": [("strong_scaling", "strong_scaling")],
+    "weak_scaling": [("weak_scaling", "weak_scaling")],
+    "real_graphs": [("real_graphs", "graphs")],
+    "implementations": [("implementations", "graphs"), ("source_lines", "source_lines")],
+    "small_frontier_sweep": [("small_frontier", "small_frontier")],
+    "task_count_sweep": [("task_count", "task_count")],
+    "lambda_sweep": [("lambda", "lambda")],
+}
+KIND_FIGURES = {
+    "strong_scaling": [("strong_scaling", "strong_scaling"), ("gteps_vs_watts", "gteps_vs_watts")],
+    "weak_scaling": [("weak_scaling", "weak_scaling")],
+    "implementations": [("teps_vs_scale", "teps_vs_scale"),
+                        ("kernel1_vs_scale", "kernel1_vs_scale"),
+                        ("teps_vs_source_lines", "teps_vs_source_lines")],
+    "small_frontier_sweep": [("small_frontier", "small_frontier")],
+    "task_count_sweep": [("task_count", "task_count")],
+    "lambda_sweep": [("lambda", "lambda")],
+}
+# tables and figures pooling the experiments of some kinds (None: every kind)
+POOLED_TABLES = {"kernel1": ("kernel1", None), "energy": ("energy", None)}
+POOLED_FIGURES = {
+    "frontier": ("frontier", ("strong_scaling", "real_graphs", "implementations")),
+    "comm_vs_compute": ("comm_vs_compute", ("strong_scaling", "weak_scaling")),
+}
+# the report's category of each kind's tables and figures
+KIND_TITLES = {
+    "strong_scaling": "Strong scaling", "weak_scaling": "Weak scaling",
+    "real_graphs": "Real graphs", "implementations": "Implementations",
+    "small_frontier_sweep": "Small-frontier sweep", "task_count_sweep": "Hybrid task count",
+    "lambda_sweep": "Hybrid lambda",
+}
+COMPARISON_FILES = ("summary.csv", "summary.md", "per_root.csv", "per_root.md", "speedups.png",
+                    "speedups.svg")
+
+
+def config_schema(path: Path) -> dict:
+    """The config schema: the file at path (workflow/schemas/config.schema.yaml, the readable
+    base) with the registry's algorithm names and sweepable option keys injected (tests check
+    the file lists the package's own), so an algorithm added to the registry is configurable at
+    once."""
+    schema = yaml.safe_load(Path(path).read_text())
+    definitions = schema["definitions"]
+    definitions["algorithm"]["enum"] = list(ALGORITHMS)
+    sweepable = {name: o for name, o in all_options().items() if o.sweep}
+    definitions["sweep"]["properties"] = {
+        name: {"type": "array", "items": o.schema(), "minItems": 1, "uniqueItems": True}
+        for name, o in sweepable.items()}
+    for name in ("exchange", "comm"):   # the experiments' lists of these options' values
+        definitions[name]["items"] = sweepable[name].schema()
+    return schema
+
+
+def layout_for(algorithm: str, ranks: int = 1, grid: str | None = None) -> str:
+    """'serial' for one process, 'RxC' on a 2d partition (2d, semiring: `grid`, else the
+    squarest grid of `ranks`), 'pP' on a 1d one (P = `ranks`, or R*C of `grid`)."""
+    if not ALGORITHMS[algorithm].distributed:
+        return "serial"
+    if grid is not None:
+        rows, cols = (int(x) for x in grid.split("x"))
+    else:
+        rows, cols = squarest_grid(ranks)
+    if ALGORITHMS[algorithm].partition == "1d":
+        return f"p{rows * cols}"
+    return f"{rows}x{cols}"
+
+
+def run_name(algorithm: str, backend: str, layout: str, variant: str) -> str:
+    """The run directory's name below runs/{graph}/: algorithm/backend-layout-variant."""
+    return f"{algorithm}/{backend}-{layout}-{variant}"
+
+
+def layout_ranks(layout: str) -> int:
+    if layout == "serial":
+        return 1
+    if layout.startswith("p"):
+        return int(layout[1:])
+    rows, cols = layout.split("x")
+    return int(rows) * int(cols)
+
+
+def repeat_suffix(i: int) -> str:
+    """A run id's repeat part: none for the first run of a point (`repeats: N`), -r{i} for
+    the others, so a config that adds repeats keeps the runs it has."""
+    return "" if i == 1 else f"-r{i}"
+
+
+class Plan:
+    """A config's experiments as runs, tables and figures; check() refuses a bad config."""
+
+    def __init__(self, config: dict):
+        self.config = config
+        self.results = config["results"]
+        graphs = config["graphs"]
+        self.kronecker = graphs.get("kronecker", {})
+        self.snap = graphs.get("snap", {})
+        self.lattice = graphs.get("lattice", {})
+        if "grid" in graphs:
+            # the old name (a grid is the process grid of a 2d partition here): read for one
+            # release
+            print("config: graphs.grid is now graphs.lattice; the old name goes in the next "
+                  "release", file=sys.stderr)
+            self.lattice = {**graphs["grid"], **self.lattice}
+        # Kronecker graphs generated by every run in place (`in_place: true`): no graph or
+        # partition directory; their runs take `bfs run --generate` instead of an input dir
+        self.in_place = {g for g, p in self.kronecker.items() if p.get("in_place")}
+        self.experiments = config["experiments"]
+        # job shapes and limits for a batch scheduler (the slurm profile); none of it matters
+        # locally
+        self.cluster = config.get("cluster", {})
+        self.max_runtime = self.cluster.get("max_runtime", 1440)
+        # paired comparisons (bfs compare): name -> {a: run id, b: run id}
+        self.comparisons = config.get("comparisons") or {}
+        # table / figure name -> (report kind, experiments whose runs feed it, caption name)
+        self.tables = self.outputs(KIND_TABLES, POOLED_TABLES)
+        self.figures = self.outputs(KIND_FIGURES, POOLED_FIGURES)
+
+    # --- experiments ------------------------------------------------------------------------
+    def known_graphs(self) -> set:
+        return set(self.kronecker) | set(self.snap) | set(self.lattice)
+
+    def kind(self, name: str) -> str:
+        return self.experiments[name].get("kind", name)
+
+    @staticmethod
+    def listed(exp: dict, one: str, many: str) -> list:
+        """An experiment's `one: x` or `many: [x, ...]` as a list (the schema allows one)."""
+        return list(exp[many]) if many in exp else [exp[one]]
+
+    def experiment_graphs(self, name: str) -> list:
+        exp = self.experiments[name]
+        if self.kind(name) in ("strong_scaling", "small_frontier_sweep"):
+            return self.listed(exp, "graph", "graphs")
+        if self.kind(name) == "weak_scaling":
+            return [point["graph"] for point in exp["points"]]
+        return list(exp["graphs"])
+
+    def experiment_algorithms(self, name: str) -> list:
+        exp = self.experiments[name]
+        if self.kind(name) == "strong_scaling":
+            # COST (McSherry et al.): the best single-process search, a run per graph
+            reference = [exp["reference"]] if "reference" in exp else []
+            return self.listed(exp, "algorithm", "algorithms") + reference
+        if self.kind(name) == "weak_scaling":
+            return self.listed(exp, "algorithm", "algorithms")
+        if self.kind(name) == "small_frontier_sweep":
+            # the swept distributed algorithm, then the serial baseline (one run per graph)
+            return [exp.get("algorithm", "1d"), exp.get("serial", "seq-csr")]
+        if self.kind(name) in ("task_count_sweep", "lambda_sweep"):
+            return [exp.get("algorithm", "hybrid")]
+        return list(exp["algorithms"])
+
+    def run_backend(self, name: str, algorithm: str) -> str:
+        """The backend an experiment runs an algorithm on: its `backend`, except the serial
+        baseline of small_frontier_sweep, which runs on the CPU whatever the swept backend, and
+        a strong-scaling COST reference without that backend, which runs on its own one."""
+        exp = self.experiments[name]
+        if self.kind(name) == "small_frontier_sweep" \
+                and algorithm == exp.get("serial", "seq-csr"):
+            return "cpu"
+        backend = exp.get("backend", "cpu")
+        if self.kind(name) == "strong_scaling" and algorithm == exp.get("reference") \
+                and backend not in ALGORITHMS[algorithm].backends:
+            return ALGORITHMS[algorithm].backends[0]
+        return backend
+
+    def experiment_axes(self, name: str) -> dict:
+        """option -> values of an experiment: its `sweep:` lists, and its keys that name a
+        sweepable option (a list sweeps it, a single value sets it: task_count_sweep's
+        lambda)."""
+        exp = self.experiments[name]
+        options = {n: o for n, o in all_options().items() if o.sweep}
+        axes = {key: value if isinstance(value, list) else [value]
+                for key, value in exp.items() if key in options}
+        axes.update(exp.get("sweep", {}))
+        # the order runs are planned in: by the options' run-id rank, then the registry's order
+        order = {n: (o.id_rank, i) for i, (n, o) in enumerate(options.items())}
+        return dict(sorted(axes.items(), key=lambda kv: order[kv[0]]))
+
+    def experiment_settings(self, name: str) -> list[dict]:
+        """{option: value} of each point an experiment's axes span ([{}] without axes)."""
+        axes = self.experiment_axes(name)
+        return [dict(zip(axes, values)) for values in itertools.product(*axes.values())]
+
+    def experiment_layouts(self, name: str) -> list:
+        """(graph, (algorithm, backend, layout, variant)) of every run an experiment needs."""
+        exp = self.experiments.get(name)
+        if not exp:
+            return []
+        if self.kind(name) == "strong_scaling":
+            # explicit grid shapes first (in the order given), then the squarest grid of each
+            # count
+            layouts = [{"grid": g} for g in exp.get("grids", [])]
+            layouts += [{"ranks": r} for r in exp.get("ranks", [])]
+            points = [(graph, layout) for graph in self.experiment_graphs(name)
+                      for layout in layouts]
+        elif self.kind(name) == "weak_scaling":
+            points = [(p["graph"], {"ranks": p["ranks"]}) for p in exp["points"]]
+        else:
+            counts = exp.get("ranks", 1)
+            points = [(graph, {"ranks": r}) for graph in exp["graphs"]
+                      for r in (counts if isinstance(counts, list) else [counts])]
+        repeats = exp.get("repeats", self.config.get("repeats", 1))
+        axes = self.experiment_axes(name)
+        between_ranks = {n for n, o in all_options().items() if o.between_ranks}
+        runs = []
+        for graph, shape in points:
+            for algorithm in self.experiment_algorithms(name):
+                layout = layout_for(algorithm, **shape)
+                on = self.run_backend(name, algorithm)
+                for settings in self.experiment_settings(name):
+                    if layout_ranks(layout) == 1:
+                        # one rank exchanges nothing: one run, under the first comm and
+                        # exchange listed, is every series' one-rank point (report:
+                        # one_rank_in_every_series)
+                        settings = {k: axes[k][0] if k in between_ranks else v
+                                    for k, v in settings.items()}
+                    # the id names what the settings say of this algorithm's options (others
+                    # are not its: the same id, planned once)
+                    variant = variant_name(ALGORITHMS[algorithm], on, settings)
+                    runs += [(graph, (algorithm, on, layout, f"{variant}{repeat_suffix(i)}"))
+                             for i in range(1, repeats + 1)]
+        return list(dict.fromkeys(runs))
+
+    def experiment_runs(self, name: str) -> list:
+        """(graph, run id) pairs an experiment needs, in a stable order: per graph, layout,
+        algorithm, exchange, comm (the last two only where the algorithm has them)."""
+        return list(dict.fromkeys((graph, run_name(*run))
+                                  for graph, run in self.experiment_layouts(name)))
+
+    def run_dir(self, graph: str, run: str) -> str:
+        return f"{self.results}/runs/{graph}/{run}"
+
+    def validation_file(self, graph: str, run: str) -> str:
+        return f"{self.results}/validation/{graph}/{run}.json"
+
+    def experiment_run_dirs(self, *names: str) -> list:
+        return list(dict.fromkeys(self.run_dir(g, r) for name in names
+                                  for g, r in self.experiment_runs(name)))
+
+    def experiment_validations(self, *names: str) -> list:
+        return list(dict.fromkeys(self.validation_file(g, r) for name in names
+                                  for g, r in self.experiment_runs(name)))
+
+    def all_validations(self) -> list:
+        return self.experiment_validations(*self.experiments)
+
+    def planned_run_ids(self) -> set:
+        return {f"{g}/{r}" for name in self.experiments for g, r in self.experiment_runs(name)}
+
+    # --- comparisons --------------------------------------------------------------------------
+    def comparison_dir(self, name: str) -> str:
+        return f"{self.results}/comparisons/{name}"
+
+    def all_comparisons(self) -> list:
+        return [f"{self.comparison_dir(name)}/{f}" for name in self.comparisons
+                for f in COMPARISON_FILES]
+
+    # --- checks -------------------------------------------------------------------------------
+    def check(self) -> None:
+        """Every check, in the order that names the first cause of a bad config."""
+        for check in (self.check_kinds, self.check_graph_names, self.check_comm_choices,
+                      self.check_backend_choices, self.check_sweep, self.check_reference,
+                      self.check_cluster, self.check_exclusive_gpus, self.check_comparisons):
+            check()
+
+    def check_kinds(self) -> None:
+        """An experiment named after a kind is of that kind (another name says its kind)."""
+        for name, exp in self.experiments.items():
+            if name in KINDS and exp.get("kind", name) != name:
+                raise ValueError(f"config: experiments.{name} is of kind {name}; name an "
+                                 f"experiment of kind {exp['kind']} otherwise")
+
+    def check_graph_names(self) -> None:
+        used = {g for name in self.experiments for g in self.experiment_graphs(name)}
+        missing = used - self.known_graphs()
+        if missing:
+            raise ValueError(
+                f"config: experiments use graphs not defined under graphs: {sorted(missing)}")
+        kinds = (self.kronecker, self.snap, self.lattice)
+        both = {g for i, a in enumerate(kinds) for b in kinds[i + 1:] for g in set(a) & set(b)}
+        if both:
+            raise ValueError(f"config: graph names defined twice: {sorted(both)}")
+
+    def check_comm_choices(self) -> None:
+        """comm: nccl moves device buffers, so it needs GPU runs; a cpu experiment exchanges
+        through MPI only. (backend auto may resolve either way: nccl is taken as asked.)"""
+        for name, exp in self.experiments.items():
+            if exp.get("backend", "cpu") == "cpu" \
+                    and "nccl" in self.experiment_axes(name).get("comm", []):
+                raise ValueError(
+                    f"config: experiments.{name}: comm nccl exchanges device buffers between "
+                    "GPUs and needs backend: gpu; backend cpu runs exchange through MPI only "
+                    "(comm: [mpi], the default)")
+
+    def check_backend_choices(self) -> None:
+        """An experiment's algorithms must run on its backend: a GPU-only algorithm (merrill,
+        merrill-do, gpu-quadratic) in a backend cpu experiment, or a CPU-only one (seq-csr,
+        2d-do, semiring, ...) in a backend gpu one, is refused here rather than failing its
+        job. (auto picks at run time: not checked.)"""
+        for name in self.experiments:
+            backend = self.experiments[name].get("backend", "cpu")
+            if backend == "auto":
+                continue
+            wrong = [a for a in self.experiment_algorithms(name)
+                     if self.run_backend(name, a) not in ALGORITHMS[a].backends]
+            if wrong:
+                runs_on = "; ".join(f"{a} runs on {', '.join(ALGORITHMS[a].backends)}"
+                                    for a in wrong)
+                raise ValueError(
+                    f"config: experiments.{name} has backend {backend} but lists "
+                    f"{', '.join(wrong)}, which has no {backend} backend ({runs_on}): list "
+                    f"{'GPU' if backend == 'cpu' else 'CPU'} algorithms in an experiment of "
+                    f"backend: {'gpu' if backend == 'cpu' else 'cpu'} (config/one_gpu.yaml)")
+
+    def check_sweep(self) -> None:
+        """Every option an experiment sets or sweeps is one that some algorithm of it declares
+        (the others' runs ignore it: the serial baseline beside a swept 1d, 1d beside 2d's
+        exchange)."""
+        for name in self.experiments:
+            algorithms = self.experiment_algorithms(name)
+            for key in self.experiment_axes(name):
+                if not any(o.name == key for a in algorithms for o in ALGORITHMS[a].options):
+                    raise ValueError(
+                        f"config: experiments.{name} sweeps {key}, which none of its "
+                        f"algorithms ({', '.join(algorithms)}) takes")
+        for name in self.experiments:
+            if self.kind(name) == "small_frontier_sweep" \
+                    and ALGORITHMS[self.experiments[name].get("serial", "seq-csr")].distributed:
+                raise ValueError(
+                    f"config: experiments.{name}: serial names the single-process "
+                    "baseline (seq-csr, seq-list)")
+
+    def check_reference(self) -> None:
+        """COST compares the distributed runs with one process: a distributed reference would
+        measure nothing."""
+        for name in self.experiments:
+            reference = self.experiments[name].get("reference") \
+                if self.kind(name) == "strong_scaling" else None
+            if reference and ALGORITHMS[reference].distributed:
+                raise ValueError(
+                    f"config: experiments.{name}: reference names the single-process search "
+                    "that COST is measured against (seq-csr on the CPU, merrill-do on a GPU)")
+
+    def check_cluster(self) -> None:
+        """exclusive_gpus makes every GPU job take a whole local box; gpus_per_node shapes jobs
+        for a cluster's nodes: together they would ask a node for the box's GPU count per
+        job."""
+        if self.config.get("exclusive_gpus") and self.cluster.get("gpus_per_node"):
+            raise ValueError(
+                f"config: exclusive_gpus ({self.config['exclusive_gpus']}) is for one box run "
+                f"locally and cluster.gpus_per_node ({self.cluster['gpus_per_node']}) for a "
+                "cluster's nodes: set one of them")
+
+    def check_exclusive_gpus(self) -> None:
+        """With exclusive_gpus: N every GPU job asks for all N GPUs of the box: a run of more
+        ranks could never start there."""
+        box = self.config.get("exclusive_gpus", 0)
+        if not box:
+            return
+        for name in self.experiments:
+            for graph, (algorithm, backend, layout, _) in self.experiment_layouts(name):
+                ranks = layout_ranks(layout)
+                asks = backend != "cpu" or self.config.get("request_gpus") == "always"
+                if asks and ranks > box:
+                    raise ValueError(
+                        f"config: experiments.{name} runs {algorithm} on {graph} with {ranks} "
+                        f"ranks ({layout}, a GPU each) but exclusive_gpus is {box}: raise "
+                        "exclusive_gpus to the box's GPU count (and --resources gpu= with it) "
+                        "or drop the run")
+
+    def check_comparisons(self) -> None:
+        """A comparison's runs are runs of the experiments (their roots are the config's, the
+        same for both), and two different ones."""
+        planned = self.planned_run_ids()
+        for name, pair in self.comparisons.items():
+            for side in ("a", "b"):
+                if pair[side] not in planned:
+                    near = sorted(r for r in planned
+                                  if Path(r).parts[0] == Path(pair[side]).parts[0])
+                    raise ValueError(
+                        f"config: comparisons.{name}.{side}: {pair[side]} is not a run of the "
+                        "experiments (a run id is graph/algorithm/backend-layout-variant, as "
+                        f"under {self.results}/runs/); "
+                        + (f"runs of that graph: {', '.join(near[:12])}" if near else
+                           "no experiment runs that graph"))
+            if pair["a"] == pair["b"]:
+                raise ValueError(f"config: comparisons.{name}: a and b are the same run "
+                                 f"({pair['a']}); compare two runs")
+
+    # --- tables, figures, the report ------------------------------------------------------------
+    def outputs(self, per_kind: dict, pooled: dict) -> dict:
+        """output name -> (report kind, experiments whose runs feed it, name in
+        KIND_*/POOLED_*)."""
+        made = {}
+        for name in self.experiments:
+            for base, report_kind in per_kind.get(self.kind(name), []):
+                made[base if name == self.kind(name) else f"{name}-{base}"] = \
+                    (report_kind, [name], base)
+        for base, (report_kind, kinds) in pooled.items():
+            feeding = list(self.experiments) if kinds is None \
+                else [n for k in kinds for n in self.experiments if self.kind(n) == k]
+            made[base] = (report_kind, feeding, base)
+        return made
+
+    def experiment_title(self, name: str) -> str:
+        title = KIND_TITLES[self.kind(name)]
+        return title if name == self.kind(name) else f"{title}: {name}"
+
+    @staticmethod
+    def wanted(mapping: dict) -> list:
+        return [name for name, (_, experiments, _) in mapping.items() if experiments]
+
+    def headline_figure(self) -> str | None:
+        """The figure the landing page shows: strong scaling (with its COST line; the first
+        strong-scaling experiment's) where the config has it, else the first figure it
+        makes."""
+        names = self.wanted(self.figures)
+        strong = [n for n in names if self.figures[n][0] == "strong_scaling"]
+        return (strong or names or [None])[0]
+
+    def all_tables(self) -> list:
+        return [f"{self.results}/tables/{name}.{ext}" for name in self.wanted(self.tables)
+                for ext in ("csv", "md")]
+
+    def all_figures(self) -> list:
+        return [f"{self.results}/figures/{name}.{ext}" for name in self.wanted(self.figures)
+                for ext in ("png", "svg")]
+
+    # --- graphs and job sizes ---------------------------------------------------------------
+    # Estimated from what the config says about a graph, before it exists: a Kronecker graph
+    # has edgefactor * 2^scale edges, a local SNAP file about one edge per 16 bytes. Rates,
+    # margin and the doubling on retry are in bfs/harness/jobsize.py; every runtime is capped by
+    # cluster.max_runtime, every memory by cluster.mem_mb_per_node.
+    def kronecker_spec(self, graph: str) -> tuple:
+        """(scale, edgefactor, seeds, graph500 version) of a configured Kronecker graph."""
+        p = self.kronecker[graph]
+        return p["scale"], p.get("edgefactor", 16), p.get("seeds", [2, 3]), \
+            p.get("graph500_version", "3.0")
+
+    def graph_size(self, graph: str) -> tuple[int, int]:
+        """(vertices, undirected input edges) of a configured graph, estimated."""
+        if graph in self.kronecker:
+            p = self.kronecker[graph]
+            n = 2 ** p["scale"]
+            return n, n * p.get("edgefactor", 16)
+        if graph in self.lattice:
+            n = self.lattice[graph]["rows"] * self.lattice[graph]["cols"]
+            return n, 3 * n       # right, down and at most one diagonal per cell
+        path = self.snap.get(graph, {}).get("path")
+        try:
+            m = max(1, os.path.getsize(path) // 16) if path else 10**7
+        except OSError:
+            m = 10**7
+        return m, m
+
+    def graph_depth(self, graph: str) -> int:
+        """BFS levels to budget for: a Kronecker graph has few (5-6 measured at scale 18,
+        growing slowly), a lattice about rows + cols, a SNAP graph is unknown (road networks
+        run to about a thousand)."""
+        if graph in self.kronecker:
+            return 30
+        if graph in self.lattice:
+            return self.lattice[graph]["rows"] + self.lattice[graph]["cols"]
+        return 2000
+
+    def per_rank_mb(self, graph: str, ranks: int = 1, per_edge: int = 64,
+                    per_vertex: int = 40, base: int = 1500) -> float:
+        """A rank's memory: a fixed Python/Numba/Arrow base, its share of the edges and the
+        vertex-length arrays every rank holds (frontiers, parents, levels)."""
+        n, m = self.graph_size(graph)
+        return base + (per_edge * m / ranks + per_vertex * n) / 2**20
+
+    def mem_mb_for(self, graph: str, ranks: int = 1, per_node: int | None = None,
+                   **sizes) -> int:
+        """A job's memory per node (SLURM's --mem): the ranks the fullest node holds, each
+        per_rank_mb; all ranks on one node without a node size."""
+        return jobsize.node_mem_mb(self.per_rank_mb(graph, ranks, **sizes), ranks, per_node,
+                                   self.cluster.get("mem_mb_per_node"))
+
+    def runtime_for(self, graph: str, work_per_edge: float = 1.0, attempt: int = 1) -> int:
+        """A one-process rule's runtime (minutes): `work_per_edge` passes over the edges,
+        doubled on each retry (snakemake's `attempt`), capped by cluster.max_runtime."""
+        _, m = self.graph_size(graph)
+        return jobsize.runtime_minutes(jobsize.serial_seconds(m, work_per_edge), attempt,
+                                       self.max_runtime)
+
+    def bfs_runtime(self, graph: str, ranks: int, backend: str, attempt: int = 1) -> int:
+        """A BFS job's runtime (minutes): every root searched and validated, plus one warm-up
+        search."""
+        _, m = self.graph_size(graph)
+        seconds = jobsize.bfs_seconds(m, self.graph_depth(graph), self.config["roots"] + 1,
+                                      ranks, backend)
+        return jobsize.runtime_minutes(seconds, attempt, self.max_runtime)
