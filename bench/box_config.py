@@ -1,4 +1,4 @@
-"""The GPU-box workflow's config (bench/gpu_box_workflow.sh): a workflow config (default
+"""The GPU-box workflow's config (bench/device.sh box): a workflow config (default
 config/gpu_box.yaml) rewritten to run its scaling experiments at two chosen Kronecker scales,
 consistently, so that the result passes the workflow's own checks (the schema and
 workflow/rules/common.smk's check_graph_names & co.).

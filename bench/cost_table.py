@@ -1,4 +1,4 @@
-"""The COST table of `bench/gpu_grid_session.sh cost`: per scale, the 1x1-grid searches (2d-do,
+"""The COST table of `bench/device.sh grid cost`: per scale, the 1x1-grid searches (2d-do,
 2d) against the single-GPU ones (merrill-do, merrill) of the same call, GTEPS and Kernel 1.
 
     python3 bench/cost_table.py OUT/s25-single.json ...   (each beside its s25-1x1.json)

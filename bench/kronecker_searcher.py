@@ -1,5 +1,5 @@
-"""Shared by the GPU probes in bench/ (profile_search_kernels.py, profile_roots.py,
-idle_slowdown.py, ab_roots.py): Graph500's Kronecker graph built on the GPU, its first
+"""Shared by bench/ab_roots.py and the GPU probes in bench/probes/ (profile_search_kernels.py,
+profile_roots.py, idle_slowdown.py): Graph500's Kronecker graph built on the GPU, its first
 Graph500 roots as `bfs bench` picks them, a warmed-up searcher given as ALGORITHM[@options]
 (built by the registry's build(), as the harness builds it; ab_roots.py's searchers share one
 CSR through from_csr), and searches timed with CUDA events."""

@@ -283,8 +283,6 @@ def sm_count() -> int:
     return int(dev.attributes["MultiProcessorCount"])
 
 
-KERNEL1_SOURCE_FILE = "kernel1.cu"  # CUDA C++ beside this module
-
 # Most keys one radix sort handles: below 2^31 so that 32-bit item counts in the sort library
 # (CUB/Thrust builds that take int) can never overflow; scale 26 has exactly 2^31 entries.
 

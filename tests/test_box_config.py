@@ -1,4 +1,4 @@
-"""bench/box_config.py, the GPU-box workflow's config rewrite (bench/gpu_box_workflow.sh): the
+"""bench/box_config.py, the GPU-box workflow's config rewrite (bench/device.sh box): the
 box configs rewritten at chosen scales pass the workflow's own checks (a Snakemake dry run:
 the schema, then common.smk's checks), every experiment's graphs defined."""
 import importlib.util
@@ -92,7 +92,7 @@ def test_rewritten_config_passes_the_workflow_checks(name, tmp_path):
 
 @pytest.mark.skipif(shutil.which("snakemake") is None, reason="needs snakemake")
 def test_box_workflow_resumes_from_the_runs_an_earlier_call_packed(tmp_path):
-    """bench/gpu_box_workflow.sh across calls on machines not kept: each packs its validated runs
+    """bench/device.sh box across calls on machines not kept: each packs its validated runs
     (less the saved parents) into results.tar.gz; a call given it as RESUME makes only what is
     missing (here the table: the same table), and a call stopped by LIMIT packs no run it cut
     short. CPU runs of an in-place graph stand for the GPU box's (nvidia-smi faked: no GPU)."""
@@ -111,7 +111,7 @@ def test_box_workflow_resumes_from_the_runs_an_earlier_call_packed(tmp_path):
         env = {**os.environ, "PATH": f"{fake}:{os.environ['PATH']}",
                "CONFIG": str(config), "AS_IS": "1", "ROOTS": "4", "OUT": str(out),
                "WORK": str(tmp_path / "work"), "TARGETS": "results/tables/real_graphs.md", **env}
-        return subprocess.run(["bash", str(ROOT / "bench" / "gpu_box_workflow.sh")], env=env,
+        return subprocess.run(["bash", str(ROOT / "bench" / "device.sh"), "box"], env=env,
                               capture_output=True, text=True, cwd=ROOT, timeout=600)
 
     first = call(tmp_path / "first")

@@ -461,7 +461,7 @@ def csr_from_streamed(edges, n: int, sort_limit: int | None = None, fill: str = 
     whole on the device): one pass over its chunks counts degrees, a second fills the columns,
     then the rows are sorted in place. Same output as build_csr_gpu; the peak is
     streamed_kernel1_bytes. fill="keys" and other sort_limits are there to measure against
-    (bench/kernel1_fill.py)."""
+    (bench/probes/kernel1_fill.py)."""
     n, m = int(n), edges.n_edges
     _check_vertices(n)
     if sort_limit is None:

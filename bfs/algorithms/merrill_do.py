@@ -43,7 +43,7 @@ GTEPS, 0.47 s more Kernel 1.
 Head neighbours (head=1, the default): a vertex-indexed copy of every row's first entry (with
 rows hubs first, the vertex's biggest hub; 4 bytes a vertex, Kernel-1 work) is read beside the
 row offsets, and the row itself only where that neighbour is not in the frontier, in a second
-round of dealing (merrill_do.cu). Simulated at scale 21 (bench/head_hits.py: Graph500 roots,
+round of dealing (merrill_do.cu). Simulated at scale 21 (bench/probes/head_hits.py: Graph500 roots,
 rows hubs first): 92% of the vertices found at the first bottom-up level, and ~100% at the
 next, have their parent there, so most found vertices read no column sector and look up one
 frontier bit instead of HEAD. Measured on an H100 (BENCHMARKS.md), same runs: the head copy

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
+# A stage of bench/device.sh (which sets the environment every stage shares: multicast off,
+# mpiexec as root, PYTHONPATH, $OUT/gpu.txt); run it as `bash bench/device.sh STAGE ...`.
 # The one-GPU workflow (config/one_gpu.yaml) end to end on a GPU machine, at small scales
 # (Kronecker 16 and 18 instead of 20-24, 8 roots, fewer sweep points) so it fits one short call:
 #   OUT=dir [SNAKEMAKE="python3 -m snakemake"] [TARGETS="results/tables/lambda.md ..."] \
-#     bash bench/gpu_workflow.sh
+#     bash bench/device.sh workflow
 set -euo pipefail
 OUT=${OUT:-gpu-workflow-out}
 WORK=${WORK:-/tmp/bfs-one-gpu}

@@ -1,18 +1,20 @@
 """Does a search run slower right after the host validated the previous one? (It does: the
 reason bench times each search right after an untimed one from the same root.)
 
-    python3 bench/idle_slowdown.py SCALE [ALGORITHM[@options]]
+    python3 bench/probes/idle_slowdown.py SCALE [ALGORITHM[@options]]
 
 Kronecker graph built on the GPU, 48 Graph500 roots, CUDA events around each search; modes:
 back to back; each search after a GPU validation of the previous one; after a validation and
 20 ms idle. Prints the median and the searches slower than 1.4 x the median."""
 import statistics
 import sys
+from pathlib import Path
 import time
 
 import cupy as cp
 
 from bfs.validate.gpu import validate_device
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # bench/'s shared harness
 from kronecker_searcher import kronecker_searcher, time_searches
 
 scale = int(sys.argv[1])

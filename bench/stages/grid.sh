@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# A stage of bench/device.sh (which sets the environment every stage shares: multicast off,
+# mpiexec as root, PYTHONPATH, $OUT/gpu.txt); run it as `bash bench/device.sh STAGE ...`.
 # The distributed GPU searches on a device machine:
 #   tests        the GPU tests (one and two GPUs; TESTS="EXPR" selects with pytest -k)
 #   bench S...   (nvidia-h200-x2 or bigger) 2d on 1x1, 1x2 and 2x1 grids at the given scales, 64
@@ -9,10 +11,8 @@
 #                roots, default 64, every search validated), and bench/cost_table.py's ratios
 # JSON and logs go to $OUT (default bench/results/grid).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 # NVLink multicast off wherever NCCL starts (the device's rule); Open MPI as root in containers
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 PYTHONUNBUFFERED=1
 OUT=${OUT:-bench/results/grid}
 mkdir -p "$OUT"
 stage=${1:-tests}

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
+# A stage of bench/device.sh (which sets the environment every stage shares: multicast off,
+# mpiexec as root, PYTHONPATH, $OUT/gpu.txt); run it as `bash bench/device.sh STAGE ...`.
 # BENCHMARKS.md's headline rows through the workflow, in one call: `bfs bench` (merrill-do;
 # 2d-do and 2d on a 1x1 grid; with GPUS=P > 1, 2d-do on 1xP too) and then `snakemake` on
 # config/one_gpu.yaml's `headline` experiment at scale S (graphs generated in place; grids 1x1
 # and 1xP), its report (COST of 2d-do against merrill-do), and the GTEPS of both side by side.
 # snakemake importable (carried as wheels where it is not installed):
-#   OUT=dir S=25 [ROOTS=64] [GPUS=2] bash bench/gpu_headline.sh
+#   OUT=dir S=25 [ROOTS=64] [GPUS=2] bash bench/device.sh headline
 set -euo pipefail
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 PYTHONUNBUFFERED=1
 OUT=${OUT:-gpu-headline-out} S=${S:-25} ROOTS=${ROOTS:-64} GPUS=${GPUS:-1}
 WORK=${WORK:-/tmp/bfs-headline}
 mkdir -p "$OUT"

@@ -1,16 +1,18 @@
 """One GPU search inside a CUDA profiler range, for Nsight Compute's per-kernel counters.
 
     ncu --profile-from-start off --clock-control none --csv --metrics gpu__time_duration.sum,\
-dram__bytes_read.sum,dram__bytes_write.sum python3 bench/profile_search_kernels.py 26 merrill-do
+dram__bytes_read.sum,dram__bytes_write.sum python3 bench/probes/profile_search_kernels.py 26 merrill-do
 
 Arguments: SCALE ALGORITHM[@options] [ROOT_INDEX]. The graph is Graph500's Kronecker graph
 built on the GPU; two untimed searches warm the searcher up, then the search from the
 Graph500 root number ROOT_INDEX (default 0) runs between cudaProfilerStart and Stop, so ncu
 sees that search's kernels only, in launch order."""
 import sys
+from pathlib import Path
 
 import cupy as cp
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # bench/'s shared harness
 from kronecker_searcher import kronecker_searcher
 
 scale, spec = int(sys.argv[1]), sys.argv[2]

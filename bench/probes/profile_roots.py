@@ -1,14 +1,16 @@
 """Why some roots are slow: every Graph500 root timed (median of REPEATS searches, CUDA events),
 then the level steps of the slowest and fastest ones (bfs.harness.timing.profile_search).
 
-    python3 bench/profile_roots.py SCALE ALGORITHM[@options] [ROOTS] [REPEATS]
+    python3 bench/probes/profile_roots.py SCALE ALGORITHM[@options] [ROOTS] [REPEATS]
 
 The graph is Graph500's Kronecker graph built on the GPU, roots as `bfs bench` picks them."""
 import sys
+from pathlib import Path
 
 import numpy as np
 
 from bfs.harness.timing import profile_search
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # bench/'s shared harness
 from kronecker_searcher import kronecker_searcher, time_searches
 
 scale, spec = int(sys.argv[1]), sys.argv[2]

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# A stage of bench/device.sh (which sets the environment every stage shares: multicast off,
+# mpiexec as root, PYTHONPATH, $OUT/gpu.txt); run it as `bash bench/device.sh STAGE ...`.
 # The largest graph one GPU holds, in one call (nvidia-h100-x1 or one card of a bigger kind):
 #   tests        the GPU tests of the streamed edge list, Kernel 1 and the runs from --generate;
 #                the energy test on the board's NVML counter
@@ -10,16 +12,14 @@
 #                call reuses it, verified), then `bfs run GRAPH_DIR` with merrill-do (the list
 #                streamed from its row groups): the host's memory peak (run.json) against the
 #                CSR's bytes, and each step's wall seconds
-#   fill S       Kernel 1's fill variants in one process (bench/kernel1_fill.py)
+#   fill S       Kernel 1's fill variants in one process (bench/probes/kernel1_fill.py)
 #   compare S    issue 36's targets: merrill-do twice and merrill-do@tail=0 once by `bfs run`
 #                (energy window on), the same once with --energy-window 0 (the wall seconds the
 #                window adds), `bfs compare` of the pairs, and bench/ab_roots.py on the variants
 # ROOTS roots (default 16); logs under $OUT (default bench/results/largest). Run directories
 # under /tmp are overwritten (--force): a warm machine keeps the last call's.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 PYTHONUNBUFFERED=1
+cd "$(dirname "$0")/../.."
 OUT=${OUT:-bench/results/largest}
 ROOTS=${ROOTS:-16}
 mkdir -p "$OUT"
@@ -99,7 +99,7 @@ PY
     cp "/tmp/graphdir-run-s$s/run.json" "$OUT/graphdir-s$s-run.json"
     ;;
   fill)
-    PYTHONPATH=. python3 bench/kernel1_fill.py "$1" "${ROUNDS:-3}" 2>&1 | tee "$OUT/fill-s$1.log" | grep scale
+    PYTHONPATH=. python3 bench/probes/kernel1_fill.py "$1" "${ROUNDS:-3}" 2>&1 | tee "$OUT/fill-s$1.log" | grep scale
     ;;
   compare)
     s=$1

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# A stage of bench/device.sh (which sets the environment every stage shares: multicast off,
+# mpiexec as root, PYTHONPATH, $OUT/gpu.txt); run it as `bash bench/device.sh STAGE ...`.
 # Two GPUs against one, in one call on a two-GPU machine (nvidia-h100-x2):
 #   check        the grid GPU tests of 2d-do (two GPUs, and grids of ranks sharing one)
 #   push S...    per scale: merrill-do on one GPU (bfs run, the COST baseline), then 2d-do
@@ -25,9 +27,7 @@
 # WITH_1D=1 adds 1d on 2x1 to push.
 # Logs and JSON go to $OUT (default bench/results/two).
 set -euo pipefail
-cd "$(dirname "$0")/.."
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 PYTHONUNBUFFERED=1
+cd "$(dirname "$0")/../.."
 OUT=${OUT:-bench/results/two}
 ROOTS=${ROOTS:-64}
 mkdir -p "$OUT"

@@ -1,5 +1,5 @@
 """Experiment (device): merrill top-down at scale 25 on the Graph500 ids and on degree-ordered
-ids (hubs first; search time only, parents not mapped back). python3 bench/exp_relabel.py 25"""
+ids (hubs first; search time only, parents not mapped back). python3 bench/probes/exp_relabel.py 25"""
 import sys
 import numpy as np
 import cupy as cp

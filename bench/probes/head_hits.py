@@ -1,7 +1,7 @@
 """Where bottom-up levels find their parents, simulated on the CPU (what merrill-do's head copy
 rests on).
 
-    python3 bench/head_hits.py SCALE [ROOTS]      # e.g. 21 8: ~3.5 min, ~6 GB
+    python3 bench/probes/head_hits.py SCALE [ROOTS]      # e.g. 21 8: ~3.5 min, ~6 GB
 
 Graph500's Kronecker graph, rows sorted hubs first (merrill-do's rows=degree), Graph500 roots.
 At every level that merrill-do's default switch (alpha = 40) would run bottom-up, each open
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from bfs.algorithms.kernel1 import build_csr            # noqa: E402
 from bfs.graphs.kronecker import generate_edges         # noqa: E402
 from bfs.harness.roots import graph500_roots            # noqa: E402

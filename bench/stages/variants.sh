@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
+# A stage of bench/device.sh (which sets the environment every stage shares: multicast off,
+# mpiexec as root, PYTHONPATH, $OUT/gpu.txt); run it as `bash bench/device.sh STAGE ...`.
 # One device call: merrill variants side by side (scale 20 validated every search, scale 25
 # first search per variant, level profiles), a road-like grid, then the GPU tests.
-#   OUT=dir bash bench/gpu_merrill_variants.sh
+#   OUT=dir bash bench/device.sh variants
 set -o pipefail
 OUT=${OUT:-gpu-variants-out}
 ROOTS=${ROOTS:-16}
@@ -9,9 +11,7 @@ SCALES=${SCALES:-25}
 VARIANTS=${VARIANTS:-"merrill@expand=v0 merrill@expand=tiles-cas merrill merrill-do"}
 GRID=${GRID:-2000x2000}
 mkdir -p "$OUT"
-export PYTHONPATH=.${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
 status=0
-nvidia-smi --query-gpu=name,memory.total,memory.used,clocks.sm,driver_version --format=csv > "$OUT/gpu.txt" 2>&1
 python3 -m bfs bench --backend gpu --scales 20 --algorithms $VARIANTS --roots 8 \
     --validate every --out "$OUT/bench-s20.json" > "$OUT/bench-s20.log" 2>&1 || status=1
 tail -8 "$OUT/bench-s20.log"

@@ -6,7 +6,7 @@ Every build's CSR is checked equal to the first; the variants alternate, ROUNDS 
 line gives the wall time (the device synchronized) and the CuPy pool's high-water mark of the
 build. Run on a GPU machine:
 
-    python3 bench/kernel1_fill.py SCALE [ROUNDS]
+    python3 bench/probes/kernel1_fill.py SCALE [ROUNDS]
 """
 import statistics
 import sys

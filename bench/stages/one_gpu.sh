@@ -1,18 +1,17 @@
 #!/usr/bin/env bash
+# A stage of bench/device.sh (which sets the environment every stage shares: multicast off,
+# mpiexec as root, PYTHONPATH, $OUT/gpu.txt); run it as `bash bench/device.sh STAGE ...`.
 # The GPU table of BENCHMARKS.md in two device calls (each under 10 minutes):
-#   OUT=dir bash bench/gpu_session.sh kronecker   # GPU tests, then scales 25 and 26
-#   OUT=dir bash bench/gpu_session.sh others      # lattice, SNAP graphs, scale 28 (scale 28:
+#   OUT=dir bash bench/device.sh one-gpu kronecker   # GPU tests, then scales 25 and 26
+#   OUT=dir bash bench/device.sh one-gpu others      # lattice, SNAP graphs, scale 28 (scale 28:
 #     nvidia-h200; on an 80 GB H100 its edge list and Kernel 1 no longer fit together since bench
 #     runs through the harness, which has no streamed Kernel 1 yet)
-#   OUT=dir bash bench/gpu_session.sh run         # scale 25 through disk: bfs generate + bfs run
+#   OUT=dir bash bench/device.sh one-gpu run         # scale 25 through disk: bfs generate + bfs run
 # Every search is validated on the GPU (bench's default --validate every).
 set -o pipefail
 OUT=${OUT:-gpu-out}
 mkdir -p "$OUT"
-export PYTHONPATH=.${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1   # the device runs as root
 status=0
-nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,driver_version --format=csv > "$OUT/gpu.txt" 2>&1
 case "${1:-kronecker}" in
 kronecker)
     python3 -m pytest -q -m gpu tests/test_gpu.py -p no:cacheprovider > "$OUT/gpu-tests.log" 2>&1 || status=1

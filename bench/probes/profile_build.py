@@ -3,7 +3,7 @@ cProfile of `build()` on a Kronecker graph generated and routed on the GPU, as `
 --grid 1x1` builds it, then the wall time of REPEATS more builds (the spread between builds).
 Run on a GPU machine:
 
-    mpiexec -n 1 python3 bench/profile_build.py SCALE ALGORITHM [REPEATS]
+    mpiexec -n 1 python3 bench/probes/profile_build.py SCALE ALGORITHM [REPEATS]
 """
 import cProfile
 import pstats

@@ -1,7 +1,7 @@
 """One pass over a graph directory's edge list (graphdir.iter_edge_batches), timed per reader
 thread count, the counts interleaved, median of ROUNDS.
 
-    PYTHONPATH=. python bench/read_edges.py GRAPH_DIR [ROUNDS] [THREADS...]
+    PYTHONPATH=. python bench/probes/read_edges.py GRAPH_DIR [ROUNDS] [THREADS...]
 
 Prints each thread count's median seconds and edges per second; the edges are counted against
 graph.json. On a warm page cache this is the decode rate, which bounds every streamed pass of

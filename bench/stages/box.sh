@@ -1,21 +1,21 @@
 #!/usr/bin/env bash
+# A stage of bench/device.sh (which sets the environment every stage shares: multicast off,
+# mpiexec as root, PYTHONPATH, $OUT/gpu.txt); run it as `bash bench/device.sh STAGE ...`.
 # The GPU-box workflow (config/gpu_box.yaml) end to end on a multi-GPU machine at two chosen
 # scales (strong scaling at both, weak scaling S1 on 1 GPU -> S2 on 2), snakemake importable:
-#   OUT=dir S1=23 S2=24 ROOTS=32 [CONFIG=config/gpu_box_small.yaml] bash bench/gpu_box_workflow.sh
+#   OUT=dir S1=23 S2=24 ROOTS=32 [CONFIG=config/gpu_box_small.yaml] bash bench/device.sh box
 # Tables, figures, the report and a list of runs (with their validation) go to $OUT.
 # A device call lasts 10 minutes, so the full config (scales 26-28) runs an experiment a call on
 # a machine kept warm: KEEP=1 keeps the last call's $WORK (snakemake runs only what is missing)
 # and TARGETS names what to make this call, e.g. TARGETS=results/tables/strong_scaling.md (the
 # report is made only by a call without TARGETS); AS_IS=1 runs CONFIG at its own scales:
 #   AS_IS=1 KEEP=1 TARGETS=results/tables/weak_scaling_at_the_memory_limit-weak_scaling.md \
-#     OUT=dir bash bench/gpu_box_workflow.sh
+#     OUT=dir bash bench/device.sh box
 # Across calls on machines that were not kept: LIMIT=540 stops snakemake (SIGTERM) in time to
 # pack every validated run (run directory less its saved parents, and its verdict) into
 # $OUT/results.tar.gz; the next call, given that file as RESUME=path (carried), unpacks it
 # first and snakemake makes only what is missing.
 set -euo pipefail
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 OUT=${OUT:-gpu-box-out} S1=${S1:-26} S2=${S2:-27} ROOTS=${ROOTS:-64}
 WORK=${WORK:-/tmp/bfs-gpu-box}
 GPUS=$(nvidia-smi -L | wc -l)

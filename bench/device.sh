@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# The GPU measurements of BENCHMARKS.md, one entry point, run from the repository root on a GPU
+# machine (each stage fits a 10-minute device call; OUT names the folder its logs and JSON go to):
+#
+#   bash bench/device.sh STAGE [ARGS...]
+#
+# Stages (what each runs and writes; bench/stages/STAGE.sh holds its commands and its own
+# options, read there):
+#   tests [EXPR]      the GPU tests, one GPU and grids of ranks sharing it (pytest -m gpu,
+#                     EXPR selects with -k); four-GPU tests where the machine has four
+#   one-gpu kronecker|others|run
+#                     merrill, merrill-do and 2d on one GPU: scales 25-26 (kronecker), the
+#                     lattice, SNAP graphs and scale 28 (others), scale 25 through disk (run)
+#   loop              the level loop: lattice 2000x2000 and Kronecker s26, merrill-do against
+#                     merrill-do@loop=cta in one bench each, and root by root (ab_roots.py)
+#   variants          merrill's kernel variants side by side, a road-like lattice
+#   grid tests|bench S...|cost S...
+#                     2d on 1x1, 1x2, 2x1 grids (bench), the COST check of the 1x1 grid (cost)
+#   two-gpus check|push S...|proxy S...|big S|pair S ...
+#                     two GPUs against one (nvidia-h100-x2 or larger)
+#   largest tests|stream S|big S...|graphdir S|fill S|...
+#                     the largest graph one GPU holds, Kernel 1 streamed, memory peaks
+#   headline          BENCHMARKS.md's headline rows through bfs bench and the workflow
+#   workflow          config/one_gpu.yaml end to end at small scales
+#   box               config/gpu_box.yaml (or CONFIG) end to end, across calls (LIMIT, RESUME)
+#   energy S          the energy tests, then merrill-do at scale S with its joules and MTEPS/W
+#   compare S ROOTS A B...
+#                     variants of a searcher root by root in one process (bench/ab_roots.py)
+#
+# Every stage runs with NVLink multicast off (NCCL_NVLS_ENABLE=0, NVSHMEM_DISABLE_NVLS=1,
+# TORCH_SYMM_MEM_DISABLE_MULTICAST=1: a program using it can take a shared host's GPUs out of
+# service), mpiexec allowed as root, the package and bench/ importable, and the GPU's name,
+# clocks and driver written to $OUT/gpu.txt first. One-off probes are in bench/probes/ (its
+# README says what each answered); CPU benchmarks are bench/bench_*.py and validate_cpu.py.
+set -o pipefail
+cd "$(dirname "$0")/.."
+export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 PYTHONUNBUFFERED=1
+export PYTHONPATH=.:bench${PYTHONPATH:+:$PYTHONPATH}
+stage=${1:-}
+shift || true
+usage() { sed -n '2,/^set -o pipefail/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
+case "$stage" in
+    ""|-h|--help|help) usage; exit 0 ;;
+    tests|one-gpu|loop|variants|grid|two-gpus|largest|headline|workflow|box|energy|compare) ;;
+    *) echo "bench/device.sh: no stage '$stage' (bash bench/device.sh help lists them)" >&2
+       exit 2 ;;
+esac
+export OUT=${OUT:-bench/results/$stage}
+mkdir -p "$OUT"
+nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,driver_version --format=csv \
+    > "$OUT/gpu.txt" 2>&1 || true
+case "$stage" in
+tests)
+    # the one-GPU file, then the grid file (its tests say how many GPUs each needs)
+    python3 -m pytest -q -m gpu tests/test_gpu.py tests/test_gpu_grid.py tests/test_energy.py \
+        -p no:cacheprovider ${1:+-k "$1"} 2>&1 | tee "$OUT/gpu-tests.log" | tail -5
+    ;;
+loop)
+    python3 -m bfs bench --backend gpu --lattice-graphs 2000x2000 --roots 8 \
+        --algorithms merrill-do,merrill,merrill-do@loop=cta --baseline none \
+        --out "$OUT/lattice" 2>&1 | tee "$OUT/lattice.log" | tail -5
+    python3 -m bfs bench --backend gpu --scales 26 --roots 64 \
+        --algorithms merrill-do,merrill-do@loop=cta --baseline none \
+        --out "$OUT/kron26" 2>&1 | tee "$OUT/kron26.log" | tail -4
+    python3 bench/ab_roots.py 26 64 merrill-do@loop=cta merrill-do 2>&1 \
+        | tee "$OUT/ab-s26.log" | tail -3
+    ;;
+energy)
+    python3 -m pytest -q -m gpu tests/test_energy.py -p no:cacheprovider 2>&1 | tail -3
+    python3 -m bfs bench --backend gpu --scales "${1:-26}" --roots 64 --algorithms merrill-do \
+        --baseline none --out "$OUT/energy" 2>&1 | tee "$OUT/energy.log" | tail -4
+    ;;
+compare)
+    python3 bench/ab_roots.py "$@" --out "$OUT/compare" 2>&1 | tee "$OUT/compare.log"
+    ;;
+*)  # one-gpu variants grid two-gpus largest headline workflow box
+    exec bash "bench/stages/${stage//-/_}.sh" "$@"
+    ;;
+esac
