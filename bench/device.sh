@@ -53,8 +53,10 @@ nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,driver_version --format=c
 case "$stage" in
 tests)
     # the one-GPU file, then the grid file (its tests say how many GPUs each needs)
+    select=()
+    [ -n "${1:-}" ] && select=(-k "$1")
     python3 -m pytest -q -m gpu tests/test_gpu.py tests/test_gpu_grid.py tests/test_energy.py \
-        -p no:cacheprovider ${1:+-k "$1"} 2>&1 | tee "$OUT/gpu-tests.log" | tail -5
+        -p no:cacheprovider "${select[@]}" 2>&1 | tee "$OUT/gpu-tests.log" | tail -5
     ;;
 loop)
     python3 -m bfs bench --backend gpu --lattice-graphs 2000x2000 --roots 8 \

@@ -139,6 +139,13 @@ def test_job_sizes_follow_the_graphs():
     assert plan.mem_mb_for("kron-s8", 2) >= 2 * 1500      # two ranks on one node, each a base
     assert plan.runtime_for("kron-s8", attempt=2) >= plan.runtime_for("kron-s8")
     assert plan.bfs_runtime("kron-s8", 1, "cpu") >= 1
+    assert (plan.job_gpus("gpu", 2), plan.job_gpus("cpu", 2)) == (2, 0)
+    assert (plan.validation_gpus("kron-s9", "gpu"), plan.validation_gpus("kron-s8", "gpu")) == (1, 0)
+    c = config()
+    c["exclusive_gpus"], c["cluster"] = 4, {"cpu_ranks_per_node": 16}
+    box = Plan(c)
+    assert (box.job_gpus("gpu", 2), box.validation_gpus("kron-s9", "auto")) == (4, 4)
+    assert (box.ranks_per_node(4), box.ranks_per_node(0)) == (None, 16)
 
 
 def test_layouts_and_run_names():

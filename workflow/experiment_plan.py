@@ -74,6 +74,10 @@ KIND_TITLES = {
     "small_frontier_sweep": "Small-frontier sweep", "task_count_sweep": "Hybrid task count",
     "lambda_sweep": "Hybrid lambda",
 }
+# Cores of a validate job: its edge pass (bfs/validate/cpu.py) checks about 36 M edges/s a core
+# and ran 2.0x faster on 2 cores than on 1 (BENCHMARKS.md), so 8 cores would take scale 27's
+# pass from about 58 s to under 10 s, without holding a whole node from the runs beside it.
+VALIDATE_THREADS = 8
 COMPARISON_FILES = ("summary.csv", "summary.md", "per_root.csv", "per_root.md", "speedups.png",
                     "speedups.svg")
 
@@ -528,6 +532,33 @@ class Plan:
         _, m = self.graph_size(graph)
         return jobsize.runtime_minutes(jobsize.serial_seconds(m, work_per_edge), attempt,
                                        self.max_runtime)
+
+    def job_gpus(self, backend: str, ranks: int) -> int:
+        """GPUs a BFS job asks for: one per rank (each rank drives its own device); on one box
+        (exclusive_gpus: N) all N, so that with --resources gpu=N one GPU job runs at a time
+        and no two jobs' searches share a device (a single-rank job always drives device 0)."""
+        if backend in ("gpu", "auto") or self.config.get("request_gpus", "auto") == "always":
+            return self.config.get("exclusive_gpus") or ranks
+        return 0
+
+    def validation_gpus(self, graph: str, backend: str) -> int:
+        """GPUs a validate job asks for: bfs validate generates a GPU run's in-place graph again
+        on the GPU where there is one (tens of times faster than the CPU), so that job asks for
+        one, or on one box (exclusive_gpus: N) all N, so that no validation shares a device
+        with a timed search (on the GPU box they did: validations beside the searches, and a
+        scale-26 1d run failing beside one). Other validations read the graph directory on
+        the CPU."""
+        if graph in self.in_place and backend in ("gpu", "auto"):
+            return self.config.get("exclusive_gpus") or 1
+        return 0
+
+    def ranks_per_node(self, gpus: int) -> int | None:
+        """Ranks a node holds for a BFS job asking for `gpus` GPUs: one a GPU for jobs asking
+        for GPUs, else the CPU ranks a node takes; None (SLURM places the ranks) when the
+        config gives no node size."""
+        if gpus:
+            return self.cluster.get("gpus_per_node")
+        return self.cluster.get("cpu_ranks_per_node")
 
     def bfs_runtime(self, graph: str, ranks: int, backend: str, attempt: int = 1) -> int:
         """A BFS job's runtime (minutes): every root searched and validated, plus one warm-up

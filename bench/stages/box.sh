@@ -16,10 +16,9 @@
 # $OUT/results.tar.gz; the next call, given that file as RESUME=path (carried), unpacks it
 # first and snakemake makes only what is missing.
 set -euo pipefail
-OUT=${OUT:-gpu-box-out} S1=${S1:-26} S2=${S2:-27} ROOTS=${ROOTS:-64}
+S1=${S1:-26} S2=${S2:-27} ROOTS=${ROOTS:-64}
 WORK=${WORK:-/tmp/bfs-gpu-box}
 GPUS=$(nvidia-smi -L | wc -l)
-mkdir -p "$OUT"
 if [ -z "${KEEP:-}" ] || [ ! -d "$WORK" ]; then
   rm -rf "$WORK" && mkdir -p "$WORK" && ln -s "$PWD/data" "$WORK/data"
 fi

@@ -11,10 +11,7 @@
 #                roots, default 64, every search validated), and bench/cost_table.py's ratios
 # JSON and logs go to $OUT (default bench/results/grid).
 set -euo pipefail
-cd "$(dirname "$0")/../.."
 # NVLink multicast off wherever NCCL starts (the device's rule); Open MPI as root in containers
-OUT=${OUT:-bench/results/grid}
-mkdir -p "$OUT"
 stage=${1:-tests}
 shift || true
 case "$stage" in

@@ -8,9 +8,8 @@
 # snakemake importable (carried as wheels where it is not installed):
 #   OUT=dir S=25 [ROOTS=64] [GPUS=2] bash bench/device.sh headline
 set -euo pipefail
-OUT=${OUT:-gpu-headline-out} S=${S:-25} ROOTS=${ROOTS:-64} GPUS=${GPUS:-1}
+S=${S:-25} ROOTS=${ROOTS:-64} GPUS=${GPUS:-1}
 WORK=${WORK:-/tmp/bfs-headline}
-mkdir -p "$OUT"
 rm -rf "$WORK" && mkdir -p "$WORK"
 start=$(date +%s)
 if [ -z "${SKIP_BENCH:-}" ]; then   # SKIP_BENCH=1: the workflow alone

@@ -19,10 +19,7 @@
 # ROOTS roots (default 16); logs under $OUT (default bench/results/largest). Run directories
 # under /tmp are overwritten (--force): a warm machine keeps the last call's.
 set -euo pipefail
-cd "$(dirname "$0")/../.."
-OUT=${OUT:-bench/results/largest}
 ROOTS=${ROOTS:-16}
-mkdir -p "$OUT"
 stage=${1:-tests}
 shift || true
 summary() {   # run.json's figures: Kernel 1, GTEPS, edge list, memory

@@ -9,8 +9,6 @@
 #   OUT=dir bash bench/device.sh one-gpu run         # scale 25 through disk: bfs generate + bfs run
 # Every search is validated on the GPU (bench's default --validate every).
 set -o pipefail
-OUT=${OUT:-gpu-out}
-mkdir -p "$OUT"
 status=0
 case "${1:-kronecker}" in
 kronecker)

@@ -25,12 +25,9 @@
 #                GTEPS, each rank's peak and bytes per directed entry. BASELINE=1 runs
 #                merrill-do on one GPU at S first (it fits up to 28)
 # WITH_1D=1 adds 1d on 2x1 to push.
-# Logs and JSON go to $OUT (default bench/results/two).
+# Logs and JSON go to $OUT (default bench/results/two-gpus).
 set -euo pipefail
-cd "$(dirname "$0")/../.."
-OUT=${OUT:-bench/results/two}
 ROOTS=${ROOTS:-64}
-mkdir -p "$OUT"
 stage=${1:-check}
 shift || true
 hmean() { grep -E "harmonic_mean_TEPS|construction_time" "$1" | tr -s ' ' | tr '\n' ' '; echo; }

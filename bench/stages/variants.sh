@@ -5,12 +5,10 @@
 # first search per variant, level profiles), a road-like grid, then the GPU tests.
 #   OUT=dir bash bench/device.sh variants
 set -o pipefail
-OUT=${OUT:-gpu-variants-out}
 ROOTS=${ROOTS:-16}
 SCALES=${SCALES:-25}
 VARIANTS=${VARIANTS:-"merrill@expand=v0 merrill@expand=tiles-cas merrill merrill-do"}
 GRID=${GRID:-2000x2000}
-mkdir -p "$OUT"
 status=0
 python3 -m bfs bench --backend gpu --scales 20 --algorithms $VARIANTS --roots 8 \
     --validate every --out "$OUT/bench-s20.json" > "$OUT/bench-s20.log" 2>&1 || status=1

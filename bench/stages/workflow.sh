@@ -6,9 +6,7 @@
 #   OUT=dir [SNAKEMAKE="python3 -m snakemake"] [TARGETS="results/tables/lambda.md ..."] \
 #     bash bench/device.sh workflow
 set -euo pipefail
-OUT=${OUT:-gpu-workflow-out}
 WORK=${WORK:-/tmp/bfs-one-gpu}
-mkdir -p "$OUT"
 rm -rf "$WORK" && mkdir -p "$WORK" && ln -s "$PWD/data" "$WORK/data"
 python3 - "$WORK/config.yaml" <<'PY'
 import sys, yaml

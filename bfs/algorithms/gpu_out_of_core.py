@@ -202,7 +202,7 @@ class OutOfCoreSearcher(DeviceCsrSearcher):
     further (tests and experiments: many small blocks).
 
     After a search: bytes_copied (host -> device bytes of the blocks copied), copy_s (their
-    copy time, CUDA events), blocks_copied, levels_run; parent / level stay on the device
+    copy time, CUDA events), levels_run; parent / level stay on the device
     (device_result) until gather(n) copies them to the host.
     """
 
@@ -252,7 +252,7 @@ class OutOfCoreSearcher(DeviceCsrSearcher):
         self.grid_vertices = device.grid_for(n, BLOCK)
         self.grid_words = device.grid_for(self.words, BLOCK)
         self.csr_bytes = csr_bytes(offsets)
-        self.bytes_copied = self.blocks_copied = self.levels_run = 0
+        self.bytes_copied = self.levels_run = 0
         self.copy_s = 0.0
         cp.cuda.Device().synchronize()
 
@@ -279,7 +279,6 @@ class OutOfCoreSearcher(DeviceCsrSearcher):
         t1.record(s)
         self.copied[slot].record(s)
         self.bytes_copied += rows_bytes + cols_bytes
-        self.blocks_copied += 1
 
     def _expand(self, k: int, slot: int, depth: int) -> None:
         rl, rh, el, eh = self.blocks[k]
@@ -322,7 +321,7 @@ class OutOfCoreSearcher(DeviceCsrSearcher):
                           self.parent, self.frontier, self.next, self.visited))
         for ev in self.expanded:
             ev.record(s)                       # the buffers are free once the reset ran
-        self.bytes_copied = self.blocks_copied = 0
+        self.bytes_copied = 0
         self.copy_s = 0.0
         count, active = self._advance()
         depth = 0

@@ -20,7 +20,7 @@ from bfs.harness import jobsize
 
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
 import experiment_plan  # noqa: E402  (workflow/experiment_plan.py)
-from experiment_plan import layout_ranks  # noqa: E402
+from experiment_plan import VALIDATE_THREADS, layout_ranks  # noqa: E402,F401
 
 SCHEMA = Path(workflow.basedir) / "workflow/schemas/config.schema.yaml"
 
@@ -169,29 +169,11 @@ def bfs_env(wc):
 
 
 def gpus(wc):
-    """GPUs a BFS job asks for: one per rank (each rank drives its own device); on one box
-    (exclusive_gpus: N) all N, so that with --resources gpu=N one GPU job runs at a time and no
-    two jobs' searches share a device (a single-rank job always drives device 0)."""
-    if wc.backend in ("gpu", "auto") or config.get("request_gpus", "auto") == "always":
-        return config.get("exclusive_gpus") or job_ranks(wc)
-    return 0
+    return PLAN.job_gpus(wc.backend, job_ranks(wc))
 
 
 def validation_gpus(wc):
-    """GPUs a validate job asks for: bfs validate generates a GPU run's in-place graph again on
-    the GPU where there is one (tens of times faster than the CPU), so that job asks for one,
-    or on one box (exclusive_gpus: N) all N, so that no validation shares a device with a
-    timed search (on the GPU box they did: validations beside the searches, and a scale-26 1d
-    run failing beside one). Other validations read the graph directory on the CPU."""
-    if wc.graph in IN_PLACE and wc.backend in ("gpu", "auto"):
-        return config.get("exclusive_gpus") or 1
-    return 0
-
-
-# Cores of a validate job: its edge pass (bfs/validate/cpu.py) checks about 36 M edges/s a core
-# and ran 2.0x faster on 2 cores than on 1 (BENCHMARKS.md), so 8 cores would take scale 27's
-# pass from about 58 s to under 10 s, without holding a whole node from the runs beside it.
-VALIDATE_THREADS = 8
+    return PLAN.validation_gpus(wc.graph, wc.backend)
 
 
 def validation_env(wc):
@@ -203,11 +185,7 @@ def validation_env(wc):
 
 
 def ranks_per_node(wc):
-    """Ranks a node holds for this BFS job: one a GPU for jobs asking for GPUs, else the CPU
-    ranks a node takes; None (SLURM places the ranks) when the config gives no node size."""
-    if gpus(wc):
-        return CLUSTER.get("gpus_per_node")
-    return CLUSTER.get("cpu_ranks_per_node")
+    return PLAN.ranks_per_node(gpus(wc))
 
 
 def bfs_shape(wc):
