@@ -84,15 +84,17 @@ MAX_SMALL_LEVELS = 1 << 30
 # the level loop (merrill.cu, level_loop; loop="grid", the default): level after level on the
 # whole grid in one launch while the frontier has at most LOOP_Q vertices and LOOP_E edges
 # (a level's found vertices, at most its edges, fit the counters' bounds) and no row over
-# LOOP_DEGREE; the host starts one on a frontier of at most LOOP_DEGREE edges (no hub in it);
-# a grid barrier waits at most LOOP_TIMEOUT_S before the launch gives up and the search raises
+# LOOP_DEGREE; the host starts one on a frontier of at most LOOP_DEGREE edges (no hub in it) or
+# of at most LOOP_SPLIT_Q vertices (a root: rows walked grid-wide); a grid barrier waits at most
+# LOOP_TIMEOUT_S before the launch gives up and the search raises
 LOOP_Q = 1 << 18
 LOOP_E = 1 << 20         # the default bound (loop_edges); the barrier word holds up to
 LOOP_E_MAX = 1 << 20     # ... 2^21 - 1 found vertices (merrill.cu)
 LOOP_DEGREE = 4096       # ... and no row over this (a block walks a row ~256 edges a step,
                          # ~2 us each: a longer one costs more than the host's tiled level)
 LOOP_SPLIT_Q = 32        # merrill.cu's: a frontier this small has its rows walked grid-wide
-LOOP_WORDS = 20          # three level slots (found, edges, arrivals, -), error, 3 spare, result
+LOOP_WORDS = 20          # three level slots (barrier word, exact edges, 2 spare), the error word,
+                         # the exit barrier, 2 spare, the result (q, edges, levels, all edges)
 LOOP_TIMEOUT_S = 10.0
 LOOPS = ("grid", "cta")  # cta: the single-CTA small_frontier kernel, kept to measure against
 
