@@ -364,14 +364,18 @@ class MerrillDoSearcher(MerrillSearcher):
                       self.queues[self.cur], self.degs[self.cur], self.queue_count))
         self.bottom_up = False
 
+    def goes_bottom_up(self, edges: int, unexplored: int) -> bool:
+        """Top-down -> bottom-up (Beamer's alpha test, the host's and the level loop's): the
+        frontier's edges exceed the unexplored edges / alpha and reach n * BOTTOM_UP_FLOOR;
+        with nothing unexplored the search ends with this level, top-down."""
+        return 0 < unexplored < edges * self.alpha and edges >= self.bottom_up_floor
+
     def _step(self, q, edges, depth):
-        unexplored = self.nnz - self.visited_edges
         if self.bottom_up:
             # stay bottom-up while the frontier is large or still growing
             stay = q >= self.n / self.beta or q > self.last_q
         else:
-            # (nothing unexplored: the search ends with this level, top-down)
-            stay = 0 < unexplored < edges * self.alpha and edges >= self.bottom_up_floor
+            stay = self.goes_bottom_up(edges, self.nnz - self.visited_edges)
         self.last_q = q
         if stay:
             kind, q2, edges2, done = ("bottom-up",) + self._bottom_up_level(q, depth)
