@@ -349,9 +349,8 @@ small_frontier(const i64* __restrict__ offsets, const u32* __restrict__ columns,
 // 2047 blocks cannot overflow it, and a capped sum is still over max_edges: the loop ends; a
 // block that found a vertex whose row is over max_degree adds the cap too, for the same end);
 // loop[4 s + 1] the exact degree sum (one atomic a block after its arrival, read once, at the
-// end, after one more barrier on loop[13]). Block 0 zeroes
-// the next level's slot while this level runs (its last readers passed the barrier of the level
-// before: three slots, no race). loop[12]: the error word (grid_barrier). The host zeroes loop
+// end, after one more barrier on loop[13]). Block 0 zeroes the next level's slot while this
+// level runs (its last readers passed the barrier of the level before: three slots, no race). loop[12]: the error word (grid_barrier). The host zeroes loop
 // (LOOP_WORDS) before the launch.
 //
 // Exit (every block decides the same from the same word): the frontier is empty, or larger
@@ -446,17 +445,22 @@ level_loop(const i64* __restrict__ offsets, const u32* __restrict__ columns,
         bool hub = false;
         // a frontier of a few vertices (a search's root, hub or not): the whole grid walks
         // each row in turn, every block a slice, so no block walks a long row alone
-        if (q <= LOOP_SPLIT_Q) for (i64 i = 0; i < q; ++i) {     // grid-uniform
-            const u32 v = __ldcg(qin + i);
-            const i64 deg = __ldcg(din + i);
-            const i64 start = done ? __ldcg(sin + i) : offsets[v];
-            for (i64 j0 = (i64)blockIdx.x * BLOCK; j0 < deg; j0 += (i64)gridDim.x * BLOCK) {
-                const i64 j = j0 + threadIdx.x;
-                const bool on[1] = {j < deg};
-                const u32 w[1] = {on[0] ? columns[start + j] : 0u};
-                loop_visit<1>(on, v, w, offsets, columns, parent, level, visited, lv + 1,
+        // one row's edges walked by a group of threads (the grid, the block or the warp): each
+        // round the group takes `stride` edges from `first` on, this thread the one `offset`
+        // into them; the rounds are uniform over the group, so a warp's lanes visit together
+        auto walk_row = [&](u32 rv, i64 rs, i64 rd, i64 first, i64 stride, u32 offset) {
+            for (i64 j0 = first; j0 < rd; j0 += stride) {
+                const i64 j = j0 + offset;
+                const bool on[1] = {j < rd};
+                const u32 w[1] = {on[0] ? columns[rs + j] : 0u};
+                loop_visit<1>(on, rv, w, offsets, columns, parent, level, visited, lv + 1,
                               out_id, qout, dout, sout, slot, max_degree, edges, hub);
             }
+        };
+        if (q <= LOOP_SPLIT_Q) for (i64 i = 0; i < q; ++i) {     // grid-uniform
+            const u32 v = __ldcg(qin + i);
+            walk_row(v, done ? __ldcg(sin + i) : offsets[v], __ldcg(din + i),
+                     (i64)blockIdx.x * BLOCK, (i64)gridDim.x * BLOCK, threadIdx.x);
         }
         else for (i64 base = (i64)blockIdx.x * BLOCK; base < q; base += (i64)gridDim.x * BLOCK) {
             const i64 i = base + threadIdx.x;
@@ -478,15 +482,7 @@ level_loop(const i64* __restrict__ offsets, const u32* __restrict__ columns,
                 if (owner == FULL) break;
                 if (threadIdx.x == owner) { s_v = v; s_start = start; s_deg = deg; big = false; }
                 __syncthreads();
-                const u32 bv = s_v;
-                const i64 bs = s_start, bd = s_deg;
-                for (i64 j0 = 0; j0 < bd; j0 += BLOCK) {
-                    const i64 j = j0 + threadIdx.x;
-                    const bool on[1] = {j < bd};
-                    const u32 w[1] = {on[0] ? columns[bs + j] : 0u};
-                    loop_visit<1>(on, bv, w, offsets, columns, parent, level, visited, lv + 1,
-                                  out_id, qout, dout, sout, slot, max_degree, edges, hub);
-                }
+                walk_row(s_v, s_start, s_deg, 0, BLOCK, threadIdx.x);
                 __syncthreads();              // s_v, s_start, s_deg rewritten next round
             }
             // rows of 32 to BLOCK - 1 edges: the warp walks them one at a time
@@ -497,13 +493,7 @@ level_loop(const i64* __restrict__ offsets, const u32* __restrict__ columns,
                 const i64 ws = __shfl_sync(FULL, start, leader);
                 const i64 wd = __shfl_sync(FULL, deg, leader);
                 if (lane == leader) mid = false;
-                for (i64 j0 = 0; j0 < wd; j0 += 32) {
-                    const i64 j = j0 + lane;
-                    const bool on[1] = {j < wd};
-                    const u32 w[1] = {on[0] ? columns[ws + j] : 0u};
-                    loop_visit<1>(on, wv, w, offsets, columns, parent, level, visited, lv + 1,
-                                  out_id, qout, dout, sout, slot, max_degree, edges, hub);
-                }
+                walk_row(wv, ws, wd, 0, 32, lane);
             }
             // rows under 32 edges: each lane its own, LOOP_UNROLL loads in flight
             const u32 mine = deg < 32 ? (u32)deg : 0u;
