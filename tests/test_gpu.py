@@ -1677,3 +1677,97 @@ def test_out_of_core_cli_run_validates_on_the_cpu(tmp_path):
     proc = bfs_cli("run", g, "--algorithm", OOC, "--device-memory-limit", "1K", "--out",
                    tmp_path / "small", check=False)
     assert proc.returncode == 1 and "device memory limit of 1024 bytes" in proc.stderr
+
+
+@pytest.mark.skipif(__import__("shutil").which("mpiexec") is None, reason="no mpiexec on PATH")
+@pytest.mark.parametrize("grid", ["1x2", "1x4"])
+def test_peer_level_loop_searches_as_seq_csr(tmp_path, grid):
+    """2d-do on a grid of one row with peer=on (ranks sharing the one GPU: their windows are
+    the same device's memory, opened by CUDA IPC from the other processes): a lattice's every
+    level runs in the ranks' level loops (no host-launched top-down level), a Kronecker graph's
+    hand the hub levels back to the host's chains and return; every search valid, with the
+    depths, reached counts and nedge of seq-csr, as peer=off gives them."""
+    import json
+    from helpers import random_graph
+    ranks = int(grid[2])
+    lattice, kron = tmp_path / "lattice", tmp_path / "kron"
+    bfs_cli("generate", "lattice", "--rows", 30, "--cols", 41, "--out", lattice)
+    bfs_cli("generate", "kronecker", "--scale", 11, "--edgefactor", 8, "--out", kron)
+    comparable = lambda rows: [(r["root"], r["depth"], r["reached"], r["nedge"], r["valid"])
+                               for r in rows]
+    for graph in (lattice, kron, random_graph(tmp_path / "random")):
+        ref = graph.parent / f"{graph.name}-ref"
+        bfs_cli("run", graph, "--algorithm", "seq-csr", "--roots", 4, "--out", ref)
+        part = graph.parent / f"{graph.name}-part"
+        bfs_cli("partition", graph, "--grid", grid, "--out", part)
+        for mode in ("on", "off"):
+            out = graph.parent / f"{graph.name}-{mode}"
+            bfs_cli("run", part, "--algorithm", f"2d-do@peer={mode}", "--backend", "gpu",
+                    "--roots", 4, "--save-parents", 1, "--out", out, ranks=ranks, timeout=600)
+            assert comparable(searches(out)) == comparable(searches(ref)), (graph.name, mode)
+            launches = json.loads((out / "run.json").read_text())["measurements"]["launches"]
+            if mode == "off":
+                assert "loop" not in launches
+            elif graph is lattice:       # every level in the loop: one launch a search
+                assert launches["loop"] >= 4 and launches["expand"] == 0, launches
+            else:
+                assert launches["loop"] >= 4, launches
+
+
+@pytest.mark.skipif(__import__("shutil").which("mpiexec") is None, reason="no mpiexec on PATH")
+def test_peer_level_loop_leaves_its_wait_when_a_rank_stops(tmp_path):
+    """A rank that stops before a search's level loop (here: it never launches it) leaves the
+    others waiting on its flag: they leave within the bounded wait (PEER_TIMEOUT_S), the
+    search raises one line naming the rank waited on and the level, and the run exits
+    non-zero (ranks sharing the one GPU)."""
+    import os
+    import subprocess
+    import sys
+    import time
+    from helpers import ROOT
+    script = tmp_path / "stall.py"
+    script.write_text(
+        "import sys\n"
+        "from mpi4py import MPI\n"
+        "from bfs.algorithms import Block, RunContext, get_algorithm\n"
+        "from bfs.errors import BfsError\n"
+        "from bfs.graphs.lattice import lattice_edges\n"
+        "from bfs.harness.sessions_mpi import select_gpu\n"
+        "from bfs.partition import GridLayout\n"
+        "import numpy as np\n"
+        "comm = MPI.COMM_WORLD\n"
+        "rank = comm.Get_rank()\n"
+        "select_gpu(rank)\n"
+        "src, dst, n = lattice_edges(20, 20)\n"
+        "src, dst = np.concatenate([src, dst]), np.concatenate([dst, src])\n"
+        "layout = GridLayout(n, 1, 2)\n"
+        "mine = (dst >= layout.bounds[rank]) & (dst < layout.bounds[rank + 1])\n"
+        "manifest = {'grid': [1, 2], 'bounds': layout.bounds.tolist(), 'n_vertices': n}\n"
+        "s = get_algorithm('2d-do').load('gpu').build(\n"
+        "    Block(comm, manifest, src[mine], dst[mine]), RunContext('gpu', {'peer': 'on'}))\n"
+        "assert s.peers is not None\n"
+        "s.search(0)\n"
+        "comm.Barrier()\n"
+        "if rank == 1:\n"
+        "    print('rank 1 stops', flush=True)\n"
+        "    comm.Barrier()\n"
+        "    sys.exit(0)\n"
+        "try:\n"
+        "    s.search(5)\n"
+        "except BfsError as e:\n"
+        "    print('raised:', e, flush=True)\n"
+        "    comm.Barrier()\n"
+        "    sys.exit(0)\n"
+        "print('no error', flush=True)\n"
+        "comm.Barrier()\n")
+    t = time.perf_counter()
+    proc = subprocess.run(["mpiexec", "-n", "2", sys.executable, str(script)],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": str(ROOT),
+                               "OMPI_ALLOW_RUN_AS_ROOT": "1",
+                               "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"})
+    from bfs.algorithms.fu_2d_do_gpu import PEER_TIMEOUT_S
+    out = proc.stdout + proc.stderr
+    assert "raised: 2d-do level loop, rank 0 of the grid row: level 0: rank 1 did not " \
+           f"arrive within {PEER_TIMEOUT_S:g} s" in out, out[-3000:]
+    assert time.perf_counter() - t < 120, out[-3000:]

@@ -152,6 +152,11 @@ LOOP_BLOCKS = Option("loop_blocks", "(GPU) blocks of the grid's level loop (0, t
                      "one an SM)", parse=nonnegative_int)
 LOOP_EDGES = Option("loop_edges", "(GPU) the level loop runs while a frontier has at most "
                     "this many edges (default 2^20, the most)", parse=positive_int)
+PEER = Option("peer", "(GPU, 2d-do on a grid of one row) small-frontier levels in one kernel "
+              "a rank, each rank pushing its finds into the others' memory over NVLink (CUDA "
+              "IPC): where every rank has a GPU of its own on one host (auto, the default), "
+              "wherever the ranks share a host (on: ranks sharing a GPU too, the tests), or "
+              "never (off: the host's chains over --comm)", choices=("auto", "on", "off"))
 EXPAND = Option("expand", "the multi-block level kernel (merrill.EXPAND_VARIANTS; tiles, the "
                 "default, unless measuring)")
 
@@ -194,7 +199,7 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
                       "direction-optimizing 2d (Beamer et al. 2013): bottom-up levels over the "
                       "block CSC when the frontier holds many edges (--alpha, --beta)",
                       distributed=True, options=(EXCHANGE, COMM, ALPHA, BETA, ROWS, ENGINE,
-                                                 AHEAD, TD_AHEAD, GRAPHS, SUBSTEPS)),
+                                                 AHEAD, TD_AHEAD, GRAPHS, SUBSTEPS, PEER)),
         AlgorithmSpec("1d", {"cpu": "bfs.algorithms.racherla_1d",
                              "gpu": "bfs.algorithms.racherla_1d_gpu"},
                       "Racherla 1D BFS: discoveries all-gathered (CPU: pairs, small frontiers "

@@ -362,3 +362,14 @@ extern "C" __global__ void decide_top_down(const u64* __restrict__ totals, u64* 
     chain[0] = f > 0 && !((double)m_f > (double)(m_f + totals[2]) / alpha);
     chain[2] = f;
 }
+
+// A level loop's last frontier (merrill.cu's level_loop_peers: rows in segments, one a source
+// rank) back into In's bits, where the host's levels take it up; In cleared before.
+extern "C" __global__ void queue_to_bits(const u32* __restrict__ rows, i64 n, u64* in_words)
+{
+    for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (i64)gridDim.x * blockDim.x) {
+        const u32 r = rows[i];
+        atomicOr(in_words + (r >> 6), 1ULL << (r & 63));
+    }
+}

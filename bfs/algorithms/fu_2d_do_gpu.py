@@ -106,8 +106,9 @@ import numpy as np
 from .. import device
 from ..errors import BfsError
 from . import RunContext, fu_2d_gpu, kernel1_gpu, merrill, merrill_do, tiles
+from ..comm import peer
 from .fu_2d import WORD
-from .fu_2d_do import DirectionSwitch
+from .fu_2d_do import TOP_DOWN, DirectionSwitch
 from .fu_2d_gpu import BLOCK, EngineAnswers, Fu2DGpu
 
 TOTALS, COUNTS, CHAIN = 4, 8, 12   # ctl offsets: all-reduced totals, this rank's counts, chain
@@ -121,6 +122,12 @@ LOG, LEVEL_WORDS = 4, 5   # chain words before the per-level log, and a level's 
 GRAPHS = 1       # chains replayed as CUDA graphs where the exchanges are NCCL
 SUBSTEPS = 1     # bottom-up levels of a grid of several rows in sub-steps down the column:
                  # 2x1 at scale 26 went from 207 to 287 GTEPS (BENCHMARKS.md, 64 roots)
+PEER = "auto"    # the level loop across a grid row's GPUs through peer memory (comm/peer.py)
+PEER_STATE = 32  # merrill.cu's level_loop_peers: the loop's words, then its per-level log
+PEER_LOG = 4     # ... LOOP_LOG_WORDS: found, found here, edges examined, device clock (ns)
+PEER_LEVELS = 8192   # levels one launch runs at most (its log): a 2000 x 2000 lattice's ~4000
+PEER_FLAG_WORDS = 4  # merrill.cu's LOOP_FLAG_WORDS
+PEER_TIMEOUT_S = 5.0  # a rank waits this long for another's flag before the search fails
 
 
 class _NoClock:
@@ -162,6 +169,11 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         if graphs not in (0, 1):
             raise BfsError(f"2d-do graphs must be 0 or 1, got {graphs!r}")
         self.substeps = ctx.options.get("substeps", SUBSTEPS)
+        self.peer_request = ctx.options.get("peer", PEER)
+        if self.peer_request not in peer.PEER_CHOICES:
+            raise BfsError(f"2d-do peer must be one of {', '.join(peer.PEER_CHOICES)}, got "
+                           f"{self.peer_request!r}")
+        self.peers = None
         if self.substeps not in (0, 1):
             raise BfsError(f"2d-do substeps must be 1 (bottom-up levels in sub-steps down the "
                            f"grid column) or 0, got {self.substeps!r}")
@@ -173,8 +185,11 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         self._capturer = device.GraphCapture() if self.graphs else None
 
     def close(self) -> None:
-        """The captured graphs, then the communicators (see __init__)."""
+        """The captured graphs, the peer window, then the communicators (see __init__)."""
         self._captured.clear()
+        if self.peers is not None:
+            self.peers.close()
+            self.peers = None
         super().close()
 
     def _engine_options(self, options: dict) -> dict:
@@ -299,6 +314,36 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         if self.substeps and not self.own_levels:
             most = max(b - a for a, b in self.pieces)
             self.unfound = (cp.empty(most, cp.uint64), cp.empty(most, cp.uint64))
+        if self.R == 1 and self.C > 1:
+            self._open_peers()
+
+    def _open_peers(self) -> None:
+        """A grid of one row on GPUs of one host: the small levels run in one persistent
+        kernel a rank (merrill.cu's level_loop_peers), each rank pushing its finds into the
+        others' windows (comm/peer.py). A rank finds at most a level's edges, and at most its
+        own columns, so a window's segment holds min(LOOP_E, columns) entries."""
+        import cupyx
+        cp, C = self.cp, self.C
+        if self.row_comm.Get_rank() != self.j:
+            raise BfsError("2d-do peer: the grid row's communicator is not in column order")
+        cap = min(merrill.LOOP_E, self.cols.n_words * WORD)
+        flag_bytes = 2 * C * PEER_FLAG_WORDS * 8
+        window = peer.open_window(self.peer_request, self.row_comm, flag_bytes + 2 * C * cap * 4)
+        if window is None:
+            return
+        self.peers, self.peer_cap, self.peer_epoch = window, cap, 0
+        memory = cp.cuda.UnownedMemory(int(window.bases[self.j].get()), window.nbytes, window)
+        self.peer_entries = cp.ndarray((2, C, cap), cp.uint32,
+                                       cp.cuda.MemoryPointer(memory, flag_bytes))
+        self.peer_degs = (cp.empty(cap, cp.int64), cp.empty(cap, cp.int64))
+        self.peer_starts = (cp.empty(cap, cp.int64), cp.empty(cap, cp.int64))
+        self.loop_state = cp.zeros(PEER_STATE + PEER_LOG * PEER_LEVELS, cp.uint64)
+        self.host_loop = cupyx.empty_pinned((self.loop_state.size,), dtype=np.uint64)
+        self.k["loop"] = merrill._module().get_function("level_loop_peers")
+        self.k["queue_to_bits"] = fu_2d_gpu._module().get_function("queue_to_bits")
+        self.loop_blocks = min(device.sm_count(), device.resident_grid(self.k["loop"], BLOCK))
+        self.nnz_total = self.comm.allreduce(int(self.csc_nnz))
+        self.launches["loop"] = 0
 
     def _reset_device(self, r_local: int, c_local: int) -> None:
         self._r_root, self._c_root = r_local, c_local
@@ -363,11 +408,95 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         return frontier
 
     def _levels(self, level: int, frontier: int, clock) -> int:
+        if self.peers is not None and not self.bottom_up and self._loop_takes(level, frontier):
+            return self._peer_levels(level, frontier, clock)
         if self.bottom_up:
             return self._bottom_up_chain(level, frontier, clock)
         if self.td_ahead:
             return self._top_down_chain(level, frontier, clock)
         return super()._levels(level, frontier, clock)
+
+    def _loop_takes(self, level: int, frontier: int) -> bool:
+        """The peer level loop starts on a top-down frontier of at most LOOP_Q vertices and
+        LOOP_E edges with no hub in it (merrill's rule; a root of any degree: its row is walked
+        grid-wide), the edges being the last all-reduce's (global) m_f."""
+        if level == 0:
+            return True
+        edges = int(self.host_ctl[TOTALS + 1])
+        hubless = edges <= merrill.LOOP_DEGREE or frontier <= merrill.LOOP_SPLIT_Q
+        return frontier <= merrill.LOOP_Q and edges <= merrill.LOOP_E and hubless
+
+    def _peer_levels(self, level: int, frontier: int, clock) -> int:
+        """Levels from `level` on in one launch a rank (merrill.cu's level_loop_peers) until the
+        frontier outgrows the loop, empties, or Beamer's rule goes bottom-up; one read of the
+        loop's words and log, whose levels are then filed as the host's would be (directions,
+        edges examined, the device clock's times). Where the frontier empties the search ends
+        without another read; else the last frontier goes back into In, is compacted and its
+        counts all-reduced for the host's next level. Returns the levels run."""
+        cp, C = self.cp, self.C
+        if level == 0:
+            self.queue[0:1].fill(self._r_root)
+            unreached = self.nnz_total
+        else:
+            unreached = int(self.host_ctl[TOTALS + 2])
+        self.peer_epoch += 1
+        device.zero_async(self.loop_state[:PEER_STATE])
+        self.k["loop"]((self.loop_blocks,), (BLOCK,),
+                       (self.csr_offsets, self.csr_cols, self.queue, self.peer_degs[0],
+                        self.peer_degs[1], self.peer_starts[0], self.peer_starts[1],
+                        np.int64(frontier), np.int32(level), np.int64(merrill.LOOP_Q),
+                        np.int64(merrill.LOOP_E), np.int64(merrill.LOOP_DEGREE),
+                        np.int32(PEER_LEVELS), np.float64(self.alpha), np.int64(unreached),
+                        self.ctl, self.loop_state, np.uint64(PEER_TIMEOUT_S * 1e9), self.pred,
+                        self.level_col, self.visited.view(cp.uint32), self.peers.bases,
+                        np.int32(self.j), np.int32(C), np.int64(self.peer_cap),
+                        np.uint64(self.peer_epoch), np.int64(int(self.rows.word_offset[self.j])
+                                                             * WORD),
+                        self.csc_offsets, self.row_ids[0], self.row_ids[1], self.counts,
+                        self.loop_state[PEER_STATE:]))
+        self.launches["loop"] += 1
+        clock.mark("expand")
+        marks = clock.take()
+        state = self._read_ctl_into(self.loop_state, self.host_loop)
+        error = int(state[12])
+        if error:
+            raise BfsError(_peer_error(error, self.j, level))
+        q, run = int(state[16]), int(state[18])
+        log = state[PEER_STATE:PEER_STATE + PEER_LOG * run].reshape(run, PEER_LOG)
+        first = len(clock.levels)
+        flag_bytes = 3 * 8 * (C - 1)
+        for k in range(run):
+            if k:
+                self.directions.append(TOP_DOWN)
+                self.level_edges_examined.append(int(log[k - 1][2]))
+                self.last_frontier = int(log[k - 1][0])
+            clock.add_level(level + k, frontier if k == 0 else int(log[k - 1][0]),
+                            4 * (C - 1) * int(log[k][1]) + flag_bytes, marks if k == 0 else [])
+        stamps = np.concatenate(([state[30]], log[:, 3])).astype(np.int64)
+        clock.split_chain(first, np.diff(stamps) / 1e9)
+        self.level_known = False
+        if q == 0:
+            # the search is over: the totals the next level's switch reads, set here (no read)
+            self.host_ctl[TOTALS:COUNTS] = (0, 0, 0, int(log[run - 1][2]))
+            self._fresh = True
+            return run
+        # the last frontier (its segments, one a source rank) back into In, for the host
+        device.zero_async(self.in_words)
+        parity = run & 1
+        for s in range(C):
+            a, b = int(state[20 + s]), int(state[21 + s])
+            if b > a:
+                self.k["queue_to_bits"]((device.grid_for(b - a),), (BLOCK,),
+                                        (self.peer_entries[parity, s], np.int64(b - a),
+                                         self.in_words))
+        self._launch_compact(n_edges=self.counts[1:2])
+        self.world_x.allreduce(self.counts, self.totals)
+        self._queued, self._fresh = True, False
+        return run
+
+    def _read_ctl_into(self, words, host):
+        words.get(out=host)     # blocking: waits for the stream
+        return host
 
     def _top_down_chain(self, level: int, frontier: int, clock) -> int:
         """The top-down level `level` (the host's decision) and `td_ahead` more (_chain),
@@ -641,6 +770,19 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         self._queued = True
         self._launch_compact(n_edges=self.counts[1:2])
         self.clock.mark("switch")
+
+
+def _peer_error(error: int, me: int, level0: int) -> str:
+    """The message of a level loop's error word (merrill.cu: (level << 8) | (rank + 1) << 1 |
+    1 for a wait on another rank's flag, rank -1 for this GPU's own grid barrier)."""
+    level, waited = error >> 8, ((error >> 1) & 0x7F) - 1
+    if waited < 0:
+        return (f"2d-do level loop, rank {me} of the grid row: a grid barrier of level {level} "
+                f"on this GPU waited more than {PEER_TIMEOUT_S:g} s (its blocks not all resident "
+                f"at once?)")
+    return (f"2d-do level loop, rank {me} of the grid row: level {level}: rank {waited} did "
+            f"not arrive within {PEER_TIMEOUT_S:g} s (it stopped, failed or was killed; the "
+            f"loop started at level {level0})")
 
 
 @functools.cache

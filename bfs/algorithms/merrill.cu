@@ -371,32 +371,100 @@ small_frontier(const i64* __restrict__ offsets, const u32* __restrict__ columns,
 #define LOOP_EDGE_SHIFT 32
 #define LOOP_BLOCK_EDGE_CAP ((1ULL << 21) - 1)
 
-// Claim and append the edges (v -> w[k]) whose on[k] is set: a winner writes parent and level
-// (claim), and its queue entry, degree and row start; its row's first column line is prefetched
-// into L2 for the next level. One warp atomic on the barrier word's found bits places all the
-// winners of the warp. Every lane of the warp must call it.
-template <int K>
-__device__ __forceinline__ void loop_visit(const bool (&on)[K], u32 v, const u32 (&w)[K],
+// The ranks of a grid row (2d-do on 1 x C) in one level loop, each on its own GPU: what a level
+// found is pushed into every rank's inbox through peer memory (CUDA IPC over NVLink, or the
+// same device's memory where ranks share a GPU), and the levels meet at the ranks' flags. In
+// one loop (PEERS false) every member is unused.
+//
+// Layout. Rank t's window (peer_base[t], the same layout on every rank): 2 parities x C
+// sources of flag lines (LOOP_FLAG_WORDS u64: found | capped degree sum << 21, edges
+// examined, tag), then 2 parities x C sources x cap u32 entries. A level run as iteration k
+// writes its finds into parity (k + 1) & 1, source `me`, of every rank, then its flag line
+// there; iteration k + 1 reads parity (k + 1) & 1 of its own window. A rank is at most one
+// level ahead of another (it waits for every flag of a level before it starts the next), so
+// two parities never collide; the tag (the launch's epoch << 32 | k + 1) tells this launch's
+// flags from any earlier one's, so no window is ever cleared.
+//
+// Entries are row ids (padded, the same on every rank of a grid row: its rows are all
+// pieces); source s's rows are piece s's, so a parent's global id is row - 64 * row_words[s] +
+// lo[s]. A rank's finds are its own columns c, row row_base + c; their rows' starts and
+// degrees in its own block are kept beside its own segment (as one GPU keeps them); a peer's
+// entry is walked from the receiving rank's own offsets (one more load: its block is not the
+// finder's). The degree sums that decide the loop's end are global: a column's degree in the
+// block CSC of a grid row is the vertex's whole degree.
+// Waits. Every wait is bounded (timeout_ns): a rank whose peer stopped, failed or was killed
+// leaves the loop with loop[12] = (level << 8) | (rank waited on + 1) << 1 | 1 (0 in those
+// bits: this GPU's own grid barrier), and a rank whose own barrier failed sends its peers an
+// all-ones tag, so they leave at once rather than at their timeout.
+#define LOOP_FLAG_WORDS 4
+#define LOOP_LOG_WORDS 4
+#define LOOP_PEERS_MAX 8
+#define LOOP_PEER_EDGE_CAP ((1ULL << 27) - 1)
+struct LoopPeers {
+    const u64* base;        // C window addresses (u64), this rank's own among them
+    int me, C;
+    i64 cap;                // entries a source segment holds
+    u64 epoch;              // this launch's, the same on every rank
+    i64 row_base;           // the row id of this rank's column 0
+    const i64* csc;         // this rank's block CSC offsets: a column's global degree
+    const i64* row_words;   // the row range's pieces (padded_to_global)
+    const i64* row_lo;
+    u64* counts;            // 2d-do's counts: [0] own finds of the last level, [2] -= own finds'
+                            // degrees, [1] cleared, [3] edges examined by the last level (rank 0)
+    u64* log;               // per level run (LOOP_LOG_WORDS): frontier found, found here,
+                            // edges examined, the device clock (ns) when its flags were in
+};
+
+__device__ __forceinline__ u64* peer_flags(const LoopPeers P, int t) {
+    return (u64*)P.base[t];
+}
+__device__ __forceinline__ u32* peer_entries(const LoopPeers P, int t, int parity, int src) {
+    return (u32*)((u64*)P.base[t] + 2 * P.C * LOOP_FLAG_WORDS)
+        + ((i64)parity * P.C + src) * P.cap;
+}
+__device__ __forceinline__ void st_release_sys_u64(u64* p, u64 v) {
+    asm volatile("st.release.sys.global.u64 [%0], %1;" :: "l"(p), "l"(v) : "memory");
+}
+__device__ __forceinline__ u64 ld_acquire_sys_u64(const u64* p) {
+    u64 v;
+    asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+
+// Claim and append the edges (v -> w[k]) whose on[k] is set: a winner writes parent (pv) and
+// level (claim), and its queue entry, degree and row start; its row's first column line is
+// prefetched into L2 for the next level. One warp atomic on the barrier word's found bits
+// places all the winners of the warp. With peers, the entry (its row id) also goes to every
+// other rank's inbox (`remote` set), and the degree summed for the loop's end is the column's
+// global one. Every lane of the warp must call it.
+template <int K, bool PEERS>
+__device__ __forceinline__ void loop_visit(const bool (&on)[K], u32 pv, const u32 (&w)[K],
                                            const i64* __restrict__ offsets,
                                            const u32* __restrict__ columns, i64* parent,
                                            int* level, u32* visited, int next_level,
                                            const u32* __restrict__ out_id, u32* qout,
                                            i64* dout, i64* sout, u64* word, i64 max_degree,
-                                           u64& edges, bool& hub) {
+                                           const LoopPeers P, int out_parity,
+                                           u64& edges, bool& hub, bool& remote) {
     // every neighbour's row offsets are loaded beside its claim, not after it: the claim's
     // round trip and the offsets' (a DRAM sector where ids are scattered) overlap, at the price
     // of the reads of neighbours another edge claimed (one sector each)
-    i64 lo[K], hi[K];
+    i64 lo[K], hi[K], glo[K], ghi[K];
 #pragma unroll
     for (int k = 0; k < K; ++k) {
-        lo[k] = on[k] ? offsets[w[k]] : 0;
-        hi[k] = on[k] ? offsets[(u64)w[k] + 1] : 0;
+        const u64 r = PEERS ? (u64)(P.row_base + w[k]) : (u64)w[k];
+        lo[k] = on[k] ? offsets[r] : 0;
+        hi[k] = on[k] ? offsets[r + 1] : 0;
+        if (PEERS) {
+            glo[k] = on[k] ? P.csc[w[k]] : 0;
+            ghi[k] = on[k] ? P.csc[(u64)w[k] + 1] : 0;
+        }
     }
     bool won[K];
     u32 c = 0;
 #pragma unroll
     for (int k = 0; k < K; ++k) {
-        won[k] = on[k] && claim(w[k], v, parent, level, visited, next_level, out_id);
+        won[k] = on[k] && claim(w[k], pv, parent, level, visited, next_level, out_id);
         c += won[k] ? 1u : 0u;
     }
     u32 total;
@@ -405,72 +473,117 @@ __device__ __forceinline__ void loop_visit(const bool (&on)[K], u32 v, const u32
     for (int k = 0; k < K; ++k) {
         if (!won[k]) continue;
         const i64 deg = hi[k] - lo[k];
+        const i64 gdeg = PEERS ? ghi[k] - glo[k] : deg;
         if (deg > 0) asm volatile("prefetch.global.L2 [%0];" :: "l"(columns + lo[k]));
-        qout[pos] = w[k];
+        const u32 entry = PEERS ? (u32)(P.row_base + w[k]) : w[k];
+        qout[pos] = entry;
         dout[pos] = deg;
         sout[pos] = lo[k];
+        if (PEERS) {
+            for (int t = 0; t < P.C; ++t)
+                if (t != P.me) peer_entries(P, t, out_parity, P.me)[pos] = entry;
+            remote |= P.C > 1;
+        }
         ++pos;
-        edges += (u64)deg;
+        edges += (u64)gdeg;
         // a row over max_degree is walked better by the host's multi-block level (tiles): the
         // block's part of the barrier word is then the cap, and the loop ends
-        hub |= deg > max_degree;
+        hub |= gdeg > max_degree;
     }
 }
 
-extern "C" __global__ void __launch_bounds__(BLOCK)
-level_loop(const i64* __restrict__ offsets, const u32* __restrict__ columns,
-           u32* qa, u32* qb, i64* dega, i64* degb, i64* starts_a, i64* starts_b, i64 q,
-           int level0, i64 max_q, i64 max_edges, i64 max_degree, int max_levels, double alpha,
-           i64 bottom_up_floor, i64 nnz,
-           i64 visited_edges, u64* ctl, u64* loop, u64 timeout_ns, i64* parent, int* level,
-           u32* visited, const u32* __restrict__ out_id)
+// The loop's body, one GPU (PEERS false) or the ranks of a grid row (PEERS: see LoopPeers).
+template <bool PEERS>
+__device__ __forceinline__ void
+level_loop_body(const i64* __restrict__ offsets, const u32* __restrict__ columns,
+                u32* qa, u32* qb, i64* dega, i64* degb, i64* starts_a, i64* starts_b, i64 q,
+                int level0, i64 max_q, i64 max_edges, i64 max_degree, int max_levels,
+                double alpha, i64 bottom_up_floor, i64 nnz, i64 visited_edges, u64* ctl,
+                u64* loop, u64 timeout_ns, i64* parent, int* level, u32* visited,
+                const u32* __restrict__ out_id, const LoopPeers P)
 {
     __shared__ u32 s_owner;
-    __shared__ u32 s_v;
+    __shared__ u32 s_v, s_pv;
     __shared__ i64 s_start, s_deg;
     __shared__ u64 s_part[BLOCK / 32];
+    __shared__ i64 s_pre[LOOP_PEERS_MAX + 1];   // peers: the frontier's segments, by source
+    __shared__ u64 s_flag[3];
     const u32 lane = threadIdx.x & 31;
     u32* qin = qa; u32* qout = qb; i64* din = dega; i64* dout = degb;
     i64* sin = starts_a; i64* sout = starts_b;
     int done = 0;
     i64 E = 0, launch_edges = 0;
+    u64 own_degrees = 0;                  // peers: this block's finds' global degrees, all levels
+    if (PEERS && blockIdx.x == 0 && threadIdx.x == 0) loop[30] = global_timer_ns();
     for (;;) {
         const int lv = level0 + done;
         u64* slot = loop + 4 * (done % 3);
+        const int out_parity = (done + 1) & 1;
+        if (PEERS) qout = peer_entries(P, P.me, out_parity, P.me);
         if (blockIdx.x == 0 && threadIdx.x == 0) {
             u64* next = loop + 4 * ((done + 1) % 3);
-            next[0] = 0; next[1] = 0;
+            next[0] = 0; next[1] = 0; next[2] = 0;
         }
-        u64 edges = 0;
-        bool hub = false;
-        // a frontier of a few vertices (a search's root, hub or not): the whole grid walks
-        // each row in turn, every block a slice, so no block walks a long row alone
+        u64 edges = 0, examined = 0;
+        bool hub = false, remote = false;
+        // frontier entry i: its row, the parent id its finds get, its row's start and degree
+        auto entry = [&](i64 i, u32& v, u32& pv, i64& start, i64& deg) {
+            if (!PEERS) {
+                v = __ldcg(qin + i);     // written by other blocks last level: from L2
+                pv = v;
+                start = done ? __ldcg(sin + i) : offsets[v];   // the host's queue has no starts
+                deg = __ldcg(din + i);
+                return;
+            }
+            if (done == 0) {             // the host's queue: rows of any piece
+                v = __ldcg(qin + i);
+                start = offsets[v];
+                deg = offsets[(u64)v + 1] - start;
+                pv = (u32)padded_to_global(v, P.row_words, P.row_lo, P.C);
+                return;
+            }
+            int s = 0;
+            while (i >= s_pre[s + 1]) ++s;
+            const i64 k = i - s_pre[s];
+            v = __ldcg(peer_entries(P, P.me, done & 1, s) + k);
+            if (s == P.me) {
+                start = __ldcg(sin + k);
+                deg = __ldcg(din + k);
+            } else {
+                start = offsets[v];
+                deg = offsets[(u64)v + 1] - start;
+            }
+            pv = (u32)(v - 64 * __ldg(P.row_words + s) + __ldg(P.row_lo + s));
+        };
         // one row's edges walked by a group of threads (the grid, the block or the warp): each
         // round the group takes `stride` edges from `first` on, this thread the one `offset`
         // into them; the rounds are uniform over the group, so a warp's lanes visit together
-        auto walk_row = [&](u32 rv, i64 rs, i64 rd, i64 first, i64 stride, u32 offset) {
+        auto walk_row = [&](u32 pv, i64 rs, i64 rd, i64 first, i64 stride, u32 offset) {
             for (i64 j0 = first; j0 < rd; j0 += stride) {
                 const i64 j = j0 + offset;
                 const bool on[1] = {j < rd};
                 const u32 w[1] = {on[0] ? columns[rs + j] : 0u};
-                loop_visit<1>(on, rv, w, offsets, columns, parent, level, visited, lv + 1,
-                              out_id, qout, dout, sout, slot, max_degree, edges, hub);
+                loop_visit<1, PEERS>(on, pv, w, offsets, columns, parent, level, visited,
+                                     lv + 1, out_id, qout, dout, sout, slot, max_degree, P,
+                                     out_parity, edges, hub, remote);
             }
         };
+        // a frontier of a few vertices (a search's root, hub or not): the whole grid walks
+        // each row in turn, every block a slice, so no block walks a long row alone
         if (q <= LOOP_SPLIT_Q) for (i64 i = 0; i < q; ++i) {     // grid-uniform
-            const u32 v = __ldcg(qin + i);
-            walk_row(v, done ? __ldcg(sin + i) : offsets[v], __ldcg(din + i),
-                     (i64)blockIdx.x * BLOCK, (i64)gridDim.x * BLOCK, threadIdx.x);
+            u32 v, pv;
+            i64 start, deg;
+            entry(i, v, pv, start, deg);
+            if (blockIdx.x == 0 && threadIdx.x == 0) examined += (u64)deg;
+            walk_row(pv, start, deg, (i64)blockIdx.x * BLOCK, (i64)gridDim.x * BLOCK,
+                     threadIdx.x);
         }
         else for (i64 base = (i64)blockIdx.x * BLOCK; base < q; base += (i64)gridDim.x * BLOCK) {
             const i64 i = base + threadIdx.x;
-            u32 v = 0;
+            u32 v = 0, pv = 0;
             i64 deg = 0, start = 0;
-            if (i < q) {                      // written by other blocks last level: from L2
-                v = __ldcg(qin + i);
-                deg = __ldcg(din + i);
-                start = done ? __ldcg(sin + i) : offsets[v];   // the host's queue has no starts
-            }
+            if (i < q) entry(i, v, pv, start, deg);
+            examined += (u64)deg;
             // rows of BLOCK or more edges: the block walks them one at a time
             bool big = deg >= BLOCK;
             for (;;) {                        // block-uniform
@@ -480,20 +593,22 @@ level_loop(const i64* __restrict__ offsets, const u32* __restrict__ columns,
                 __syncthreads();
                 const u32 owner = s_owner;
                 if (owner == FULL) break;
-                if (threadIdx.x == owner) { s_v = v; s_start = start; s_deg = deg; big = false; }
+                if (threadIdx.x == owner) {
+                    s_v = v; s_pv = pv; s_start = start; s_deg = deg; big = false;
+                }
                 __syncthreads();
-                walk_row(s_v, s_start, s_deg, 0, BLOCK, threadIdx.x);
+                walk_row(s_pv, s_start, s_deg, 0, BLOCK, threadIdx.x);
                 __syncthreads();              // s_v, s_start, s_deg rewritten next round
             }
             // rows of 32 to BLOCK - 1 edges: the warp walks them one at a time
             bool mid = deg >= 32 && deg < BLOCK;
             for (u32 want; (want = __ballot_sync(FULL, mid)) != 0;) {
                 const u32 leader = __ffs(want) - 1;
-                const u32 wv = __shfl_sync(FULL, v, leader);
+                const u32 wpv = __shfl_sync(FULL, pv, leader);
                 const i64 ws = __shfl_sync(FULL, start, leader);
                 const i64 wd = __shfl_sync(FULL, deg, leader);
                 if (lane == leader) mid = false;
-                walk_row(wv, ws, wd, 0, 32, lane);
+                walk_row(wpv, ws, wd, 0, 32, lane);
             }
             // rows under 32 edges: each lane its own, LOOP_UNROLL loads in flight
             const u32 mine = deg < 32 ? (u32)deg : 0u;
@@ -506,13 +621,23 @@ level_loop(const i64* __restrict__ offsets, const u32* __restrict__ columns,
                     on[k] = k0 + k < mine;
                     w[k] = on[k] ? columns[start + k0 + k] : 0u;
                 }
-                loop_visit<LOOP_UNROLL>(on, v, w, offsets, columns, parent, level, visited,
-                                        lv + 1, out_id, qout, dout, sout, slot, max_degree, edges, hub);
+                loop_visit<LOOP_UNROLL, PEERS>(on, pv, w, offsets, columns, parent, level,
+                                               visited, lv + 1, out_id, qout, dout, sout, slot,
+                                               max_degree, P, out_parity, edges, hub, remote);
             }
         }
+        // the entries pushed to peers are visible to them before this rank's flag: each
+        // writer's system-scope fence, then the CTA barrier and the arrival (causality is
+        // transitive), then block 0's release of the flag
+        if (PEERS && remote) __threadfence_system();
         // the block's degree sum: exact into slot[1], capped into the barrier word
 #pragma unroll
         for (int o = 16; o > 0; o >>= 1) edges += __shfl_down_sync(FULL, edges, o);
+        if (PEERS) {
+#pragma unroll
+            for (int o = 16; o > 0; o >>= 1) examined += __shfl_down_sync(FULL, examined, o);
+            if (lane == 0 && examined) atomicAdd(slot + 2, examined);
+        }
         if (lane == 0) s_part[threadIdx.x >> 5] = edges;
         const bool block_hub = __syncthreads_or(hub);
         u64 add = 1ULL << LOOP_ARRIVE_SHIFT, sum = 0;
@@ -520,14 +645,75 @@ level_loop(const i64* __restrict__ offsets, const u32* __restrict__ columns,
             for (int k = 0; k < BLOCK / 32; ++k) sum += s_part[k];
             const u64 part = block_hub || sum > LOOP_BLOCK_EDGE_CAP ? LOOP_BLOCK_EDGE_CAP : sum;
             add |= part << LOOP_EDGE_SHIFT;
+            own_degrees += sum;
         }
         u64 seen;
-        const bool ok = grid_barrier(slot, add, LOOP_ARRIVE_SHIFT, LOOP_ARRIVE_MASK,
-                                     (u64)gridDim.x, loop + 12, timeout_ns, lv, seen);
+        // peers: only block 0 waits for the others here; every block then waits on the flags
+        bool ok = grid_barrier(slot, add, LOOP_ARRIVE_SHIFT, LOOP_ARRIVE_MASK,
+                               (!PEERS || blockIdx.x == 0) ? (u64)gridDim.x : 0ULL,
+                               loop + 12, timeout_ns, PEERS ? lv << 7 : lv, seen);
         // the exact sum after the arrival, whose release would wait for it: the next level's
         // arrival (or the exit barrier) orders it, and only the exit reads it
         if (threadIdx.x == 0 && sum) atomicAdd(slot + 1, sum);
-        q = (i64)(seen & LOOP_FOUND_MASK);
+        if (PEERS) {
+            if (threadIdx.x == 0) {
+                const u64 tag = (P.epoch << 32) | (u64)(done + 1);
+                if (blockIdx.x == 0) {
+                    const u64 found = seen & LOOP_FOUND_MASK;
+                    const u64 capped = seen >> LOOP_EDGE_SHIFT;
+                    const u64 word = found | ((capped > LOOP_PEER_EDGE_CAP ? LOOP_PEER_EDGE_CAP
+                                               : capped) << 21);
+                    const u64 ex = ld_acquire_u64(slot + 2);
+                    for (int t = 0; t < P.C; ++t) {
+                        u64* f = peer_flags(P, t) + (out_parity * P.C + P.me) * LOOP_FLAG_WORDS;
+                        f[0] = word;
+                        f[1] = ex;
+                        st_release_sys_u64(f + 2, ok ? tag : ~0ULL);
+                    }
+                }
+                // every rank's flag of this level, in this rank's window
+                const u64* mine = peer_flags(P, P.me) + out_parity * P.C * LOOP_FLAG_WORDS;
+                const u64 t0 = global_timer_ns();
+                i64 pre = 0, total_edges = 0;
+                u64 total_examined = 0;
+                s_pre[0] = 0;
+                for (int s = 0; s < P.C && ok; ++s) {
+                    u64 got;
+                    while ((got = ld_acquire_sys_u64(mine + s * LOOP_FLAG_WORDS + 2)) != tag) {
+                        if (ld_acquire_u64(loop + 12)) { ok = false; break; }
+                        if (got == ~0ULL || global_timer_ns() - t0 > timeout_ns) {
+                            // the level and the rank waited on: (level << 8) | (s + 1) << 1 | 1
+                            atomicCAS(loop + 12, 0ULL,
+                                      ((u64)(unsigned)lv << 8) | ((u64)(s + 1) << 1) | 1ULL);
+                            ok = false;
+                            break;
+                        }
+                    }
+                    if (!ok) break;
+                    const u64 word = __ldcg(mine + s * LOOP_FLAG_WORDS);
+                    pre += (i64)(word & LOOP_FOUND_MASK);
+                    total_edges += (i64)(word >> 21);
+                    total_examined += __ldcg(mine + s * LOOP_FLAG_WORDS + 1);
+                    s_pre[s + 1] = pre;
+                }
+                s_flag[0] = ok;
+                s_flag[1] = (u64)pre | ((u64)total_edges << 32);   // pre < 2^21 * 8
+                s_flag[2] = total_examined;
+            }
+            __syncthreads();
+            ok = s_flag[0] != 0;
+            const i64 found = (i64)(s_flag[1] & 0xFFFFFFFFULL);
+            const i64 degs = (i64)(s_flag[1] >> 32);
+            if (blockIdx.x == 0 && threadIdx.x == 0 && done < max_levels) {
+                P.log[LOOP_LOG_WORDS * done] = (u64)found;
+                P.log[LOOP_LOG_WORDS * done + 1] = (u64)(s_pre[P.me + 1] - s_pre[P.me]);
+                P.log[LOOP_LOG_WORDS * done + 2] = s_flag[2];
+                P.log[LOOP_LOG_WORDS * done + 3] = global_timer_ns();
+            }
+            seen = (u64)found | ((u64)degs << LOOP_EDGE_SHIFT);
+            if (!ok) seen = 0;
+        }
+        q = (i64)(seen & (PEERS ? 0xFFFFFFFFULL : LOOP_FOUND_MASK));
         E = (i64)(seen >> LOOP_EDGE_SHIFT);   // exact below max_edges (no block capped)
         ++done;
         u32* tq = qin; qin = qout; qout = tq;
@@ -535,20 +721,66 @@ level_loop(const i64* __restrict__ offsets, const u32* __restrict__ columns,
         i64* ts = sin; sin = sout; sout = ts;
         bool stop = !ok || q == 0 || q > max_q || E > max_edges || done >= max_levels;
         const i64 unexplored = nnz - visited_edges - launch_edges - E;
-        if (!stop && alpha > 0.0 && E >= bottom_up_floor && unexplored > 0
-            && (double)unexplored < (double)E * alpha) stop = true;
+        // merrill-do's rule: the frontier's edges against the edges not yet reached; 2d-do's
+        // (peers) counts the frontier's own edges in the rest (fu_2d_do.DirectionSwitch)
+        const i64 rest = PEERS ? unexplored + E : unexplored;
+        if (!stop && alpha > 0.0 && E >= bottom_up_floor && (PEERS || unexplored > 0)
+            && (double)rest < (double)E * alpha) stop = true;
         if (stop) {                           // every block's exact sum landed: one more barrier
             u64 unused;
             if (ok) grid_barrier(loop + 13, 1, 0, ~0ULL, (u64)gridDim.x, loop + 12, timeout_ns,
-                                 lv, unused);
-            E = (i64)ld_acquire_u64(slot + 1);
+                                 PEERS ? lv << 7 : lv, unused);
+            if (!PEERS) E = (i64)ld_acquire_u64(slot + 1);
             launch_edges += E;
             break;
         }
         launch_edges += E;
     }
+    if (PEERS && threadIdx.x == 0 && own_degrees)
+        atomicAdd(P.counts + 2, (u64)0 - own_degrees);
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         loop[16] = (u64)q; loop[17] = (u64)E; loop[18] = (u64)done; loop[19] = (u64)launch_edges;
         ctl[0] = 0; ctl[1] = 0; ctl[2] = 0; ctl[3] = 0;
+        if (PEERS) {
+            // the last frontier's segments (where the host builds In from), and 2d-do's counts
+            for (int s = 0; s <= P.C; ++s) loop[20 + s] = (u64)s_pre[s];
+            P.counts[0] = (u64)(s_pre[P.me + 1] - s_pre[P.me]);
+            P.counts[1] = 0;
+            P.counts[3] = P.me == 0 && done >= 1 ? P.log[LOOP_LOG_WORDS * (done - 1) + 2] : 0;
+        }
     }
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK)
+level_loop(const i64* __restrict__ offsets, const u32* __restrict__ columns,
+           u32* qa, u32* qb, i64* dega, i64* degb, i64* starts_a, i64* starts_b, i64 q,
+           int level0, i64 max_q, i64 max_edges, i64 max_degree, int max_levels, double alpha,
+           i64 bottom_up_floor, i64 nnz,
+           i64 visited_edges, u64* ctl, u64* loop, u64 timeout_ns, i64* parent, int* level,
+           u32* visited, const u32* __restrict__ out_id)
+{
+    const LoopPeers none{};
+    level_loop_body<false>(offsets, columns, qa, qb, dega, degb, starts_a, starts_b, q, level0,
+                           max_q, max_edges, max_degree, max_levels, alpha, bottom_up_floor,
+                           nnz, visited_edges, ctl, loop, timeout_ns, parent, level, visited,
+                           out_id, none);
+}
+
+// The level loop of a grid row's ranks (2d-do on 1 x C, see LoopPeers): offsets / columns are
+// the rank's block CSR (rows: every piece; columns: its own), parent / level / visited its
+// column range's; q rows of any piece in qa (the host's compacted frontier, or the root).
+extern "C" __global__ void __launch_bounds__(BLOCK)
+level_loop_peers(const i64* __restrict__ offsets, const u32* __restrict__ columns,
+                 u32* qa, i64* dega, i64* degb, i64* starts_a, i64* starts_b, i64 q,
+                 int level0, i64 max_q, i64 max_edges, i64 max_degree, int max_levels,
+                 double alpha, i64 nnz, u64* ctl, u64* loop, u64 timeout_ns, i64* parent,
+                 int* level, u32* visited, const u64* peer_base, int me, int C, i64 cap,
+                 u64 epoch, i64 row_base, const i64* csc, const i64* row_words,
+                 const i64* row_lo, u64* counts, u64* log)
+{
+    const LoopPeers P{peer_base, me, C, cap, epoch, row_base, csc, row_words, row_lo, counts,
+                      log};
+    level_loop_body<true>(offsets, columns, qa, nullptr, dega, degb, starts_a, starts_b, q,
+                          level0, max_q, max_edges, max_degree, max_levels, alpha, 0, nnz, 0,
+                          ctl, loop, timeout_ns, parent, (int*)level, visited, nullptr, P);
 }

@@ -1,0 +1,145 @@
+"""Peer memory between the ranks of one host: device buffers that every rank of a communicator
+writes straight into, so that a kernel on one GPU hands a level's finds and flags to the
+others over NVLink without the host (merrill.cu's level_loop_peers).
+
+How. Each rank allocates its window with cudaMalloc (not from CuPy's pool: an IPC handle names
+a whole allocation), exports a CUDA IPC handle (64 bytes), all-gathers the handles over MPI as
+bytes and opens its peers' with peer access enabled. The same works where ranks share one GPU
+(the tests' setup): a handle opened in another process of the same device maps the same
+memory. Every rank then holds the C window addresses (`bases`, a device array) in rank order.
+
+Why CUDA IPC and not NVSHMEM: NVSHMEM puts one processing element on a GPU (several need MPS),
+so the ranks-sharing-a-GPU tests that every device feature here has could not run it; IPC
+needs no library beyond the CUDA runtime CuPy already loads. Between hosts there is no peer
+memory: the searches keep their NCCL path there (choose() says which applies).
+
+Where a window is chosen: `choose(requested, comm)` answers whether the ranks of comm share a
+host and can reach each other's memory; "auto" takes peer memory where every rank has a GPU of
+its own on one host (ranks sharing a GPU time-slice it, so a persistent kernel waiting on
+another rank's flag would wait for the other process's time slice), "on" wherever the ranks
+share a host, "off" never. A failure to open a peer's handle is collective: every rank falls
+back together, with one line saying why.
+"""
+from __future__ import annotations
+
+import socket
+
+import numpy as np
+
+from ..errors import BfsError
+from ..log import log
+
+PEER_CHOICES = ("auto", "on", "off")
+HANDLE_BYTES = 64                 # cudaIpcMemHandle_t
+LAZY_PEER_ACCESS = 1              # cudaIpcMemLazyEnablePeerAccess
+
+
+def _placement(comm) -> list[tuple[str, str]]:
+    """(host, PCI bus id of the current device) of every rank: metadata, a few bytes a rank."""
+    import cupy as cp
+    return comm.allgather((socket.gethostname(), cp.cuda.Device().pci_bus_id))
+
+
+def choose(requested: str, comm) -> bool:
+    """Whether the ranks of comm take peer memory (see the module docstring); collective."""
+    if requested not in PEER_CHOICES:
+        raise BfsError(f"peer must be one of {', '.join(PEER_CHOICES)}, got {requested!r}")
+    if requested == "off" or comm.Get_size() == 1:
+        return False
+    placement = _placement(comm)
+    hosts = {host for host, _ in placement}
+    if len(hosts) > 1:
+        if requested == "on":
+            raise BfsError(f"peer=on needs the ranks on one host; they are on {len(hosts)} "
+                           f"({', '.join(sorted(hosts))}): use peer=auto or off")
+        return False
+    if requested == "auto" and len(set(placement)) < len(placement):
+        return False              # ranks share a GPU: see the module docstring
+    return True
+
+
+class PeerWindow:
+    """nbytes of device memory on each rank of comm, every rank's window addressable by all
+    (bases: a device array of the C addresses, uint64, in rank order). Zeroed at creation.
+    close() (or dropping it) closes the peers' handles and frees the own window."""
+
+    def __init__(self, comm, nbytes: int):
+        import cupy as cp
+        from mpi4py import MPI
+        rt = cp.cuda.runtime
+        self.comm, self.nbytes = comm, int(nbytes)
+        self.size, self.rank = comm.Get_size(), comm.Get_rank()
+        self._opened: list[int] = []
+        self._own = rt.malloc(self.nbytes)
+        rt.memset(self._own, 0, self.nbytes)
+        rt.deviceSynchronize()
+        error = ""
+        try:
+            handle = np.frombuffer(rt.ipcGetMemHandle(self._own), np.uint8)
+        except Exception as e:     # CUDARuntimeError: no IPC on this device or driver
+            error, handle = f"exporting a CUDA IPC handle failed: {e}", np.zeros(
+                HANDLE_BYTES, np.uint8)
+        handles = np.empty((self.size, HANDLE_BYTES), np.uint8)
+        comm.Allgather(np.ascontiguousarray(handle[:HANDLE_BYTES]), handles)
+        addresses = np.zeros(self.size, np.uint64)
+        addresses[self.rank] = self._own
+        if not error:
+            for peer in range(self.size):
+                if peer == self.rank:
+                    continue
+                try:
+                    ptr = rt.ipcOpenMemHandle(handles[peer].tobytes(), LAZY_PEER_ACCESS)
+                except Exception as e:
+                    error = f"opening rank {peer}'s CUDA IPC handle failed: {e}"
+                    break
+                self._opened.append(ptr)
+                addresses[peer] = ptr
+        # collective: any rank's failure is every rank's
+        failed = comm.allreduce(1 if error else 0, op=MPI.SUM)
+        if failed:
+            reasons = comm.allgather(error)
+            self.close()
+            first = next(r for r in reasons if r)
+            raise PeerUnavailable(f"peer memory unavailable on {failed} of {self.size} ranks "
+                                  f"({first})")
+        self.bases = cp.asarray(addresses)
+        comm.Barrier()            # every window open before any rank writes into one
+
+    def close(self) -> None:
+        import cupy as cp
+        rt = cp.cuda.runtime
+        for ptr in self._opened:
+            try:
+                rt.ipcCloseMemHandle(ptr)
+            except Exception:     # the process is ending, or the peer is gone
+                pass
+        self._opened = []
+        if self._own:
+            try:
+                rt.free(self._own)
+            except Exception:
+                pass
+            self._own = 0
+
+    def __del__(self):
+        if getattr(self, "_own", 0) or getattr(self, "_opened", None):
+            self.close()
+
+
+class PeerUnavailable(BfsError):
+    """Peer memory could not be set up on every rank (the caller falls back to its NCCL
+    path, saying so in one line)."""
+
+
+def open_window(requested: str, comm, nbytes: int) -> PeerWindow | None:
+    """A PeerWindow where choose() takes peer memory and it opens; None otherwise (one line
+    saying why where it was asked for and failed). peer=on that fails raises."""
+    if not choose(requested, comm):
+        return None
+    try:
+        return PeerWindow(comm, nbytes)
+    except PeerUnavailable as e:
+        if requested == "on":
+            raise
+        log(f"{e}: the levels go through the host's exchanges", comm=comm)
+        return None
