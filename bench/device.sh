@@ -14,6 +14,10 @@
 #   loop              the level loop: lattice 2000x2000 and Kronecker s26, merrill-do against
 #                     merrill-do@loop=cta in one bench each, and root by root (ab_roots.py)
 #   variants          merrill's kernel variants side by side, a road-like lattice
+#   peer [GRIDS]      the level loop across GPUs (nvidia-h100-x4): merrill-do on one GPU, then
+#                     2d-do with peer memory against 2d-do@peer=off in one bench a grid (1x2
+#                     1x4 unless GRIDS), on the 2000 x 2000 lattice (8 roots) and Kronecker s26
+#                     (64 roots), level clocks of the lattice's first root
 #   grid tests|bench S...|cost S...
 #                     2d on 1x1, 1x2, 2x1 grids (bench), the COST check of the 1x1 grid (cost)
 #   two-gpus check|push S...|proxy S...|big S|pair S ...
@@ -42,7 +46,7 @@ shift || true
 usage() { sed -n '2,/^set -o pipefail/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 case "$stage" in
     ""|-h|--help|help) usage; exit 0 ;;
-    tests|one-gpu|loop|variants|grid|two-gpus|largest|headline|workflow|box|energy|compare) ;;
+    tests|one-gpu|loop|peer|variants|grid|two-gpus|largest|headline|workflow|box|energy|compare) ;;
     *) echo "bench/device.sh: no stage '$stage' (bash bench/device.sh help lists them)" >&2
        exit 2 ;;
 esac
@@ -67,6 +71,24 @@ loop)
         --out "$OUT/kron26" 2>&1 | tee "$OUT/kron26.log" | tail -4
     python3 bench/ab_roots.py 26 64 merrill-do@loop=cta merrill-do 2>&1 \
         | tee "$OUT/ab-s26.log" | tail -3
+    ;;
+peer)
+    grids=${1:-1x2 1x4}
+    python3 -m bfs bench --backend gpu --lattice-graphs 2000x2000 --roots 8 \
+        --algorithms merrill-do --baseline none --out "$OUT/lattice-1gpu" 2>&1 \
+        | tee "$OUT/lattice-1gpu.log" | tail -3
+    for g in $grids; do
+        mpiexec -n $(( ${g%x*} * ${g#*x} )) python3 -m bfs bench --backend gpu --grid "$g" \
+            --lattice-graphs 2000x2000 --roots 8 --algorithms 2d-do 2d-do@peer=off \
+            --profile-levels --out "$OUT/lattice-$g" 2>&1 | tee "$OUT/lattice-$g.log" | tail -4
+    done
+    python3 -m bfs bench --backend gpu --scales 26 --roots 64 --algorithms merrill-do \
+        --baseline none --out "$OUT/kron26-1gpu" 2>&1 | tee "$OUT/kron26-1gpu.log" | tail -3
+    for g in $grids; do
+        mpiexec -n $(( ${g%x*} * ${g#*x} )) python3 -m bfs bench --backend gpu --grid "$g" \
+            --scales 26 --roots 64 --algorithms 2d-do 2d-do@peer=off \
+            --out "$OUT/kron26-$g" 2>&1 | tee "$OUT/kron26-$g.log" | tail -4
+    done
     ;;
 energy)
     python3 -m pytest -q -m gpu tests/test_energy.py -p no:cacheprovider 2>&1 | tail -3
