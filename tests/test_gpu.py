@@ -1717,9 +1717,9 @@ def test_peer_level_loop_searches_as_seq_csr(tmp_path, grid):
 @pytest.mark.skipif(__import__("shutil").which("mpiexec") is None, reason="no mpiexec on PATH")
 def test_peer_level_loop_leaves_its_wait_when_a_rank_stops(tmp_path):
     """A rank that stops before a search's level loop (here: it never launches it) leaves the
-    others waiting on its flag: they leave within the bounded wait (PEER_TIMEOUT_S), the
-    search raises one line naming the rank waited on and the level, and the run exits
-    non-zero (ranks sharing the one GPU)."""
+    others waiting on its flag: they leave within the bounded wait (PEER_TIMEOUT_S) and the
+    search raises one line naming the rank waited on and the level (ranks sharing the one
+    GPU; a BfsError ends a run non-zero with nothing half written, the CPU fault tests')."""
     import os
     import subprocess
     import sys

@@ -128,6 +128,9 @@ PEER_LOG = 4     # ... LOOP_LOG_WORDS: found, found here, edges examined, device
 PEER_LEVELS = 8192   # levels one launch runs at most (its log): a 2000 x 2000 lattice's ~4000
 PEER_FLAG_WORDS = 4  # merrill.cu's LOOP_FLAG_WORDS
 PEER_TIMEOUT_S = 5.0  # a rank waits this long for another's flag before the search fails
+PEER_TAGS = 2**22 - 2    # merrill.cu's LOOP_TAG_PERIOD: a flag's tag runs 1 .. PEER_TAGS
+PEER_FENCES = ("block", "thread")   # who fences the pushed entries before a level's flags:
+PEER_FENCE = "block"     # block 0 once (cumulative), or every thread that pushed
 
 
 class _NoClock:
@@ -174,6 +177,10 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
             raise BfsError(f"2d-do peer must be one of {', '.join(peer.PEER_CHOICES)}, got "
                            f"{self.peer_request!r}")
         self.peers = None
+        self.peer_fence = ctx.options.get("peer_fence", PEER_FENCE)
+        if self.peer_fence not in PEER_FENCES:
+            raise BfsError(f"2d-do peer_fence must be one of {', '.join(PEER_FENCES)}, got "
+                           f"{self.peer_fence!r}")
         if self.substeps not in (0, 1):
             raise BfsError(f"2d-do substeps must be 1 (bottom-up levels in sub-steps down the "
                            f"grid column) or 0, got {self.substeps!r}")
@@ -331,7 +338,7 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         window = peer.open_window(self.peer_request, self.row_comm, flag_bytes + 2 * C * cap * 4)
         if window is None:
             return
-        self.peers, self.peer_cap, self.peer_epoch = window, cap, 0
+        self.peers, self.peer_cap, self.peer_tag = window, cap, 0
         memory = cp.cuda.UnownedMemory(int(window.bases[self.j].get()), window.nbytes, window)
         self.peer_entries = cp.ndarray((2, C, cap), cp.uint32,
                                        cp.cuda.MemoryPointer(memory, flag_bytes))
@@ -343,6 +350,9 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         self.k["queue_to_bits"] = fu_2d_gpu._module().get_function("queue_to_bits")
         self.loop_blocks = min(device.sm_count(), device.resident_grid(self.k["loop"], BLOCK))
         self.nnz_total = self.comm.allreduce(int(self.csc_nnz))
+        # a column's degree in a grid row's block CSC is the vertex's whole degree
+        top = int(cp.diff(self.csc_offsets).max()) if self.csc_offsets.size > 1 else 0
+        self.hubless = self.comm.allreduce(top, op=self.MPI.MAX) <= merrill.LOOP_DEGREE
         self.launches["loop"] = 0
 
     def _reset_device(self, r_local: int, c_local: int) -> None:
@@ -419,9 +429,13 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
     def _loop_takes(self, level: int, frontier: int) -> bool:
         """The peer level loop starts on a top-down frontier of at most LOOP_Q vertices and
         LOOP_E edges with no hub in it (merrill's rule; a root of any degree: its row is walked
-        grid-wide), the edges being the last all-reduce's (global) m_f."""
+        grid-wide), the edges being the last all-reduce's (global) m_f. A search starts in it
+        only on a graph with no hub (a road-like graph, whose every level it runs): on a
+        Kronecker graph the root's level alone ran in it and the next had to go back to the
+        host's chains, which cost 2d-do at scale 26 on four H100s 604 -> 471 GTEPS
+        (BENCHMARKS.md)."""
         if level == 0:
-            return True
+            return self.hubless
         edges = int(self.host_ctl[TOTALS + 1])
         hubless = edges <= merrill.LOOP_DEGREE or frontier <= merrill.LOOP_SPLIT_Q
         return frontier <= merrill.LOOP_Q and edges <= merrill.LOOP_E and hubless
@@ -439,7 +453,6 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
             unreached = self.nnz_total
         else:
             unreached = int(self.host_ctl[TOTALS + 2])
-        self.peer_epoch += 1
         device.zero_async(self.loop_state[:PEER_STATE])
         self.k["loop"]((self.loop_blocks,), (BLOCK,),
                        (self.csr_offsets, self.csr_cols, self.queue, self.peer_degs[0],
@@ -450,8 +463,8 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
                         self.ctl, self.loop_state, np.uint64(PEER_TIMEOUT_S * 1e9), self.pred,
                         self.level_col, self.visited.view(cp.uint32), self.peers.bases,
                         np.int32(self.j), np.int32(C), np.int64(self.peer_cap),
-                        np.uint64(self.peer_epoch), np.int64(int(self.rows.word_offset[self.j])
-                                                             * WORD),
+                        np.uint64(self.peer_tag), np.int32(self.peer_fence == "thread"),
+                        np.int64(int(self.rows.word_offset[self.j]) * WORD),
                         self.csc_offsets, self.row_ids[0], self.row_ids[1], self.counts,
                         self.loop_state[PEER_STATE:]))
         self.launches["loop"] += 1
@@ -462,6 +475,7 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         if error:
             raise BfsError(_peer_error(error, self.j, level))
         q, run = int(state[16]), int(state[18])
+        self.peer_tag = (self.peer_tag + run) % PEER_TAGS   # the next launch's tags: new ones
         log = state[PEER_STATE:PEER_STATE + PEER_LOG * run].reshape(run, PEER_LOG)
         first = len(clock.levels)
         flag_bytes = 3 * 8 * (C - 1)

@@ -342,6 +342,9 @@ small_frontier(const i64* __restrict__ offsets, const u32* __restrict__ columns,
 // LOOP_SPLIT_Q vertices (a search's root) has each row walked by the whole grid instead, so the
 // host can start the loop on a root of any degree (one block walking a root of 4096 edges cost
 // a Kronecker search ~30 us: 1.6% at scale 26).
+// With peers, only a launch's first level (the host's frontier) is walked so: a level's entries
+// past it have rows of at most max_degree edges, and a row at a time on the whole grid made
+// the lattice's early levels of 4-32 vertices cost 16-54 us each on two GPUs.
 //
 // Counters. Level L uses slot s = L % 3 of `loop`: loop[4 s] is the barrier word, bits 0-20
 // the vertices found (at most the level's edges, <= max_edges < 2^21), bits 21-31 the blocks
@@ -399,12 +402,18 @@ small_frontier(const i64* __restrict__ offsets, const u32* __restrict__ columns,
 #define LOOP_FLAG_WORDS 4
 #define LOOP_LOG_WORDS 4
 #define LOOP_PEERS_MAX 8
-#define LOOP_PEER_EDGE_CAP ((1ULL << 27) - 1)
+#define LOOP_FLAG_CAP ((1ULL << 21) - 1)           // a rank's degree sum in its flag, capped
+#define LOOP_FLAG_EXAMINED_CAP ((1ULL << 42) - 1)
+#define LOOP_TAG_SHIFT 42                           // a flag word's top 22 bits: its tag
+#define LOOP_TAG_ERROR ((1ULL << 22) - 1)
+#define LOOP_TAG_PERIOD ((1ULL << 22) - 2)          // tags run 1 .. 2^22 - 2, never 0 (a new
+                                                    // window) nor the error mark
 struct LoopPeers {
     const u64* base;        // C window addresses (u64), this rank's own among them
     int me, C;
     i64 cap;                // entries a source segment holds
-    u64 epoch;              // this launch's, the same on every rank
+    u64 tag_base;           // this launch's first level's tag - 1, the same on every rank
+    int push_fence;         // 1: every thread that pushed fences; 0: block 0 fences once
     i64 row_base;           // the row id of this rank's column 0
     const i64* csc;         // this rank's block CSC offsets: a column's global degree
     const i64* row_words;   // the row range's pieces (padded_to_global)
@@ -422,12 +431,12 @@ __device__ __forceinline__ u32* peer_entries(const LoopPeers P, int t, int parit
     return (u32*)((u64*)P.base[t] + 2 * P.C * LOOP_FLAG_WORDS)
         + ((i64)parity * P.C + src) * P.cap;
 }
-__device__ __forceinline__ void st_release_sys_u64(u64* p, u64 v) {
-    asm volatile("st.release.sys.global.u64 [%0], %1;" :: "l"(p), "l"(v) : "memory");
+__device__ __forceinline__ void st_relaxed_sys_u64(u64* p, u64 v) {
+    asm volatile("st.relaxed.sys.global.u64 [%0], %1;" :: "l"(p), "l"(v) : "memory");
 }
-__device__ __forceinline__ u64 ld_acquire_sys_u64(const u64* p) {
+__device__ __forceinline__ u64 ld_relaxed_sys_u64(const u64* p) {
     u64 v;
-    asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
     return v;
 }
 
@@ -508,6 +517,7 @@ level_loop_body(const i64* __restrict__ offsets, const u32* __restrict__ columns
     __shared__ u64 s_part[BLOCK / 32];
     __shared__ i64 s_pre[LOOP_PEERS_MAX + 1];   // peers: the frontier's segments, by source
     __shared__ u64 s_flag[3];
+    __shared__ u64 s_examined[BLOCK / 32];
     const u32 lane = threadIdx.x & 31;
     u32* qin = qa; u32* qout = qb; i64* din = dega; i64* dout = degb;
     i64* sin = starts_a; i64* sout = starts_b;
@@ -527,7 +537,7 @@ level_loop_body(const i64* __restrict__ offsets, const u32* __restrict__ columns
         u64 edges = 0, examined = 0;
         bool hub = false, remote = false;
         // frontier entry i: its row, the parent id its finds get, its row's start and degree
-        auto entry = [&](i64 i, u32& v, u32& pv, i64& start, i64& deg) {
+        auto entry = [&, P](i64 i, u32& v, u32& pv, i64& start, i64& deg) {
             if (!PEERS) {
                 v = __ldcg(qin + i);     // written by other blocks last level: from L2
                 pv = v;
@@ -558,7 +568,7 @@ level_loop_body(const i64* __restrict__ offsets, const u32* __restrict__ columns
         // one row's edges walked by a group of threads (the grid, the block or the warp): each
         // round the group takes `stride` edges from `first` on, this thread the one `offset`
         // into them; the rounds are uniform over the group, so a warp's lanes visit together
-        auto walk_row = [&](u32 pv, i64 rs, i64 rd, i64 first, i64 stride, u32 offset) {
+        auto walk_row = [&, P](u32 pv, i64 rs, i64 rd, i64 first, i64 stride, u32 offset) {
             for (i64 j0 = first; j0 < rd; j0 += stride) {
                 const i64 j = j0 + offset;
                 const bool on[1] = {j < rd};
@@ -570,14 +580,15 @@ level_loop_body(const i64* __restrict__ offsets, const u32* __restrict__ columns
         };
         // a frontier of a few vertices (a search's root, hub or not): the whole grid walks
         // each row in turn, every block a slice, so no block walks a long row alone
-        if (q <= LOOP_SPLIT_Q) for (i64 i = 0; i < q; ++i) {     // grid-uniform
-            u32 v, pv;
-            i64 start, deg;
-            entry(i, v, pv, start, deg);
-            if (blockIdx.x == 0 && threadIdx.x == 0) examined += (u64)deg;
-            walk_row(pv, start, deg, (i64)blockIdx.x * BLOCK, (i64)gridDim.x * BLOCK,
-                     threadIdx.x);
-        }
+        if (q <= LOOP_SPLIT_Q && (!PEERS || done == 0))
+            for (i64 i = 0; i < q; ++i) {     // grid-uniform
+                u32 v, pv;
+                i64 start, deg;
+                entry(i, v, pv, start, deg);
+                if (blockIdx.x == 0 && threadIdx.x == 0) examined += (u64)deg;
+                walk_row(pv, start, deg, (i64)blockIdx.x * BLOCK, (i64)gridDim.x * BLOCK,
+                         threadIdx.x);
+            }
         else for (i64 base = (i64)blockIdx.x * BLOCK; base < q; base += (i64)gridDim.x * BLOCK) {
             const i64 i = base + threadIdx.x;
             u32 v = 0, pv = 0;
@@ -627,18 +638,18 @@ level_loop_body(const i64* __restrict__ offsets, const u32* __restrict__ columns
             }
         }
         // the entries pushed to peers are visible to them before this rank's flag: each
-        // writer's system-scope fence, then the CTA barrier and the arrival (causality is
-        // transitive), then block 0's release of the flag
-        if (PEERS && remote) __threadfence_system();
+        // writer's system-scope fence (P.push_fence), or block 0's one before it sends the
+        // flags, which covers every write it has seen arrive (fences are cumulative)
+        if (PEERS && P.push_fence && remote) __threadfence_system();
         // the block's degree sum: exact into slot[1], capped into the barrier word
 #pragma unroll
         for (int o = 16; o > 0; o >>= 1) edges += __shfl_down_sync(FULL, edges, o);
+        if (lane == 0) s_part[threadIdx.x >> 5] = edges;
         if (PEERS) {
 #pragma unroll
             for (int o = 16; o > 0; o >>= 1) examined += __shfl_down_sync(FULL, examined, o);
-            if (lane == 0 && examined) atomicAdd(slot + 2, examined);
+            if (lane == 0) s_examined[threadIdx.x >> 5] = examined;
         }
-        if (lane == 0) s_part[threadIdx.x >> 5] = edges;
         const bool block_hub = __syncthreads_or(hub);
         u64 add = 1ULL << LOOP_ARRIVE_SHIFT, sum = 0;
         if (threadIdx.x == 0) {
@@ -646,6 +657,11 @@ level_loop_body(const i64* __restrict__ offsets, const u32* __restrict__ columns
             const u64 part = block_hub || sum > LOOP_BLOCK_EDGE_CAP ? LOOP_BLOCK_EDGE_CAP : sum;
             add |= part << LOOP_EDGE_SHIFT;
             own_degrees += sum;
+            if (PEERS) {              // one atomic a block, ordered by the arrival's release
+                u64 ex = 0;
+                for (int k = 0; k < BLOCK / 32; ++k) ex += s_examined[k];
+                if (ex) atomicAdd(slot + 2, ex);
+            }
         }
         u64 seen;
         // peers: only block 0 waits for the others here; every block then waits on the flags
@@ -657,45 +673,55 @@ level_loop_body(const i64* __restrict__ offsets, const u32* __restrict__ columns
         if (threadIdx.x == 0 && sum) atomicAdd(slot + 1, sum);
         if (PEERS) {
             if (threadIdx.x == 0) {
-                const u64 tag = (P.epoch << 32) | (u64)(done + 1);
+                const u64 tag = (u64)(((P.tag_base + done) % LOOP_TAG_PERIOD) + 1);
                 if (blockIdx.x == 0) {
                     const u64 found = seen & LOOP_FOUND_MASK;
                     const u64 capped = seen >> LOOP_EDGE_SHIFT;
-                    const u64 word = found | ((capped > LOOP_PEER_EDGE_CAP ? LOOP_PEER_EDGE_CAP
-                                               : capped) << 21);
-                    const u64 ex = ld_acquire_u64(slot + 2);
+                    const u64 mark = (ok ? tag : LOOP_TAG_ERROR) << LOOP_TAG_SHIFT;
+                    const u64 w0 = found | (capped > LOOP_FLAG_CAP ? LOOP_FLAG_CAP : capped) << 21
+                        | mark;
+                    u64 ex = ld_acquire_u64(slot + 2);
+                    const u64 w1 = (ex > LOOP_FLAG_EXAMINED_CAP ? LOOP_FLAG_EXAMINED_CAP : ex)
+                        | mark;
+                    if (!P.push_fence) __threadfence_system();
                     for (int t = 0; t < P.C; ++t) {
                         u64* f = peer_flags(P, t) + (out_parity * P.C + P.me) * LOOP_FLAG_WORDS;
-                        f[0] = word;
-                        f[1] = ex;
-                        st_release_sys_u64(f + 2, ok ? tag : ~0ULL);
+                        st_relaxed_sys_u64(f, w0);
+                        st_relaxed_sys_u64(f + 1, w1);
                     }
                 }
-                // every rank's flag of this level, in this rank's window
+                // every rank's flag of this level, in this rank's window: both words carry the
+                // tag, so neither needs the other's store ordered before it
                 const u64* mine = peer_flags(P, P.me) + out_parity * P.C * LOOP_FLAG_WORDS;
                 const u64 t0 = global_timer_ns();
                 i64 pre = 0, total_edges = 0;
                 u64 total_examined = 0;
                 s_pre[0] = 0;
                 for (int s = 0; s < P.C && ok; ++s) {
-                    u64 got;
-                    while ((got = ld_acquire_sys_u64(mine + s * LOOP_FLAG_WORDS + 2)) != tag) {
-                        if (ld_acquire_u64(loop + 12)) { ok = false; break; }
-                        if (got == ~0ULL || global_timer_ns() - t0 > timeout_ns) {
-                            // the level and the rank waited on: (level << 8) | (s + 1) << 1 | 1
-                            atomicCAS(loop + 12, 0ULL,
-                                      ((u64)(unsigned)lv << 8) | ((u64)(s + 1) << 1) | 1ULL);
-                            ok = false;
-                            break;
+                    u64 got[2];
+                    for (int k = 0; k < 2 && ok; ++k) {
+                        while (((got[k] = ld_relaxed_sys_u64(mine + s * LOOP_FLAG_WORDS + k))
+                                >> LOOP_TAG_SHIFT) != tag) {
+                            if (ld_acquire_u64(loop + 12)) { ok = false; break; }
+                            if ((got[k] >> LOOP_TAG_SHIFT) == LOOP_TAG_ERROR
+                                || global_timer_ns() - t0 > timeout_ns) {
+                                // the level and the rank waited on: (level << 8) | (s + 1) << 1 | 1
+                                atomicCAS(loop + 12, 0ULL,
+                                          ((u64)(unsigned)lv << 8) | ((u64)(s + 1) << 1) | 1ULL);
+                                ok = false;
+                                break;
+                            }
                         }
                     }
                     if (!ok) break;
-                    const u64 word = __ldcg(mine + s * LOOP_FLAG_WORDS);
-                    pre += (i64)(word & LOOP_FOUND_MASK);
-                    total_edges += (i64)(word >> 21);
-                    total_examined += __ldcg(mine + s * LOOP_FLAG_WORDS + 1);
+                    pre += (i64)(got[0] & LOOP_FOUND_MASK);
+                    total_edges += (i64)((got[0] >> 21) & LOOP_FLAG_CAP);
+                    total_examined += got[1] & LOOP_FLAG_EXAMINED_CAP;
                     s_pre[s + 1] = pre;
                 }
+                // the flags' relaxed loads, then one acquire: the entries they announce are read
+                // after it (by every thread of the block, past the CTA barrier below)
+                asm volatile("fence.acq_rel.sys;" ::: "memory");
                 s_flag[0] = ok;
                 s_flag[1] = (u64)pre | ((u64)total_edges << 32);   // pre < 2^21 * 8
                 s_flag[2] = total_examined;
@@ -775,11 +801,11 @@ level_loop_peers(const i64* __restrict__ offsets, const u32* __restrict__ column
                  int level0, i64 max_q, i64 max_edges, i64 max_degree, int max_levels,
                  double alpha, i64 nnz, u64* ctl, u64* loop, u64 timeout_ns, i64* parent,
                  int* level, u32* visited, const u64* peer_base, int me, int C, i64 cap,
-                 u64 epoch, i64 row_base, const i64* csc, const i64* row_words,
-                 const i64* row_lo, u64* counts, u64* log)
+                 u64 tag_base, int push_fence, i64 row_base, const i64* csc,
+                 const i64* row_words, const i64* row_lo, u64* counts, u64* log)
 {
-    const LoopPeers P{peer_base, me, C, cap, epoch, row_base, csc, row_words, row_lo, counts,
-                      log};
+    const LoopPeers P{peer_base, me, C, cap, tag_base, push_fence, row_base, csc, row_words,
+                      row_lo, counts, log};
     level_loop_body<true>(offsets, columns, qa, nullptr, dega, degb, starts_a, starts_b, q,
                           level0, max_q, max_edges, max_degree, max_levels, alpha, 0, nnz, 0,
                           ctl, loop, timeout_ns, parent, (int*)level, visited, nullptr, P);

@@ -1,0 +1,93 @@
+"""The host-side rules of the level loop across GPUs (2d-do on a grid of one row, peer memory):
+where peer memory is taken (bfs.comm.peer.choose), when a level loop starts (Fu2DDoGpu's
+_loop_takes), how a failed wait is reported (_peer_error), and the flag tags' arithmetic
+(merrill.cu's LOOP_TAG_PERIOD). No GPU: the kernels' side is tests/test_gpu.py's."""
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bfs.algorithms import fu_2d_do_gpu, merrill
+from bfs.algorithms.fu_2d_do_gpu import (PEER_TAGS, PEER_TIMEOUT_S, TOTALS, Fu2DDoGpu,
+                                         _peer_error)
+from bfs.comm import peer
+from bfs.errors import BfsError
+
+
+class FakeComm:
+    def __init__(self, size):
+        self.size = size
+
+    def Get_size(self):
+        return self.size
+
+
+@pytest.mark.parametrize("placement,requested,want", [
+    ([("a", "0"), ("a", "1")], "auto", True),          # one host, a GPU a rank
+    ([("a", "0"), ("a", "0")], "auto", False),         # ranks sharing a GPU time-slice it
+    ([("a", "0"), ("a", "0")], "on", True),            # ... unless asked (the tests)
+    ([("a", "0"), ("b", "0")], "auto", False),         # two hosts: no peer memory
+    ([("a", "0"), ("a", "1")], "off", False),
+])
+def test_peer_memory_is_taken_on_one_host(monkeypatch, placement, requested, want):
+    monkeypatch.setattr(peer, "_placement", lambda comm: placement)
+    assert peer.choose(requested, FakeComm(len(placement))) is want
+
+
+def test_peer_on_across_hosts_and_unknown_choices_are_refused(monkeypatch):
+    monkeypatch.setattr(peer, "_placement", lambda comm: [("n1", "0"), ("n2", "0")])
+    with pytest.raises(BfsError, match=r"peer=on needs the ranks on one host; they are on 2 "
+                                       r"\(n1, n2\)"):
+        peer.choose("on", FakeComm(2))
+    with pytest.raises(BfsError, match="peer must be one of auto, on, off, got 'yes'"):
+        peer.choose("yes", FakeComm(2))
+    assert peer.choose("on", FakeComm(1)) is False      # one rank: nothing to exchange
+
+
+def searcher(hubless=True, edges=0):
+    s = Fu2DDoGpu.__new__(Fu2DDoGpu)
+    s.hubless = hubless
+    s.host_ctl = np.zeros(32, np.uint64)
+    s.host_ctl[TOTALS + 1] = edges
+    return s
+
+
+def test_a_loop_starts_from_the_root_only_on_a_graph_without_hubs():
+    assert searcher(hubless=True)._loop_takes(0, 1)
+    assert not searcher(hubless=False)._loop_takes(0, 1)
+
+
+@pytest.mark.parametrize("frontier,edges,want", [
+    (1000, merrill.LOOP_DEGREE, True),                   # no row can be a hub
+    (1000, merrill.LOOP_DEGREE + 1, False),              # one might be
+    (merrill.LOOP_SPLIT_Q, merrill.LOOP_E, True),        # a few rows, walked grid-wide
+    (merrill.LOOP_Q + 1, 10, False),                     # too many vertices for the loop
+    (merrill.LOOP_SPLIT_Q, merrill.LOOP_E + 1, False),   # too many edges
+])
+def test_a_loop_starts_mid_search_on_a_small_hubless_frontier(frontier, edges, want):
+    assert searcher(hubless=False, edges=edges)._loop_takes(3, frontier) is want
+
+
+def test_a_failed_wait_names_the_rank_level_and_which_wait():
+    waited = _peer_error((37 << 8) | (2 + 1) << 1 | 1, me=0, level0=5)
+    assert waited.startswith("2d-do level loop, rank 0 of the grid row: level 37: rank 2 did "
+                             f"not arrive within {PEER_TIMEOUT_S:g} s")
+    assert "started at level 5" in waited
+    local = _peer_error((9 << 8) | 1, me=3, level0=0)
+    assert "rank 3 of the grid row: a grid barrier of level 9 on this GPU waited" in local
+
+
+def test_the_flag_tags_match_the_kernel_and_never_repeat_within_a_window():
+    source = (Path(fu_2d_do_gpu.__file__).with_name("merrill.cu")).read_text()
+    period = re.search(r"#define LOOP_TAG_PERIOD \(\(1ULL << (\d+)\) - 2\)", source)
+    assert period and PEER_TAGS == 2 ** int(period.group(1)) - 2
+    assert "#define LOOP_TAG_ERROR ((1ULL << 22) - 1)" in source
+    # tags of consecutive launches (the host adds the levels each ran): 1 .. PEER_TAGS, never
+    # 0 (a new window's memory) nor the error mark, and no two of 2 parities' slots alike
+    base, seen = PEER_TAGS - 3, []
+    for run in (2, 3, 1):
+        seen += [((base + k) % PEER_TAGS) + 1 for k in range(run)]
+        base = (base + run) % PEER_TAGS
+    assert all(1 <= t <= PEER_TAGS for t in seen) and len(set(seen)) == len(seen)
+    assert (2 ** 22 - 1) not in seen
