@@ -16,9 +16,9 @@
 #   variants          merrill's kernel variants side by side, a road-like lattice
 #   peer [GRIDS]      the level loop across GPUs (nvidia-h100-x4): merrill-do on one GPU, then
 #                     2d-do with peer memory (and peer_fence=thread) against 2d-do@peer=off
-#                     in one bench a grid (1x2
-#                     1x4 unless GRIDS), on the 2000 x 2000 lattice (8 roots) and Kronecker s26
-#                     (64 roots), level clocks of the lattice's first root
+#                     in one bench a grid (1x2 1x4 unless GRIDS), on the 2000 x 2000 lattice
+#                     (8 roots) and Kronecker s26 (64 roots), level clocks of the lattice's
+#                     first root
 #   grid tests|bench S...|cost S...
 #                     2d on 1x1, 1x2, 2x1 grids (bench), the COST check of the 1x1 grid (cost)
 #   two-gpus check|push S...|proxy S...|big S|pair S ...
