@@ -53,9 +53,10 @@ def searcher(hubless=True, edges=0):
     return s
 
 
-def test_a_loop_starts_from_the_root_only_on_a_graph_without_hubs():
+def test_a_loop_runs_only_on_a_graph_without_hubs():
     assert searcher(hubless=True)._loop_takes(0, 1)
     assert not searcher(hubless=False)._loop_takes(0, 1)
+    assert not searcher(hubless=False, edges=10)._loop_takes(3, 5)
 
 
 @pytest.mark.parametrize("frontier,edges,want", [
@@ -66,7 +67,7 @@ def test_a_loop_starts_from_the_root_only_on_a_graph_without_hubs():
     (merrill.LOOP_SPLIT_Q, merrill.LOOP_E + 1, False),   # too many edges
 ])
 def test_a_loop_starts_mid_search_on_a_small_hubless_frontier(frontier, edges, want):
-    assert searcher(hubless=False, edges=edges)._loop_takes(3, frontier) is want
+    assert searcher(hubless=True, edges=edges)._loop_takes(3, frontier) is want
 
 
 def test_a_failed_wait_names_the_rank_level_and_which_wait():

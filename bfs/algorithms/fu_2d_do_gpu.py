@@ -124,7 +124,8 @@ SUBSTEPS = 1     # bottom-up levels of a grid of several rows in sub-steps down 
                  # 2x1 at scale 26 went from 207 to 287 GTEPS (BENCHMARKS.md, 64 roots)
 PEER = "auto"    # the level loop across a grid row's GPUs through peer memory (comm/peer.py)
 PEER_STATE = 32  # merrill.cu's level_loop_peers: the loop's words, then its per-level log
-PEER_LOG = 4     # ... LOOP_LOG_WORDS: found, found here, edges examined, device clock (ns)
+PEER_LOG = 8     # ... LOOP_LOG_WORDS: found, found here, edges examined, and block 0's
+                 # device clock (ns): flags in, walk done, blocks arrived, flags sent
 PEER_LEVELS = 8192   # levels one launch runs at most (its log): a 2000 x 2000 lattice's ~4000
 PEER_FLAG_WORDS = 4  # merrill.cu's LOOP_FLAG_WORDS
 PEER_TIMEOUT_S = 5.0  # a rank waits this long for another's flag before the search fails
@@ -429,13 +430,14 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
     def _loop_takes(self, level: int, frontier: int) -> bool:
         """The peer level loop starts on a top-down frontier of at most LOOP_Q vertices and
         LOOP_E edges with no hub in it (merrill's rule; a root of any degree: its row is walked
-        grid-wide), the edges being the last all-reduce's (global) m_f. A search starts in it
-        only on a graph with no hub (a road-like graph, whose every level it runs): on a
-        Kronecker graph the root's level alone ran in it and the next had to go back to the
-        host's chains, which cost 2d-do at scale 26 on four H100s 604 -> 471 GTEPS
-        (BENCHMARKS.md)."""
+        grid-wide), the edges being the last all-reduce's (global) m_f; and only on a graph with
+        no hub (a road-like graph, whose every level it runs): on a Kronecker graph the loop
+        ran a level or two before a hub sent the search back to the host's chains, and that
+        hand-back cost 2d-do at scale 26 on 1x2 (four H100s) 571 -> 502 GTEPS (BENCHMARKS.md)."""
+        if not self.hubless:
+            return False
         if level == 0:
-            return self.hubless
+            return True
         edges = int(self.host_ctl[TOTALS + 1])
         hubless = edges <= merrill.LOOP_DEGREE or frontier <= merrill.LOOP_SPLIT_Q
         return frontier <= merrill.LOOP_Q and edges <= merrill.LOOP_E and hubless

@@ -400,7 +400,7 @@ small_frontier(const i64* __restrict__ offsets, const u32* __restrict__ columns,
 // bits: this GPU's own grid barrier), and a rank whose own barrier failed sends its peers an
 // all-ones tag, so they leave at once rather than at their timeout.
 #define LOOP_FLAG_WORDS 4
-#define LOOP_LOG_WORDS 4
+#define LOOP_LOG_WORDS 8
 #define LOOP_PEERS_MAX 8
 #define LOOP_FLAG_CAP ((1ULL << 21) - 1)           // a rank's degree sum in its flag, capped
 #define LOOP_FLAG_EXAMINED_CAP ((1ULL << 42) - 1)
@@ -421,7 +421,9 @@ struct LoopPeers {
     u64* counts;            // 2d-do's counts: [0] own finds of the last level, [2] -= own finds'
                             // degrees, [1] cleared, [3] edges examined by the last level (rank 0)
     u64* log;               // per level run (LOOP_LOG_WORDS): frontier found, found here,
-                            // edges examined, the device clock (ns) when its flags were in
+                            // edges examined, then block 0's device clock (ns) when its flags
+                            // were in, when its own walk ended, when this GPU's blocks had all
+                            // arrived, when its flags were sent (the level clock's steps)
 };
 
 __device__ __forceinline__ u64* peer_flags(const LoopPeers P, int t) {
@@ -641,6 +643,8 @@ level_loop_body(const i64* __restrict__ offsets, const u32* __restrict__ columns
         // writer's system-scope fence (P.push_fence), or block 0's one before it sends the
         // flags, which covers every write it has seen arrive (fences are cumulative)
         if (PEERS && P.push_fence && remote) __threadfence_system();
+        u64 t_walked = 0, t_arrived = 0, t_sent = 0;
+        if (PEERS && blockIdx.x == 0 && threadIdx.x == 0) t_walked = global_timer_ns();
         // the block's degree sum: exact into slot[1], capped into the barrier word
 #pragma unroll
         for (int o = 16; o > 0; o >>= 1) edges += __shfl_down_sync(FULL, edges, o);
@@ -683,12 +687,14 @@ level_loop_body(const i64* __restrict__ offsets, const u32* __restrict__ columns
                     u64 ex = ld_acquire_u64(slot + 2);
                     const u64 w1 = (ex > LOOP_FLAG_EXAMINED_CAP ? LOOP_FLAG_EXAMINED_CAP : ex)
                         | mark;
+                    t_arrived = global_timer_ns();
                     if (!P.push_fence) __threadfence_system();
                     for (int t = 0; t < P.C; ++t) {
                         u64* f = peer_flags(P, t) + (out_parity * P.C + P.me) * LOOP_FLAG_WORDS;
                         st_relaxed_sys_u64(f, w0);
                         st_relaxed_sys_u64(f + 1, w1);
                     }
+                    t_sent = global_timer_ns();
                 }
                 // every rank's flag of this level, in this rank's window: both words carry the
                 // tag, so neither needs the other's store ordered before it
@@ -735,6 +741,9 @@ level_loop_body(const i64* __restrict__ offsets, const u32* __restrict__ columns
                 P.log[LOOP_LOG_WORDS * done + 1] = (u64)(s_pre[P.me + 1] - s_pre[P.me]);
                 P.log[LOOP_LOG_WORDS * done + 2] = s_flag[2];
                 P.log[LOOP_LOG_WORDS * done + 3] = global_timer_ns();
+                P.log[LOOP_LOG_WORDS * done + 4] = t_walked;
+                P.log[LOOP_LOG_WORDS * done + 5] = t_arrived;
+                P.log[LOOP_LOG_WORDS * done + 6] = t_sent;
             }
             seen = (u64)found | ((u64)degs << LOOP_EDGE_SHIFT);
             if (!ok) seen = 0;
