@@ -15,7 +15,7 @@
 #                     merrill-do@loop=cta in one bench each, and root by root (ab_roots.py)
 #   variants          merrill's kernel variants side by side, a road-like lattice
 #   peer [GRIDS]      the level loop across GPUs (nvidia-h100-x4): merrill-do on one GPU, then
-#                     2d-do with peer memory (and peer_fence=thread) against 2d-do@peer=off
+#                     2d-do with peer memory against 2d-do@peer=off
 #                     in one bench a grid (1x2 1x4 unless GRIDS), on the 2000 x 2000 lattice
 #                     (8 roots) and Kronecker s26 (64 roots), level clocks of the lattice's
 #                     first root
@@ -81,7 +81,7 @@ peer)
     for g in $grids; do
         mpiexec -n $(( ${g%x*} * ${g#*x} )) python3 -m bfs bench --backend gpu --grid "$g" \
             --lattice-graphs 2000x2000 --roots 8 \
-            --algorithms 2d-do 2d-do@peer_fence=thread 2d-do@peer=off \
+            --algorithms 2d-do 2d-do@peer=off \
             --profile-levels --out "$OUT/lattice-$g" 2>&1 | tee "$OUT/lattice-$g.log" | tail -4
     done
     python3 -m bfs bench --backend gpu --scales 26 --roots 64 --algorithms merrill-do \

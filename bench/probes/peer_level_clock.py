@@ -2,11 +2,11 @@
 device clock at four points of every level (merrill.cu's LOOP_LOG_WORDS), medians over a
 lattice search's levels. Run on a machine of C GPUs:
 
-    mpiexec -n 2 python3 bench/probes/peer_level_clock.py 2000 [peer_fence]
+    mpiexec -n 2 python3 bench/probes/peer_level_clock.py 2000
 
 Per level, on each rank: walk (level start -> block 0's own walk done), arrive (-> every
-block of this GPU arrived), send (-> the system fence and the flag stores done), wait (-> every
-rank's flag seen), and the whole level."""
+block of this GPU arrived), send (-> the flag stores done), wait (-> every rank's flag seen),
+and the whole level. Its answers are in BENCHMARKS.md ("the level loop across GPUs")."""
 import sys
 
 import numpy as np
@@ -22,15 +22,13 @@ comm = MPI.COMM_WORLD
 rank, size = comm.Get_rank(), comm.Get_size()
 select_gpu(rank)
 side = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
-fence = sys.argv[2] if len(sys.argv) > 2 else m.PEER_FENCE
 src, dst, n = lattice_edges(side, side)
 src, dst = np.concatenate([src, dst]), np.concatenate([dst, src])
 layout = GridLayout(n, 1, size)
 mine = (dst >= layout.bounds[rank]) & (dst < layout.bounds[rank + 1])
 manifest = {"grid": [1, size], "bounds": layout.bounds.tolist(), "n_vertices": n}
 s = get_algorithm("2d-do").load("gpu").build(Block(comm, manifest, src[mine], dst[mine]),
-                                             RunContext("gpu", {"peer": "on",
-                                                                "peer_fence": fence}))
+                                             RunContext("gpu", {"peer": "on"}))
 root = n // 2 + side // 2
 for _ in range(3):
     s.search(root)
@@ -43,6 +41,6 @@ steps = {"walk": log[:, 4] - seen, "arrive": log[:, 5] - log[:, 4],
 line = " ".join(f"{k}={np.median(v) / 1e3:.2f}us" for k, v in steps.items())
 for r in range(size):
     if r == rank:
-        print(f"rank {rank} of 1x{size}, {run} levels, peer_fence={fence}: {line}", flush=True)
+        print(f"rank {rank} of 1x{size}, {run} levels, {line}", flush=True)
     comm.Barrier()
 s.close()

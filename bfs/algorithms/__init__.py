@@ -157,10 +157,6 @@ PEER = Option("peer", "(GPU, 2d-do on a grid of one row) small-frontier levels i
               "IPC): where every rank has a GPU of its own on one host (auto, the default), "
               "wherever the ranks share a host (on: ranks sharing a GPU too, the tests), or "
               "never (off: the host's chains over --comm)", choices=("auto", "on", "off"))
-PEER_FENCE = Option("peer_fence", "(GPU, 2d-do peer) who makes a level's pushed finds visible "
-                    "before its flags: block 0 with one system fence (block, the default) or "
-                    "every thread that pushed (thread, kept to measure against)",
-                    choices=("block", "thread"))
 EXPAND = Option("expand", "the multi-block level kernel (merrill.EXPAND_VARIANTS; tiles, the "
                 "default, unless measuring)")
 
@@ -203,8 +199,7 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
                       "direction-optimizing 2d (Beamer et al. 2013): bottom-up levels over the "
                       "block CSC when the frontier holds many edges (--alpha, --beta)",
                       distributed=True, options=(EXCHANGE, COMM, ALPHA, BETA, ROWS, ENGINE,
-                                                 AHEAD, TD_AHEAD, GRAPHS, SUBSTEPS, PEER,
-                                                 PEER_FENCE)),
+                                                 AHEAD, TD_AHEAD, GRAPHS, SUBSTEPS, PEER)),
         AlgorithmSpec("1d", {"cpu": "bfs.algorithms.racherla_1d",
                              "gpu": "bfs.algorithms.racherla_1d_gpu"},
                       "Racherla 1D BFS: discoveries all-gathered (CPU: pairs, small frontiers "

@@ -364,12 +364,13 @@ extern "C" __global__ void decide_top_down(const u64* __restrict__ totals, u64* 
 }
 
 // A level loop's last frontier (merrill.cu's level_loop_peers: rows in segments, one a source
-// rank) back into In's bits, where the host's levels take it up; In cleared before.
-extern "C" __global__ void queue_to_bits(const u32* __restrict__ rows, i64 n, u64* in_words)
+// rank, each entry tag << 32 | row) back into In's bits, where the host's levels take it up;
+// In cleared before.
+extern "C" __global__ void queue_to_bits(const u64* __restrict__ entries, i64 n, u64* in_words)
 {
     for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < n;
          i += (i64)gridDim.x * blockDim.x) {
-        const u32 r = rows[i];
+        const u32 r = (u32)entries[i];
         atomicOr(in_words + (r >> 6), 1ULL << (r & 63));
     }
 }

@@ -130,8 +130,6 @@ PEER_LEVELS = 8192   # levels one launch runs at most (its log): a 2000 x 2000 l
 PEER_FLAG_WORDS = 4  # merrill.cu's LOOP_FLAG_WORDS
 PEER_TIMEOUT_S = 5.0  # a rank waits this long for another's flag before the search fails
 PEER_TAGS = 2**22 - 2    # merrill.cu's LOOP_TAG_PERIOD: a flag's tag runs 1 .. PEER_TAGS
-PEER_FENCES = ("block", "thread")   # who fences the pushed entries before a level's flags:
-PEER_FENCE = "block"     # block 0 once (cumulative), or every thread that pushed
 
 
 class _NoClock:
@@ -178,10 +176,6 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
             raise BfsError(f"2d-do peer must be one of {', '.join(peer.PEER_CHOICES)}, got "
                            f"{self.peer_request!r}")
         self.peers = None
-        self.peer_fence = ctx.options.get("peer_fence", PEER_FENCE)
-        if self.peer_fence not in PEER_FENCES:
-            raise BfsError(f"2d-do peer_fence must be one of {', '.join(PEER_FENCES)}, got "
-                           f"{self.peer_fence!r}")
         if self.substeps not in (0, 1):
             raise BfsError(f"2d-do substeps must be 1 (bottom-up levels in sub-steps down the "
                            f"grid column) or 0, got {self.substeps!r}")
@@ -329,19 +323,20 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         """A grid of one row on GPUs of one host: the small levels run in one persistent
         kernel a rank (merrill.cu's level_loop_peers), each rank pushing its finds into the
         others' windows (comm/peer.py). A rank finds at most a level's edges, and at most its
-        own columns, so a window's segment holds min(LOOP_E, columns) entries."""
+        own columns, so a window's segment holds min(LOOP_E, columns) entries (8 bytes: a
+        row and its level's tag)."""
         import cupyx
         cp, C = self.cp, self.C
         if self.row_comm.Get_rank() != self.j:
             raise BfsError("2d-do peer: the grid row's communicator is not in column order")
         cap = min(merrill.LOOP_E, self.cols.n_words * WORD)
         flag_bytes = 2 * C * PEER_FLAG_WORDS * 8
-        window = peer.open_window(self.peer_request, self.row_comm, flag_bytes + 2 * C * cap * 4)
+        window = peer.open_window(self.peer_request, self.row_comm, flag_bytes + 2 * C * cap * 8)
         if window is None:
             return
         self.peers, self.peer_cap, self.peer_tag = window, cap, 0
         memory = cp.cuda.UnownedMemory(int(window.bases[self.j].get()), window.nbytes, window)
-        self.peer_entries = cp.ndarray((2, C, cap), cp.uint32,
+        self.peer_entries = cp.ndarray((2, C, cap), cp.uint64,
                                        cp.cuda.MemoryPointer(memory, flag_bytes))
         self.peer_degs = (cp.empty(cap, cp.int64), cp.empty(cap, cp.int64))
         self.peer_starts = (cp.empty(cap, cp.int64), cp.empty(cap, cp.int64))
@@ -465,7 +460,7 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
                         self.ctl, self.loop_state, np.uint64(PEER_TIMEOUT_S * 1e9), self.pred,
                         self.level_col, self.visited.view(cp.uint32), self.peers.bases,
                         np.int32(self.j), np.int32(C), np.int64(self.peer_cap),
-                        np.uint64(self.peer_tag), np.int32(self.peer_fence == "thread"),
+                        np.uint64(self.peer_tag),
                         np.int64(int(self.rows.word_offset[self.j]) * WORD),
                         self.csc_offsets, self.row_ids[0], self.row_ids[1], self.counts,
                         self.loop_state[PEER_STATE:]))

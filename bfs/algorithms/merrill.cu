@@ -381,12 +381,20 @@ small_frontier(const i64* __restrict__ offsets, const u32* __restrict__ columns,
 //
 // Layout. Rank t's window (peer_base[t], the same layout on every rank): 2 parities x C
 // sources of flag lines (LOOP_FLAG_WORDS u64: found | capped degree sum << 21, edges
-// examined, tag), then 2 parities x C sources x cap u32 entries. A level run as iteration k
-// writes its finds into parity (k + 1) & 1, source `me`, of every rank, then its flag line
-// there; iteration k + 1 reads parity (k + 1) & 1 of its own window. A rank is at most one
-// level ahead of another (it waits for every flag of a level before it starts the next), so
-// two parities never collide; the tag (the launch's epoch << 32 | k + 1) tells this launch's
-// flags from any earlier one's, so no window is ever cleared.
+// examined; each word's top 22 bits the level's tag), then 2 parities x C sources x cap u64
+// entries (tag << 32 | row). A level run as iteration k writes its finds into parity
+// (k + 1) & 1, source `me`, of every rank (this one's too), then its flag line there;
+// iteration k + 1 reads parity (k + 1) & 1 of its own window. A rank is at most one level
+// ahead of another (it waits for every flag of a level before it starts the next), so two
+// parities never collide; tags run on from launch to launch (tag_base), so a word left by an
+// earlier level or launch never passes for this one's, and no window is ever cleared.
+//
+// No fence. A system-scope fence before the flags (to make the pushed entries visible first)
+// cost ~1.9 us a level, by one thread or by every pusher (BENCHMARKS.md). Instead every word
+// another GPU reads carries its level's tag: a rank reads a peer's flag, and then each of its
+// entries, until the tag is this level's, so nothing depends on the order the stores land in.
+// This GPU's own entries, starts and degrees are ordered by its grid barrier, which every
+// block waits on before it reads the flags.
 //
 // Entries are row ids (padded, the same on every rank of a grid row: its rows are all
 // pieces); source s's rows are piece s's, so a parent's global id is row - 64 * row_words[s] +
@@ -413,7 +421,6 @@ struct LoopPeers {
     int me, C;
     i64 cap;                // entries a source segment holds
     u64 tag_base;           // this launch's first level's tag - 1, the same on every rank
-    int push_fence;         // 1: every thread that pushed fences; 0: block 0 fences once
     i64 row_base;           // the row id of this rank's column 0
     const i64* csc;         // this rank's block CSC offsets: a column's global degree
     const i64* row_words;   // the row range's pieces (padded_to_global)
@@ -429,9 +436,11 @@ struct LoopPeers {
 __device__ __forceinline__ u64* peer_flags(const LoopPeers P, int t) {
     return (u64*)P.base[t];
 }
-__device__ __forceinline__ u32* peer_entries(const LoopPeers P, int t, int parity, int src) {
-    return (u32*)((u64*)P.base[t] + 2 * P.C * LOOP_FLAG_WORDS)
-        + ((i64)parity * P.C + src) * P.cap;
+__device__ __forceinline__ u64* peer_entries(const LoopPeers P, int t, int parity, int src) {
+    return (u64*)P.base[t] + 2 * P.C * LOOP_FLAG_WORDS + ((i64)parity * P.C + src) * P.cap;
+}
+__device__ __forceinline__ u64 level_tag(const LoopPeers P, int done) {
+    return (u64)(((P.tag_base + done) % LOOP_TAG_PERIOD) + 1);
 }
 __device__ __forceinline__ void st_relaxed_sys_u64(u64* p, u64 v) {
     asm volatile("st.relaxed.sys.global.u64 [%0], %1;" :: "l"(p), "l"(v) : "memory");
@@ -445,8 +454,8 @@ __device__ __forceinline__ u64 ld_relaxed_sys_u64(const u64* p) {
 // Claim and append the edges (v -> w[k]) whose on[k] is set: a winner writes parent (pv) and
 // level (claim), and its queue entry, degree and row start; its row's first column line is
 // prefetched into L2 for the next level. One warp atomic on the barrier word's found bits
-// places all the winners of the warp. With peers, the entry (its row id) also goes to every
-// other rank's inbox (`remote` set), and the degree summed for the loop's end is the column's
+// places all the winners of the warp. With peers, the entry (its row id, tagged) goes to every
+// rank's window, this one's too, and the degree summed for the loop's end is the column's
 // global one. Every lane of the warp must call it.
 template <int K, bool PEERS>
 __device__ __forceinline__ void loop_visit(const bool (&on)[K], u32 pv, const u32 (&w)[K],
@@ -455,8 +464,8 @@ __device__ __forceinline__ void loop_visit(const bool (&on)[K], u32 pv, const u3
                                            int* level, u32* visited, int next_level,
                                            const u32* __restrict__ out_id, u32* qout,
                                            i64* dout, i64* sout, u64* word, i64 max_degree,
-                                           const LoopPeers P, int out_parity,
-                                           u64& edges, bool& hub, bool& remote) {
+                                           const LoopPeers P, int out_parity, u64 tag_hi,
+                                           u64& edges, bool& hub) {
     // every neighbour's row offsets are loaded beside its claim, not after it: the claim's
     // round trip and the offsets' (a DRAM sector where ids are scattered) overlap, at the price
     // of the reads of neighbours another edge claimed (one sector each)
@@ -486,14 +495,13 @@ __device__ __forceinline__ void loop_visit(const bool (&on)[K], u32 pv, const u3
         const i64 deg = hi[k] - lo[k];
         const i64 gdeg = PEERS ? ghi[k] - glo[k] : deg;
         if (deg > 0) asm volatile("prefetch.global.L2 [%0];" :: "l"(columns + lo[k]));
-        const u32 entry = PEERS ? (u32)(P.row_base + w[k]) : w[k];
-        qout[pos] = entry;
         dout[pos] = deg;
         sout[pos] = lo[k];
-        if (PEERS) {
-            for (int t = 0; t < P.C; ++t)
-                if (t != P.me) peer_entries(P, t, out_parity, P.me)[pos] = entry;
-            remote |= P.C > 1;
+        if (PEERS) {             // the row, tagged with its level: see LoopPeers
+            const u64 entry = tag_hi | (u64)(u32)(P.row_base + w[k]);
+            for (int t = 0; t < P.C; ++t) peer_entries(P, t, out_parity, P.me)[pos] = entry;
+        } else {
+            qout[pos] = w[k];
         }
         ++pos;
         edges += (u64)gdeg;
@@ -531,13 +539,13 @@ level_loop_body(const i64* __restrict__ offsets, const u32* __restrict__ columns
         const int lv = level0 + done;
         u64* slot = loop + 4 * (done % 3);
         const int out_parity = (done + 1) & 1;
-        if (PEERS) qout = peer_entries(P, P.me, out_parity, P.me);
+        const u64 tag_hi = PEERS ? level_tag(P, done) << 32 : 0;
         if (blockIdx.x == 0 && threadIdx.x == 0) {
             u64* next = loop + 4 * ((done + 1) % 3);
             next[0] = 0; next[1] = 0; next[2] = 0;
         }
         u64 edges = 0, examined = 0;
-        bool hub = false, remote = false;
+        bool hub = false;
         // frontier entry i: its row, the parent id its finds get, its row's start and degree
         auto entry = [&, P](i64 i, u32& v, u32& pv, i64& start, i64& deg) {
             if (!PEERS) {
@@ -557,11 +565,19 @@ level_loop_body(const i64* __restrict__ offsets, const u32* __restrict__ columns
             int s = 0;
             while (i >= s_pre[s + 1]) ++s;
             const i64 k = i - s_pre[s];
-            v = __ldcg(peer_entries(P, P.me, done & 1, s) + k);
-            if (s == P.me) {
+            const u64* e = peer_entries(P, P.me, done & 1, s) + k;
+            if (s == P.me) {             // this GPU's: ordered by its grid barrier
+                v = (u32)__ldcg(e);
                 start = __ldcg(sin + k);
                 deg = __ldcg(din + k);
-            } else {
+            } else {                     // a peer's, no fence before its flag: its tag says
+                const u64 want = level_tag(P, done - 1);     // it has landed
+                u64 got = ld_relaxed_sys_u64(e);
+                for (int spins = 0; (got >> 32) != want; ++spins) {
+                    if ((spins & 1023) == 1023 && ld_acquire_u64(loop + 12)) break;
+                    got = ld_relaxed_sys_u64(e);
+                }
+                v = (u32)got;
                 start = offsets[v];
                 deg = offsets[(u64)v + 1] - start;
             }
@@ -577,7 +593,7 @@ level_loop_body(const i64* __restrict__ offsets, const u32* __restrict__ columns
                 const u32 w[1] = {on[0] ? columns[rs + j] : 0u};
                 loop_visit<1, PEERS>(on, pv, w, offsets, columns, parent, level, visited,
                                      lv + 1, out_id, qout, dout, sout, slot, max_degree, P,
-                                     out_parity, edges, hub, remote);
+                                     out_parity, tag_hi, edges, hub);
             }
         };
         // a frontier of a few vertices (a search's root, hub or not): the whole grid walks
@@ -636,13 +652,10 @@ level_loop_body(const i64* __restrict__ offsets, const u32* __restrict__ columns
                 }
                 loop_visit<LOOP_UNROLL, PEERS>(on, pv, w, offsets, columns, parent, level,
                                                visited, lv + 1, out_id, qout, dout, sout, slot,
-                                               max_degree, P, out_parity, edges, hub, remote);
+                                               max_degree, P, out_parity, tag_hi, edges, hub);
             }
         }
-        // the entries pushed to peers are visible to them before this rank's flag: each
-        // writer's system-scope fence (P.push_fence), or block 0's one before it sends the
-        // flags, which covers every write it has seen arrive (fences are cumulative)
-        if (PEERS && P.push_fence && remote) __threadfence_system();
+        // no fence: a peer reads an entry only once its tag says it landed (LoopPeers)
         u64 t_walked = 0, t_arrived = 0, t_sent = 0;
         if (PEERS && blockIdx.x == 0 && threadIdx.x == 0) t_walked = global_timer_ns();
         // the block's degree sum: exact into slot[1], capped into the barrier word
@@ -668,17 +681,18 @@ level_loop_body(const i64* __restrict__ offsets, const u32* __restrict__ columns
             }
         }
         u64 seen;
-        // peers: only block 0 waits for the others here; every block then waits on the flags
-        bool ok = grid_barrier(slot, add, LOOP_ARRIVE_SHIFT, LOOP_ARRIVE_MASK,
-                               (!PEERS || blockIdx.x == 0) ? (u64)gridDim.x : 0ULL,
+        // every block waits for this GPU's (its acquire orders this GPU's entries, starts and
+        // degrees before their reads next level); with peers, then for every rank's flags
+        bool ok = grid_barrier(slot, add, LOOP_ARRIVE_SHIFT, LOOP_ARRIVE_MASK, (u64)gridDim.x,
                                loop + 12, timeout_ns, PEERS ? lv << 7 : lv, seen);
         // the exact sum after the arrival, whose release would wait for it: the next level's
         // arrival (or the exit barrier) orders it, and only the exit reads it
         if (threadIdx.x == 0 && sum) atomicAdd(slot + 1, sum);
         if (PEERS) {
             if (threadIdx.x == 0) {
-                const u64 tag = (u64)(((P.tag_base + done) % LOOP_TAG_PERIOD) + 1);
+                const u64 tag = level_tag(P, done);
                 if (blockIdx.x == 0) {
+                    t_arrived = global_timer_ns();
                     const u64 found = seen & LOOP_FOUND_MASK;
                     const u64 capped = seen >> LOOP_EDGE_SHIFT;
                     const u64 mark = (ok ? tag : LOOP_TAG_ERROR) << LOOP_TAG_SHIFT;
@@ -687,8 +701,6 @@ level_loop_body(const i64* __restrict__ offsets, const u32* __restrict__ columns
                     u64 ex = ld_acquire_u64(slot + 2);
                     const u64 w1 = (ex > LOOP_FLAG_EXAMINED_CAP ? LOOP_FLAG_EXAMINED_CAP : ex)
                         | mark;
-                    t_arrived = global_timer_ns();
-                    if (!P.push_fence) __threadfence_system();
                     for (int t = 0; t < P.C; ++t) {
                         u64* f = peer_flags(P, t) + (out_parity * P.C + P.me) * LOOP_FLAG_WORDS;
                         st_relaxed_sys_u64(f, w0);
@@ -697,37 +709,50 @@ level_loop_body(const i64* __restrict__ offsets, const u32* __restrict__ columns
                     t_sent = global_timer_ns();
                 }
                 // every rank's flag of this level, in this rank's window: both words carry the
-                // tag, so neither needs the other's store ordered before it
+                // tag, so neither needs the other's store ordered before it; all 2 C words are
+                // loaded at once each round (no round trip a word), the clock and the error
+                // word checked every 32 rounds
                 const u64* mine = peer_flags(P, P.me) + out_parity * P.C * LOOP_FLAG_WORDS;
                 const u64 t0 = global_timer_ns();
+                u64 got[2 * LOOP_PEERS_MAX];
+                for (int round = 0; ok; ++round) {
+                    bool all = true, failed = false;
+                    int missing = -1;
+#pragma unroll
+                    for (int k = 0; k < 2 * LOOP_PEERS_MAX; ++k)
+                        if (k < 2 * P.C)
+                            got[k] = ld_relaxed_sys_u64(mine + (k >> 1) * LOOP_FLAG_WORDS
+                                                        + (k & 1));
+#pragma unroll
+                    for (int k = 0; k < 2 * LOOP_PEERS_MAX; ++k) {
+                        const u64 t = k < 2 * P.C ? got[k] >> LOOP_TAG_SHIFT : tag;
+                        if (t != tag && !failed) {
+                            all = false;
+                            missing = k >> 1;
+                            failed = t == LOOP_TAG_ERROR;
+                        }
+                    }
+                    if (all) break;
+                    if (failed || ((round & 31) == 31
+                                   && (ld_acquire_u64(loop + 12)
+                                       || global_timer_ns() - t0 > timeout_ns))) {
+                        // the level and the rank waited on: (level << 8) | (s + 1) << 1 | 1
+                        atomicCAS(loop + 12, 0ULL,
+                                  ((u64)(unsigned)lv << 8) | ((u64)(missing + 1) << 1) | 1ULL);
+                        ok = false;
+                    }
+                }
                 i64 pre = 0, total_edges = 0;
                 u64 total_examined = 0;
                 s_pre[0] = 0;
-                for (int s = 0; s < P.C && ok; ++s) {
-                    u64 got[2];
-                    for (int k = 0; k < 2 && ok; ++k) {
-                        while (((got[k] = ld_relaxed_sys_u64(mine + s * LOOP_FLAG_WORDS + k))
-                                >> LOOP_TAG_SHIFT) != tag) {
-                            if (ld_acquire_u64(loop + 12)) { ok = false; break; }
-                            if ((got[k] >> LOOP_TAG_SHIFT) == LOOP_TAG_ERROR
-                                || global_timer_ns() - t0 > timeout_ns) {
-                                // the level and the rank waited on: (level << 8) | (s + 1) << 1 | 1
-                                atomicCAS(loop + 12, 0ULL,
-                                          ((u64)(unsigned)lv << 8) | ((u64)(s + 1) << 1) | 1ULL);
-                                ok = false;
-                                break;
-                            }
-                        }
-                    }
-                    if (!ok) break;
-                    pre += (i64)(got[0] & LOOP_FOUND_MASK);
-                    total_edges += (i64)((got[0] >> 21) & LOOP_FLAG_CAP);
-                    total_examined += got[1] & LOOP_FLAG_EXAMINED_CAP;
+#pragma unroll
+                for (int s = 0; s < LOOP_PEERS_MAX; ++s) {
+                    if (s >= P.C) break;
+                    pre += (i64)(got[2 * s] & LOOP_FOUND_MASK);
+                    total_edges += (i64)((got[2 * s] >> 21) & LOOP_FLAG_CAP);
+                    total_examined += got[2 * s + 1] & LOOP_FLAG_EXAMINED_CAP;
                     s_pre[s + 1] = pre;
                 }
-                // the flags' relaxed loads, then one acquire: the entries they announce are read
-                // after it (by every thread of the block, past the CTA barrier below)
-                asm volatile("fence.acq_rel.sys;" ::: "memory");
                 s_flag[0] = ok;
                 s_flag[1] = (u64)pre | ((u64)total_edges << 32);   // pre < 2^21 * 8
                 s_flag[2] = total_examined;
@@ -810,11 +835,11 @@ level_loop_peers(const i64* __restrict__ offsets, const u32* __restrict__ column
                  int level0, i64 max_q, i64 max_edges, i64 max_degree, int max_levels,
                  double alpha, i64 nnz, u64* ctl, u64* loop, u64 timeout_ns, i64* parent,
                  int* level, u32* visited, const u64* peer_base, int me, int C, i64 cap,
-                 u64 tag_base, int push_fence, i64 row_base, const i64* csc,
-                 const i64* row_words, const i64* row_lo, u64* counts, u64* log)
+                 u64 tag_base, i64 row_base, const i64* csc, const i64* row_words,
+                 const i64* row_lo, u64* counts, u64* log)
 {
-    const LoopPeers P{peer_base, me, C, cap, tag_base, push_fence, row_base, csc, row_words,
-                      row_lo, counts, log};
+    const LoopPeers P{peer_base, me, C, cap, tag_base, row_base, csc, row_words, row_lo, counts,
+                      log};
     level_loop_body<true>(offsets, columns, qa, nullptr, dega, degb, starts_a, starts_b, q,
                           level0, max_q, max_edges, max_degree, max_levels, alpha, 0, nnz, 0,
                           ctl, loop, timeout_ns, parent, (int*)level, visited, nullptr, P);
