@@ -149,19 +149,24 @@ def check_search_do(R, C):
     chains launched one by one (graphs=0); bottom-up levels in sub-steps down the grid column
     (substeps=1, the default) search as every block at once (substeps=0), reading no more
     in-edges."""
-    option_sets = ({"alpha": 1.0}, {"alpha": 1e9}, {}, {"comm": "mpi", "exchange": "wave"},
-                   {"beta": 18.0, "ahead": 0, "td_ahead": 0}, {"beta": 18.0},
-                   {"alpha": 1.0, "td_ahead": 0}, {"alpha": 1.0, "td_ahead": 3},
-                   {"graphs": 0}, {"beta": 18.0, "graphs": 0},
-                   {"substeps": 0}, {"substeps": 0, "comm": "mpi", "exchange": "wave"},
-                   {"substeps": 0, "beta": 18.0}, {"substeps": 0, "graphs": 0})
+    # the host's chains (peer off), then the level loop across GPUs (peer, the default where
+    # every rank has a GPU of its own: on a grid of one row), from the root and back from
+    # bottom-up (beta 18)
+    option_sets = tuple({**o, "peer": "off"} for o in (
+        {"alpha": 1.0}, {"alpha": 1e9}, {}, {"comm": "mpi", "exchange": "wave"},
+        {"beta": 18.0, "ahead": 0, "td_ahead": 0}, {"beta": 18.0},
+        {"alpha": 1.0, "td_ahead": 0}, {"alpha": 1.0, "td_ahead": 3},
+        {"graphs": 0}, {"beta": 18.0, "graphs": 0},
+        {"substeps": 0}, {"substeps": 0, "comm": "mpi", "exchange": "wave"},
+        {"substeps": 0, "beta": 18.0}, {"substeps": 0, "graphs": 0})) \
+        + ({}, {"beta": 18.0}, {"alpha": 1e9})
     layout, (bsrc, bdst) = blocks_in_place(R, C)
     # one rule, the parameters the GPU ran with: its defaults are merrill-do's (alpha 40, beta
     # inf), the CPU's GAPBS's (15, 18), so the reference takes the GPU's where none is given
     cpus = [searcher_for(R, C, bsrc.get(), bdst.get(), layout, "2d-do", "cpu",
                          **{"alpha": merrill_do.ALPHA, "beta": merrill_do.BETA,
                             **{k: v for k, v in o.items()
-                               if k not in ("comm", "ahead", "td_ahead", "graphs")}})
+                               if k not in ("comm", "ahead", "td_ahead", "graphs", "peer")}})
             for o in option_sets]
     del bsrc, bdst
     seen = [{} for _ in option_sets]   # per option set: root -> (directions, edges examined)
@@ -181,14 +186,15 @@ def check_search_do(R, C):
         cpu = cpus[k]
         cpu.search(root)
         reads, s.reads = getattr(s, "reads", 0), 0
-        if R * C > 1:
+        looped = getattr(s, "peers", None) is not None    # reads and graphs: the loop's own
+        if R * C > 1 and not looped:
             td, bu = s.directions.count("top-down"), s.directions.count("bottom-up")
             chains = -(-bu // (s.ahead + 1)) + -(-td // (s.td_ahead + 1))
             if "beta" in option_sets[k]:
                 assert reads <= 2 * chains + 2, (option_sets[k], root, reads, s.directions)
             else:
                 assert reads == chains, (option_sets[k], root, reads, s.directions)
-        if R * C > 1:   # graphs where every exchange is NCCL and not turned off
+        if R * C > 1 and not looped:   # graphs where every exchange is NCCL and not off
             replays = option_sets[k].get("graphs", 1) and s.comm_kind == "nccl"
             chained = s.td_ahead > 0 or "bottom-up" in s.directions   # any chain ran
             assert s.graphs == replays, option_sets[k]
@@ -210,7 +216,13 @@ def check_search_do(R, C):
 
     search_equals_cpu(R, C, "2d-do", option_sets, each)
     top_down, heavy, default, wave, one_level, chained, td_one, td_long, launched, \
-        launched_back, whole, whole_mpi, whole_back, whole_launched = seen
+        launched_back, whole, whole_mpi, whole_back, whole_launched, looped, looped_back, \
+        looped_heavy = seen
+    # the level loop across GPUs: the directions and edges examined of the host's chains, from
+    # the root (every level top-down until Beamer's rule), back from bottom-up, and handing the
+    # search back to the host's bottom-up levels at once (alpha 1e9)
+    assert looped == default and looped_back == chained and looped_heavy == heavy, \
+        (looped, default, looped_back, chained, looped_heavy, heavy)
     assert all(set(d) == {"top-down"} for d, _ in top_down.values()), top_down
     assert all(d[:2] == ["top-down", "bottom-up"] for d, _ in heavy.values()), heavy
     assert any("bottom-up" in d for d, _ in default.values()), default

@@ -772,6 +772,9 @@ level_loop_body(const i64* __restrict__ offsets, const u32* __restrict__ columns
             }
             seen = (u64)found | ((u64)degs << LOOP_EDGE_SHIFT);
             if (!ok) seen = 0;
+            // a search's first launch: the host's unreached edges still hold the root's, which
+            // this level examined (2d-do's counts[2] starts without them)
+            if (level0 == 0 && done == 0) nnz -= (i64)s_flag[2];
         }
         q = (i64)(seen & (PEERS ? 0xFFFFFFFFULL : LOOP_FOUND_MASK));
         E = (i64)(seen >> LOOP_EDGE_SHIFT);   // exact below max_edges (no block capped)
