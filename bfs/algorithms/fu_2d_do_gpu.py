@@ -85,17 +85,36 @@ grid column by one NCCL send/recv a sub-step, so a vertex is searched on one ran
 until one finds it and the in-edges read add up to about one sweep of the column. The finds are
 disjoint: the union is one all-reduce (sum) down the column, with no scan and no contract.
 
+The level loop across GPUs (peer; a grid of one row on one host): a road-like search is
+thousands of small levels, and each chained level above costs its collectives and the host
+(~76 us a level on 1x2 of a 2000 x 2000 lattice). There, every rank runs the small levels in
+one persistent kernel (merrill.cu's level_loop_peers, merrill's level loop with the rank's
+block CSR for the CSR): each frontier row is walked over the rank's own columns, a claimed
+column's row is written, tagged with its level, into every rank's window in peer memory
+(bfs.comm.peer: CUDA IPC over NVLink), and the ranks meet at tagged flags that carry each
+rank's counts, so each decides the next level, the direction (Beamer's rule, as the host's
+switch words would) and the end alike; a level costs ~9.6 us on 1x2 (BENCHMARKS.md). The
+host reads one block of words and a per-level log a launch, whose levels it files as its own
+(directions, edges examined, the device clock); where the loop stops short of the end (a
+frontier too big, Beamer's rule), the last frontier goes back into In and the chains go on.
+Only graphs without a vertex of over LOOP_DEGREE edges take it (_loop_takes): a Kronecker
+search would run a level in it and hand back at the hubs, which costs more than it saves.
+peer=auto (the default) takes it where every rank has a GPU of its own on one host; on (the
+tests: ranks sharing a GPU); off (the chains over --comm). A rank that stops leaves the others
+waiting at most PEER_TIMEOUT_S, and the search raises naming the rank and the level.
+
 Options (bench's 2d-do@KEY=VALUE, besides alpha and beta): rows (auto / degree / graph, also
 merrill-do's on one rank), engine (1; 0 runs the grid's levels on one rank too, to measure
 the per-block path on one GPU), ahead and td_ahead (the chains' lengths past the host's
 decision), graphs (1: chains replayed as CUDA graphs; 0: launched one by one, every level
-step timed apart), substeps (above).
+step timed apart), substeps (above), peer (above).
 
 Memory it adds to 2d's: the block CSC, built on the device as the CSR is (kernel1_gpu's
 block_csr with keys and values swapped): int64 offsets per column-range vertex + a uint32 row
 id per block entry, about as much as the CSR again (and 8 bytes a row-range vertex while it is
 built hubs first: the ranks and their inverse); its head copy (4 bytes a column vertex) and the
-closed-column bitmap; and 4 words of control.
+closed-column bitmap; and 4 words of control. With peer: a window of 2 x C x min(2^20,
+columns) 8-byte entries a rank, and 32 bytes a column vertex's start and degree, twice.
 """
 from __future__ import annotations
 
