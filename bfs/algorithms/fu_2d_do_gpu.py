@@ -114,7 +114,8 @@ block_csr with keys and values swapped): int64 offsets per column-range vertex +
 id per block entry, about as much as the CSR again (and 8 bytes a row-range vertex while it is
 built hubs first: the ranks and their inverse); its head copy (4 bytes a column vertex) and the
 closed-column bitmap; and 4 words of control. With peer: a window of 2 x C x min(2^20,
-columns) 8-byte entries a rank, and 32 bytes a column vertex's start and degree, twice.
+columns) 8-byte entries a rank, and four int64 arrays of min(2^20, columns) (the own finds'
+row starts and degrees, two parities).
 """
 from __future__ import annotations
 
