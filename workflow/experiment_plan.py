@@ -639,8 +639,9 @@ class Plan:
 
     def job_gpus(self, backend: str, ranks: int) -> int:
         """GPUs a BFS job asks for: one per rank (each rank drives its own device); on one box
-        (exclusive_gpus: N) all N, so that with --resources gpu=N one GPU job runs at a time
-        and no two jobs' searches share a device (a single-rank job always drives device 0)."""
+        (exclusive_gpus: N, or `gpus: N` where GPU jobs run several ranks) all N, so that with
+        --resources gpu=N one GPU job runs at a time and no two jobs' searches share a device
+        (a single-rank job always drives device 0)."""
         if backend in ("gpu", "auto") or self.config.get("request_gpus", "auto") == "always":
             return self.exclusive_gpus or ranks
         return 0
