@@ -2,8 +2,11 @@
 a config (their messages, which the workflow prints), the tables and figures, job sizes. The
 Snakemake runs of tests/test_workflow.py check the same plan through the rules."""
 import importlib.util
+import tempfile
+from pathlib import Path
 
 import pytest
+import yaml
 
 from helpers import ROOT
 
@@ -14,8 +17,8 @@ spec.loader.exec_module(experiment_plan)
 Plan = experiment_plan.Plan
 
 
-def config(**experiments) -> dict:
-    return {"results": "res", "roots": 4,
+def config(gpus=None, **experiments) -> dict:
+    return {"results": "res", "roots": 4, **({"gpus": gpus} if gpus else {}),
             "graphs": {"kronecker": {"kron-s8": {"scale": 8}, "kron-s9": {"scale": 9,
                                                                           "in_place": True}},
                        "lattice": {"lat": {"rows": 10, "cols": 20}},
@@ -155,3 +158,140 @@ def test_layouts_and_run_names():
     assert experiment_plan.layout_for("1d", grid="2x2") == "p4"
     assert [experiment_plan.layout_ranks(x) for x in ("serial", "p3", "2x4")] == [1, 3, 8]
     assert experiment_plan.run_name("2d", "gpu", "1x2", "scan") == "2d/gpu-1x2-scan"
+
+
+# --- the box's GPU count (`gpus`, else the GPUs visible) -------------------------------------
+
+def shipped(name: str, **keys) -> dict:
+    """A shipped config with these keys set, checked against the schema, which fills in its
+    defaults as the workflow's load does (common.smk)."""
+    from snakemake.utils import validate
+    c = {**yaml.safe_load((ROOT / "config" / name).read_text()), **keys}
+    schema = experiment_plan.config_schema(ROOT / "workflow/schemas/config.schema.yaml")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "config.schema.yaml"
+        path.write_text(yaml.safe_dump(schema))
+        validate(c, schema=str(path))
+    return c
+
+
+def box_config(name: str, gpus: int | None = None) -> dict:
+    """A GPU-box config (config/gpu_box.yaml or its small twin), with `gpus: N` where given."""
+    return shipped(name, **({"gpus": gpus} if gpus else {}))
+
+
+def layouts(plan: Plan, name: str, algorithm: str) -> list:
+    """The layouts an experiment runs an algorithm on, in plan order, each once."""
+    return list(dict.fromkeys(layout for _, (a, _, layout, _) in plan.experiment_layouts(name)
+                              if a == algorithm))
+
+
+# the grids of each box size: 1xP first, then the squarer shape; Px1 only at 2 (2x1)
+GRIDS = {1: ["1x1"], 2: ["1x1", "1x2", "2x1"], 4: ["1x1", "1x2", "2x1", "1x4", "2x2"],
+         8: ["1x1", "1x2", "2x1", "1x4", "2x2", "1x8", "2x4"]}
+WEAK = {1: (26, 28), 2: (27, 29), 4: (28, 30), 8: (29, 31)}   # weak scaling, memory limit
+
+
+@pytest.mark.parametrize("gpus", [1, 2, 4, 8])
+def test_gpus_sets_the_grids_weak_points_and_exclusive_gpus_of_the_gpu_box(gpus):
+    plan = Plan(box_config("gpu_box.yaml", gpus))
+    plan.check()
+    counts = [c for c in (1, 2, 4, 8) if c <= gpus]
+    for name in ("strong_scaling", "exchange_ablation"):
+        for algorithm in ("2d", "2d-do"):
+            assert layouts(plan, name, algorithm) == GRIDS[gpus], (name, algorithm)
+        assert layouts(plan, name, "1d") == [f"p{c}" for c in counts]
+        assert layouts(plan, name, "merrill-do") == ["serial"]     # the COST reference
+    # weak scaling: one scale more each time the GPUs double, on the 1xP grids
+    weak = [(g, layout) for g, (a, _, layout, _) in plan.experiment_layouts("weak_scaling")
+            if a == "2d"]
+    assert weak == [(f"kron-s{26 + i}", f"1x{c}") for i, c in enumerate(counts)]
+    assert weak[-1][0] == f"kron-s{WEAK[gpus][0]}"
+    limit = plan.experiment_layouts("weak_scaling_at_the_memory_limit")
+    assert [(g, layout) for g, (_, _, layout, _) in limit] == \
+        [(f"kron-s{28 + i}", f"1x{c}") for i, c in enumerate(counts)]
+    assert limit[-1][0] == f"kron-s{WEAK[gpus][1]}"
+    # Racherla's sweep runs on 1 and 2 GPUs where the box has them
+    assert layouts(plan, "small_frontier_sweep", "1d") == [f"p{c}" for c in counts if c <= 2]
+    # every GPU job takes the box where it runs several ranks; one GPU: one each
+    assert plan.exclusive_gpus == (gpus if gpus > 1 else 0)
+    assert plan.job_gpus("gpu", 1) == gpus and plan.job_gpus("cpu", 1) == 0
+    assert max(experiment_plan.layout_ranks(layout) for name in plan.experiments
+               for _, (_, _, layout, _) in plan.experiment_layouts(name)) == gpus
+
+
+@pytest.mark.parametrize("gpus", [1, 2, 4, 8])
+def test_gpus_scales_the_small_twin_alike(gpus):
+    plan = Plan(box_config("gpu_box_small.yaml", gpus))
+    plan.check()
+    counts = [c for c in (1, 2, 4, 8) if c <= gpus]
+    assert layouts(plan, "exchange_ablation", "2d-do") == GRIDS[gpus]
+    assert layouts(plan, "strong_scaling", "1d") == [f"p{c}" for c in counts]
+    assert [g for g, (a, *_) in plan.experiment_layouts("weak_scaling") if a == "1d"] == \
+        [f"kron-s{19 + i}" for i in range(len(counts))]
+    assert [g for g, _ in plan.experiment_layouts("weak_scaling_at_the_memory_limit")] == \
+        [f"kron-s{20 + i}" for i in range(len(counts))]
+
+
+def test_gpus_left_out_is_the_gpus_visible_else_every_point_listed():
+    four = Plan(box_config("gpu_box.yaml"), visible_gpus=4)
+    assert four.gpus == 4 and four.exclusive_gpus == 4
+    assert layouts(four, "strong_scaling", "2d-do") == GRIDS[4]
+    # the key wins over what the machine shows (a dry run of a bigger box)
+    assert Plan(box_config("gpu_box.yaml", 8), visible_gpus=4).gpus == 8
+    # no GPU visible: the config as written, today's plans (one GPU a rank)
+    listed = Plan(box_config("gpu_box.yaml"))
+    assert listed.gpus is None and listed.exclusive_gpus == 0
+    assert layouts(listed, "strong_scaling", "2d-do") == GRIDS[8]
+    assert listed.job_gpus("gpu", 4) == 4
+    # a cluster's nodes: what the login node shows says nothing of them
+    c = box_config("gpu_box.yaml")
+    c["cluster"] = {"gpus_per_node": 4}
+    cluster = Plan(c, visible_gpus=1)
+    assert cluster.gpus is None and cluster.exclusive_gpus == 0
+    assert layouts(cluster, "strong_scaling", "2d") == GRIDS[8]
+    c["gpus"] = 4
+    assert layouts(Plan(c), "strong_scaling", "2d") == GRIDS[4] and Plan(c).exclusive_gpus == 0
+    # a config of one-GPU runs keeps one GPU a job on a box of four (--resources gpu=1)
+    one_gpu = Plan(shipped("one_gpu.yaml"), visible_gpus=4)
+    assert one_gpu.exclusive_gpus == 0 and one_gpu.job_gpus("gpu", 1) == 1
+    # CPU runs are never left out for want of GPUs
+    cpu = Plan(config(strong_scaling={"graph": "kron-s8", "algorithm": "2d", "ranks": [1, 4]},
+                      gpus=1))
+    assert layouts(cpu, "strong_scaling", "2d") == ["1x1", "2x2"]
+
+
+def test_more_gpus_than_the_machine_shows_is_refused_naming_both():
+    plan = Plan(box_config("gpu_box.yaml", 8), visible_gpus=4)
+    plan.check()        # planning it is fine (a dry run); running it here is not
+    with pytest.raises(ValueError, match=r"^config: gpus is 8 but this machine shows 4 GPUs .*"
+                                         r"set gpus: 4 .*dry run \(snakemake -n\)"):
+        plan.check_box_gpus(4)
+    plan.check_box_gpus(8)
+    plan.check_box_gpus(0)     # a machine that shows none (no nvidia-smi): not second-guessed
+    Plan(box_config("gpu_box.yaml"), visible_gpus=4).check_box_gpus(4)
+
+
+def test_gpus_and_a_point_grid_are_checked():
+    c = box_config("gpu_box.yaml", 4)
+    c["exclusive_gpus"] = 2
+    with pytest.raises(ValueError, match=r"gpus \(4\) and exclusive_gpus \(2\) name two boxes"):
+        Plan(c).check()
+    c = box_config("gpu_box.yaml", 4)
+    c["experiments"]["weak_scaling"]["points"][1]["grid"] = "2x2"
+    with pytest.raises(ValueError, match="weak_scaling: the point of 2 ranks on kron-s27 names "
+                                         "grid 2x2, of 4"):
+        Plan(c).check()
+
+
+def test_visible_gpus_reads_cuda_visible_devices_else_nvidia_smi(tmp_path):
+    assert experiment_plan.visible_gpus({"CUDA_VISIBLE_DEVICES": "0,1,2,3"}) == 4
+    assert experiment_plan.visible_gpus({"CUDA_VISIBLE_DEVICES": "GPU-a1,GPU-b2"}) == 2
+    assert experiment_plan.visible_gpus({"CUDA_VISIBLE_DEVICES": ""}) == 0
+    assert experiment_plan.visible_gpus({"CUDA_VISIBLE_DEVICES": "0,-1,2"}) == 1
+    smi = tmp_path / "nvidia-smi"
+    smi.write_text("#!/bin/sh\nfor i in 0 1 2 3 4 5 6 7; do echo \"GPU $i: NVIDIA H100 80GB HBM3 "
+                   "(UUID: GPU-$i)\"; done\n")
+    smi.chmod(0o755)
+    assert experiment_plan.visible_gpus({}, smi=str(smi)) == 8
+    assert experiment_plan.visible_gpus({}, smi=str(tmp_path / "none")) == 0

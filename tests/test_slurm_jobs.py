@@ -18,15 +18,17 @@ from helpers import ROOT, planned_jobs
 pytestmark = pytest.mark.skipif(shutil.which("snakemake") is None, reason="needs snakemake")
 
 FU2014 = ROOT / "config" / "fu2014.yaml"
+GPU_BOX = ROOT / "config" / "gpu_box.yaml"
 # a typical GPU partition: nodes of 4 GPUs, under 500 GB of memory, 24 hours at the most
 NODE_GPUS, NODE_MEM_MB, MAX_MINUTES = 4, 500_000, 24 * 60
 
 
-def plan(workdir, config: dict, *args) -> list[dict]:
-    """The jobs of `snakemake --profile slurm -n -p` (from the repository root, as typed)."""
+def plan(workdir, config: dict, *args, configfiles=()) -> list[dict]:
+    """The jobs of `snakemake --profile slurm -n -p` (from the repository root, as typed);
+    configfiles: config files read before `config` (which then adds to them)."""
     (workdir / "config.yaml").write_text(yaml.safe_dump(config))
     cmd = ["snakemake", "--profile", "slurm", "-n", "-p", "-d", str(workdir),
-           "--configfile", str(workdir / "config.yaml"), *args]
+           "--configfile", *map(str, configfiles), str(workdir / "config.yaml"), *args]
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=1200)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return planned_jobs(proc.stdout)
@@ -122,6 +124,46 @@ def test_64_gpus_on_16_nodes_fit_a_gpu_partition(tmp_path):
     one_gpu = [j for j in submitted if j["rule"] == "bfs_single_rank"
                and "graph=kron-s25" in j["wildcards"]]
     assert one_gpu and all(j["resources"]["runtime"] <= 120 for j in one_gpu)
+
+
+@pytest.mark.parametrize("node_gpus, gpus", [(4, 8), (8, 8), (4, 4)])
+def test_gpu_box_on_nodes_of_4_or_8_gpus(tmp_path, node_gpus, gpus):
+    """config/gpu_box.yaml through the profile as README says, `--configfile
+    config/gpu_box.yaml nodes.yaml --config gpus=N` (nodes.yaml: cluster.gpus_per_node): each
+    BFS job of P GPUs asks for P tasks and GPUs on ceil(P / node) nodes, one task a GPU
+    (4 GPUs: 1 node x 4; 8 GPUs on nodes of 4: 2 nodes x 4, srun told so; on nodes of 8: one
+    node), no job for more than gpus GPUs, and no job takes a whole box (exclusive_gpus)."""
+    jobs = plan(tmp_path, {"cluster": {"gpus_per_node": node_gpus}}, "--config", f"gpus={gpus}",
+                configfiles=[GPU_BOX])
+    shapes = {}
+    for job in jobs:
+        if not job["rule"].startswith("bfs_") or "/gpu-" not in job["output"]:
+            continue
+        f = flags(sbatch_line(job, tmp_path))
+        ranks = int(re.search(r"-n (\d+)", job["shell"]).group(1)) \
+            if job["rule"] == "bfs_mpi" else 1
+        tasks, per_node_gpus = per_node(f)
+        assert tasks == per_node_gpus == min(ranks, node_gpus), (job["output"], f)
+        assert "--cpus-per-task" not in f, f
+        if ranks > 1:
+            nodes = -(-ranks // node_gpus)
+            assert (f["--nodes"], f["--ntasks-per-node"], f["--gres"]) == \
+                (str(nodes), str(min(ranks, node_gpus)), f"gpu:{min(ranks, node_gpus)}"), f
+            assert f"-n {ranks} -N {nodes} --ntasks-per-node={min(ranks, node_gpus)} " \
+                in job["shell"], job["shell"]
+        else:
+            assert f["--gpus"] == "1", f
+        shapes.setdefault(ranks, set()).add((f.get("--nodes", "1"), tasks))
+    assert sorted(shapes) == [c for c in (1, 2, 4, 8) if c <= gpus]
+    assert shapes[4] == {("1", 4)}
+    if gpus == 8:
+        assert shapes[8] == ({("2", 4)} if node_gpus == 4 else {("1", 8)})
+        # the multi-node points: strong scaling's and weak scaling's, at the memory limit too
+        eight = {j["output"] for j in jobs if j["rule"] == "bfs_mpi"
+                 and re.search(r"-n 8 ", j["shell"])}
+        assert {"results/gpu_box/runs/kron-s31/2d-do/gpu-1x8-scan",
+                "results/gpu_box/runs/kron-s29/2d/gpu-1x8-scan",
+                "results/gpu_box/runs/kron-s26/2d-do/gpu-2x4-scan-mpi"} <= eight
 
 
 def test_unshaped_gpu_jobs_carry_no_cpu_flag(tmp_path):

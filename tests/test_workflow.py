@@ -495,6 +495,31 @@ def test_exclusive_gpus_gives_each_gpu_job_the_whole_box(tmp_path):
     assert "exclusive_gpus is 1" in proc.stdout + proc.stderr
 
 
+def test_gpus_plans_a_box_and_more_than_the_machine_shows_is_refused_before_any_job(tmp_path):
+    """gpus: 8 where the machine shows 4 GPUs: a dry run plans the 8-GPU box (every GPU job
+    takes all 8); a run here stops before its first job, naming both counts. gpus: 1 leaves
+    the 2-rank GPU runs out and keeps the CPU ones."""
+    config = comm_config()
+    config["gpus"] = 8
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    four = {**os.environ, "CUDA_VISIBLE_DEVICES": "0,1,2,3"}
+    jobs = planned_bfs_jobs(snakemake(tmp_path, "-n", env=four).stdout)
+    assert {job["resources"]["gpu"] for run, job in jobs.items() if "/gpu-" in run} == {"8"}
+    assert "kron-s8/2d/gpu-2x1-wave-mpi" in jobs
+    proc = snakemake(tmp_path, "-c", "1", env=four, check=False)
+    said = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "config: gpus is 8 but this machine shows 4 GPUs" in said, \
+        said[-3000:]
+    assert not (tmp_path / "results").exists()      # no job started
+    config["gpus"] = 1
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    jobs = planned_bfs_jobs(snakemake(tmp_path, "-n", env=four).stdout)
+    assert sorted(run for run in jobs if "/gpu-" in run) == ["kron-s8/1d/gpu-p1-default",
+                                                            "kron-s8/2d/gpu-1x1-scan"]
+    assert {job["resources"]["gpu"] for run, job in jobs.items() if "/gpu-" in run} == {"1"}
+    assert "kron-s8/2d/cpu-1x2-scan" in jobs
+
+
 def test_nccl_on_the_cpu_is_refused_at_config_check(tmp_path):
     config = comm_config(backend="cpu", comm=["nccl"])
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))

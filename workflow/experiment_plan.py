@@ -12,7 +12,9 @@ methods to the rules. What lives here:
   the value);
 - the tables and figures each kind of experiment makes, and the paired comparisons;
 - job sizes estimated from what the config says of a graph (bfs/harness/jobsize.py has the
-  rates).
+  rates);
+- the box's GPU count (`gpus`, else the GPUs visible: visible_gpus()): GPU runs of more ranks
+  are left out of every experiment, and on one box every GPU job takes them all.
 
 An algorithm's options come from the registry (bfs/algorithms/__init__.py): run ids are written
 by bfs.algorithms.options, the schema's algorithm names and option keys are injected from it;
@@ -20,8 +22,10 @@ no algorithm is named here.
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -127,6 +131,28 @@ def layout_ranks(layout: str) -> int:
     return int(rows) * int(cols)
 
 
+def visible_gpus(environ=None, smi: str = "nvidia-smi") -> int:
+    """The GPUs this machine shows a job: CUDA_VISIBLE_DEVICES where it is set (its entries up
+    to the first invalid one, as CUDA reads it: "" or "-1" shows none), else the lines of
+    `nvidia-smi -L`; 0 without either (no driver, no GPU, a login node)."""
+    environ = os.environ if environ is None else environ
+    if "CUDA_VISIBLE_DEVICES" in environ:
+        count = 0
+        for entry in environ["CUDA_VISIBLE_DEVICES"].split(","):
+            entry = entry.strip()
+            if not entry or entry.startswith("-"):
+                break
+            count += 1
+        return count
+    try:
+        out = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return 0
+    if out.returncode != 0:
+        return 0
+    return sum(1 for line in out.stdout.splitlines() if line.startswith("GPU "))
+
+
 def repeat_suffix(i: int) -> str:
     """A run id's repeat part: none for the first run of a point (`repeats: N`), -r{i} for
     the others, so a config that adds repeats keeps the runs it has."""
@@ -134,10 +160,13 @@ def repeat_suffix(i: int) -> str:
 
 
 class Plan:
-    """A config's experiments as runs, tables and figures; check() refuses a bad config."""
+    """A config's experiments as runs, tables and figures; check() refuses a bad config.
+    visible_gpus: the GPUs the machine planning it shows (visible_gpus()), the box's size where
+    the config gives no `gpus`."""
 
-    def __init__(self, config: dict):
+    def __init__(self, config: dict, visible_gpus: int = 0):
         self.config = config
+        self.visible_gpus = visible_gpus
         self.results = config["results"]
         graphs = config["graphs"]
         self.kronecker = graphs.get("kronecker", {})
@@ -157,6 +186,9 @@ class Plan:
         # locally
         self.cluster = config.get("cluster", {})
         self.max_runtime = self.cluster.get("max_runtime", 1440)
+        # the box's GPU count: GPU runs of more ranks are left out of every experiment
+        # (box_gpus); every GPU job takes them all on one box (exclusive_gpus)
+        self.gpus = self.box_gpus()
         # paired comparisons (bfs compare): name -> {a: run id, b: run id}
         self.comparisons = config.get("comparisons") or {}
         # table / figure name -> (report kind, experiments whose runs feed it, caption name)
@@ -243,7 +275,9 @@ class Plan:
             points = [(graph, layout) for graph in self.experiment_graphs(name)
                       for layout in layouts]
         elif self.kind(name) == "weak_scaling":
-            points = [(p["graph"], {"ranks": p["ranks"]}) for p in exp["points"]]
+            # a point's grid where it names one (2d-do's 1xP), else the squarest of its count
+            points = [(p["graph"], {"grid": p["grid"]} if "grid" in p else {"ranks": p["ranks"]})
+                      for p in exp["points"]]
         else:
             counts = exp.get("ranks", 1)
             points = [(graph, {"ranks": r}) for graph in exp["graphs"]
@@ -256,6 +290,8 @@ class Plan:
             for algorithm in self.experiment_algorithms(name):
                 layout = layout_for(algorithm, **shape)
                 on = self.run_backend(name, algorithm)
+                if not self.fits_the_box(on, layout_ranks(layout)):
+                    continue
                 for settings in self.experiment_settings(name):
                     if layout_ranks(layout) == 1:
                         # one rank exchanges nothing: one run, under the first comm and
@@ -269,6 +305,56 @@ class Plan:
                     runs += [(graph, (algorithm, on, layout, f"{variant}{repeat_suffix(i)}"))
                              for i in range(1, repeats + 1)]
         return list(dict.fromkeys(runs))
+
+    # --- the box's GPUs -----------------------------------------------------------------------
+    def asks_gpus(self, backend: str) -> bool:
+        """Whether a run on this backend asks for GPUs (a GPU each rank)."""
+        return backend in ("gpu", "auto") or self.config.get("request_gpus", "auto") == "always"
+
+    def box_gpus(self) -> int | None:
+        """The GPU count the plan is made for: the config's `gpus`; where it gives none and
+        plans no cluster's nodes (cluster.gpus_per_node), the GPUs this machine shows; None
+        (every point the config lists, today's plans) where neither says, e.g. a machine
+        without GPUs or a cluster's login node."""
+        if self.config.get("gpus"):
+            return self.config["gpus"]
+        if self.cluster.get("gpus_per_node"):
+            return None
+        return self.visible_gpus or None
+
+    def fits_the_box(self, backend: str, ranks: int) -> bool:
+        """A run is planned unless it asks for more GPUs than the box has: `gpus: 4` plans the
+        1-, 2- and 4-GPU points of a config that lists them up to 8."""
+        return self.gpus is None or ranks <= self.gpus or not self.asks_gpus(backend)
+
+    @functools.cached_property
+    def exclusive_gpus(self) -> int:
+        """GPUs every GPU job asks for on one box (job_gpus): the config's exclusive_gpus where
+        it sets one; else, where the plan is for a box (gpus, or the GPUs visible; not a
+        cluster's nodes) and runs a GPU job of several ranks, the box's count, so that
+        `--resources gpu=N` runs one GPU job at a time and no two searches share a device;
+        else 0 (one GPU a rank: a config of one-GPU runs keeps --resources gpu=1)."""
+        if self.config.get("exclusive_gpus"):
+            return self.config["exclusive_gpus"]
+        if self.gpus is None or self.cluster.get("gpus_per_node"):
+            return 0
+        several = any(layout_ranks(layout) > 1 and self.asks_gpus(backend)
+                      for name in self.experiments
+                      for _, (_, backend, layout, _) in self.experiment_layouts(name))
+        return self.gpus if several else 0
+
+    def check_box_gpus(self, visible: int) -> None:
+        """Before jobs run on this machine (common.smk's onstart: not for a dry run, nor under a
+        cluster's executor): a config asking for more GPUs than the machine shows is refused,
+        naming both. A machine that shows none (no nvidia-smi) is not second-guessed."""
+        asked = self.config.get("gpus")
+        if asked and 0 < visible < asked:
+            raise ValueError(
+                f"config: gpus is {asked} but this machine shows {visible} GPU"
+                f"{'s' if visible > 1 else ''} (CUDA_VISIBLE_DEVICES, else nvidia-smi -L): set "
+                f"gpus: {visible} (--config gpus={visible}) or leave it out to plan for the GPUs "
+                f"shown; the plan for {asked} GPUs can be seen with a dry run (snakemake -n) "
+                "or run on a cluster (--profile slurm, cluster.gpus_per_node)")
 
     def experiment_runs(self, name: str) -> list:
         """(graph, run id) pairs an experiment needs, in a stable order: per graph, layout,
@@ -309,7 +395,8 @@ class Plan:
         """Every check, in the order that names the first cause of a bad config."""
         for check in (self.check_kinds, self.check_graph_names, self.check_comm_choices,
                       self.check_backend_choices, self.check_sweep, self.check_reference,
-                      self.check_cluster, self.check_exclusive_gpus, self.check_comparisons):
+                      self.check_cluster, self.check_gpus, self.check_exclusive_gpus,
+                      self.check_comparisons):
             check()
 
     def check_kinds(self) -> None:
@@ -400,10 +487,27 @@ class Plan:
                 f"locally and cluster.gpus_per_node ({self.cluster['gpus_per_node']}) for a "
                 "cluster's nodes: set one of them")
 
+    def check_gpus(self) -> None:
+        """`gpus: N` sets exclusive_gpus (a box of N runs one GPU job at a time): two different
+        counts say two boxes; and a weak-scaling point's grid holds its ranks."""
+        gpus, exclusive = self.config.get("gpus"), self.config.get("exclusive_gpus")
+        if gpus and exclusive and gpus != exclusive:
+            raise ValueError(
+                f"config: gpus ({gpus}) and exclusive_gpus ({exclusive}) name two boxes: gpus "
+                "sets exclusive_gpus on one box, so leave exclusive_gpus out")
+        for name in self.experiments:
+            if self.kind(name) != "weak_scaling":
+                continue
+            for p in self.experiments[name]["points"]:
+                if "grid" in p and layout_ranks(p["grid"]) != p["ranks"]:
+                    raise ValueError(
+                        f"config: experiments.{name}: the point of {p['ranks']} ranks on "
+                        f"{p['graph']} names grid {p['grid']}, of {layout_ranks(p['grid'])}")
+
     def check_exclusive_gpus(self) -> None:
         """With exclusive_gpus: N every GPU job asks for all N GPUs of the box: a run of more
         ranks could never start there."""
-        box = self.config.get("exclusive_gpus", 0)
+        box = self.exclusive_gpus
         if not box:
             return
         for name in self.experiments:
@@ -414,8 +518,8 @@ class Plan:
                     raise ValueError(
                         f"config: experiments.{name} runs {algorithm} on {graph} with {ranks} "
                         f"ranks ({layout}, a GPU each) but exclusive_gpus is {box}: raise "
-                        "exclusive_gpus to the box's GPU count (and --resources gpu= with it) "
-                        "or drop the run")
+                        "exclusive_gpus to the box's GPU count (and --resources gpu= with it), "
+                        "or leave it out and set gpus:, or drop the run")
 
     def check_comparisons(self) -> None:
         """A comparison's runs are runs of the experiments (their roots are the config's, the
@@ -535,10 +639,11 @@ class Plan:
 
     def job_gpus(self, backend: str, ranks: int) -> int:
         """GPUs a BFS job asks for: one per rank (each rank drives its own device); on one box
-        (exclusive_gpus: N) all N, so that with --resources gpu=N one GPU job runs at a time
-        and no two jobs' searches share a device (a single-rank job always drives device 0)."""
+        (exclusive_gpus: N, or `gpus: N` where GPU jobs run several ranks) all N, so that with
+        --resources gpu=N one GPU job runs at a time and no two jobs' searches share a device
+        (a single-rank job always drives device 0)."""
         if backend in ("gpu", "auto") or self.config.get("request_gpus", "auto") == "always":
-            return self.config.get("exclusive_gpus") or ranks
+            return self.exclusive_gpus or ranks
         return 0
 
     def validation_gpus(self, graph: str, backend: str) -> int:
@@ -549,7 +654,7 @@ class Plan:
         scale-26 1d run failing beside one). Other validations read the graph directory on
         the CPU."""
         if graph in self.in_place and backend in ("gpu", "auto"):
-            return self.config.get("exclusive_gpus") or 1
+            return self.exclusive_gpus or 1
         return 0
 
     def ranks_per_node(self, gpus: int) -> int | None:

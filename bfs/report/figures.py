@@ -1,8 +1,11 @@
 """Figures (`bfs report figure KIND`, written as KIND.png and KIND.svg):
-    strong_scaling  Fu et al. 2014 Table I as a plot: a panel per graph, GTEPS vs ranks with
-                    ideal linear scaling, a line per (algorithm, backend, exchange, comm)
-                    series, the graph's best single-process search as the COST reference line.
-    weak_scaling    Fu et al. 2014 Table II as a plot: GTEPS vs ranks, with ideal linear scaling.
+    strong_scaling  Fu et al. 2014 Table I as a plot: a panel per graph (and per algorithm where
+                    a graph has more than four series: a box's exchange ablation), GTEPS vs
+                    ranks with ideal linear scaling, a line per (algorithm, backend, exchange,
+                    comm) series, the graph's best single-process search as the COST reference
+                    line in each of its panels.
+    weak_scaling    Fu et al. 2014 Table II as a plot: GTEPS vs ranks, with ideal linear scaling,
+                    and GTEPS per rank (GPU) vs ranks, level where the scaling is perfect.
     frontier        Fu et al. 2014 Fig. 1: frontier size (vertices discovered) per BFS level, a
                     panel per graph family, one named run per graph.
     comm_vs_compute Fu et al. 2014 Fig. 8: per level, local expansion vs communication time, a
@@ -205,21 +208,27 @@ IDEAL_LABEL = "ideal (dotted): linear from the smallest count with cores of its 
 OTHER_SHAPE_LABEL = "another grid shape of the count (line: the squarest)"
 
 
-def _scaling_series(ax, pooled: pd.DataFrame, st: dict, label: str, weak: bool) -> None:
+def _scaling_series(ax, pooled: pd.DataFrame, st: dict, label: str, weak: bool,
+                    per_rank: bool = False, shape_notes: bool = True) -> None:
     """A series' line over its counts with the repeats' range as error bars, its ideal line,
-    the other grid shapes as open markers and its shared-hardware points ringed."""
+    the other grid shapes as open markers and its shared-hardware points ringed. per_rank:
+    GTEPS per rank (GPU), whose ideal is level. shape_notes: each point of a count run on
+    several grid shapes named beside it (a crowded panel names them on its x ticks instead,
+    _shape_ticks)."""
     pooled = pooled.sort_values("ranks").reset_index(drop=True)
     pooled["on_line"] = _on_line(pooled)
     several_shapes = pooled["ranks"].map(pooled["ranks"].value_counts()) > 1
-    gteps = pooled["teps"] / 1e9
+    per = pooled["ranks"] if per_rank else 1
+    gteps = pooled["teps"] / 1e9 / per
     line = pooled[pooled["on_line"]]
     ax.plot(line["ranks"], gteps[line.index], label=label, **st)
-    _errorbars(ax, pooled["ranks"], gteps, pooled["teps_min"] / 1e9, pooled["teps_max"] / 1e9,
-               st["color"])
+    _errorbars(ax, pooled["ranks"], gteps, pooled["teps_min"] / 1e9 / per,
+               pooled["teps_max"] / 1e9 / per, st["color"])
     base = scaling_base(line)
     if base is not None and (line["ranks"] > base["ranks"]).any():
-        ax.plot(line["ranks"], base["teps"] / 1e9 * line["ranks"] / base["ranks"],
-                color=st["color"], label=IDEAL_LABEL, **IDEAL_STYLE)
+        ideal = base["teps"] / 1e9 / base["ranks"] * (1 if per_rank else line["ranks"])
+        ax.plot(line["ranks"], ideal * pd.Series(1.0, index=line.index), color=st["color"],
+                label=IDEAL_LABEL, **IDEAL_STYLE)
     other = pooled[~pooled["on_line"]]
     if len(other):
         ax.plot(other["ranks"], gteps[other.index], ls="none", marker=st["marker"], mfc="none",
@@ -227,67 +236,161 @@ def _scaling_series(ax, pooled: pd.DataFrame, st: dict, label: str, weak: bool) 
     _mark_shared(ax, pooled["ranks"], gteps, pooled["shared"])
     for i, r in pooled.iterrows():
         notes = [f"scale {r['scale']}"] if weak else []
-        if several_shapes[i]:
+        if several_shapes[i] and shape_notes:
             notes.append(r["grid"])
         if notes:
             ax.annotate(", ".join(notes), (r["ranks"], gteps[i]), textcoords="offset points",
                         xytext=(6, 6 if r["on_line"] else -10), fontsize=8, color=st["color"])
 
 
-def _scaling_figure(runs: pd.DataFrame, title: str, weak: bool):
-    """Strong scaling: a panel per graph, a line per implementation, the graph's best
-    single-process search as the COST reference line and the COST in each label. Weak
-    scaling: one panel, a line per implementation (the graph grows along it)."""
-    runs = one_rank_in_every_series(runs)
+# A strong-scaling panel holds at most this many series: a graph with more (the exchange
+# ablation on a box of GPUs: 2d and 2d-do by scan/wave and NCCL/MPI, 1d by comm) gets a panel
+# per algorithm, and a crowded panel names its grid shapes on the x ticks, not at each point.
+MAX_SERIES_PER_PANEL = 4
+SHAPE_NOTES_UP_TO = 2     # series in a panel whose points are named by their grid shape
+
+
+def _count_ticks(ax, points: pd.DataFrame, shapes: bool) -> bool:
+    """The counts run as the x ticks (log2 axis); with `shapes`, each count's grid shapes
+    under it where it ran on several, the line's first and the others as 'o 1x4' (open
+    markers). Whether any tick names shapes."""
+    ax.set_xscale("log", base=2)
+    counts = sorted(points["ranks"].unique())
+    labels = []
+    for count in counts:
+        grids = [g for g in dict.fromkeys(points.loc[points["ranks"] == count, "grid"])
+                 if isinstance(g, str)]
+        if not shapes or len(grids) < 2:
+            labels.append(str(count))
+            continue
+        squarest = "{}x{}".format(*squarest_grid(int(count)))
+        first = squarest if squarest in grids else grids[0]
+        labels.append("\n".join([str(count), first, *(f"o {g}" for g in grids if g != first)]))
+    ax.set_xticks(counts, labels)
+    ax.margins(x=0.12)
+    return any("\n" in label for label in labels)
+
+
+def _algorithm_facets(scaled: pd.DataFrame, keys: list[str]) -> list:
+    """The algorithms to give a panel each ([None]: one panel a graph), in the registry's
+    order: where some graph holds more than MAX_SERIES_PER_PANEL series of several
+    algorithms."""
+    from ..algorithms import ALGORITHMS
+    crowded = any(g.groupby(keys, dropna=False).ngroups > MAX_SERIES_PER_PANEL
+                  and g["algorithm"].nunique() > 1 for _, g in scaled.groupby("graph"))
+    if not crowded:
+        return [None]
+    order = {a: i for i, a in enumerate(ALGORITHMS)}
+    return sorted(scaled["algorithm"].unique(), key=lambda a: (order.get(a, len(order)), a))
+
+
+def _below_legend(ax) -> None:
+    """A panel's own legend under it (a faceted figure: each panel's series and COST), in
+    the space the constrained layout keeps for it, never over data."""
+    handles, labels = ax.get_legend_handles_labels()
+    unique = dict(zip(labels, handles))
+    if unique:
+        ax.legend(list(unique.values()), list(unique), loc="upper center",
+                  bbox_to_anchor=(0.5, -0.2), ncols=1, fontsize=8, frameon=False)
+
+
+def _strong_scaling(runs: pd.DataFrame, title: str):
+    """A panel per graph (and per algorithm where a graph holds too many series), a line per
+    implementation, the graph's best single-process search as the COST reference line in
+    every panel of the graph and the COST in each label."""
     count = count_label(runs)
-    keys = IMPLEMENTATION_KEYS if weak else SERIES_KEYS
+    keys = SERIES_KEYS
     with_comm = comm_varies(runs)
-    references = {} if weak else cost_references(runs)
-    scaled = runs if weak else runs[~single_process(runs)]
+    references = cost_references(runs)
+    scaled = runs[~single_process(runs)]
     if scaled.empty:
         scaled = runs
-    graphs = [None] if weak else sorted(scaled["graph"].unique())
-    fig, axes = _panels(len(graphs))
-    for ax, graph in zip(axes, graphs):
-        on_graph = scaled if graph is None else scaled[scaled["graph"] == graph]
+    graphs = sorted(scaled["graph"].unique())
+    facets = _algorithm_facets(scaled, keys)
+    faceted = facets != [None]
+    if faceted:
+        plt, _ = _plt()
+        fig, grid = plt.subplots(len(graphs), len(facets), squeeze=False, layout="constrained",
+                                 figsize=(5.4 * len(facets), 7.4 * len(graphs)))
+        panels = [(ax, graph, algorithm) for row, graph in zip(grid, graphs)
+                  for ax, algorithm in zip(row, facets)]
+    else:
+        fig, axes = _panels(len(graphs))
+        panels = [(ax, graph, None) for ax, graph in zip(axes, graphs)]
+    shapes_on_ticks = False
+    for ax, graph, algorithm in panels:
+        on_graph = scaled[scaled["graph"] == graph]
+        if algorithm is not None:
+            on_graph = on_graph[on_graph["algorithm"] == algorithm]
         reference = references.get(graph)
-        for values, series in on_graph.groupby(keys, dropna=False, sort=True):
+        groups = list(on_graph.groupby(keys, dropna=False, sort=True))
+        shape_notes = len(groups) <= SHAPE_NOTES_UP_TO
+        for values, series in groups:
             named = dict(zip(keys, values))
             pooled = pooled_by_layout(series)
             label = implementation_label(named["algorithm"], named["backend"], named["exchange"],
                                          named["comm"] if with_comm else None)
-            if weak:
-                pooled["scale"] = [series.loc[series["ranks"] == r, "scale"].iloc[0]
-                                   for r in pooled["ranks"]]
-            else:
-                label = f"{graph} · {label}" if len(graphs) > 1 else label
-                label += f" · COST: {cost(pooled, reference[1])}" if reference else ""
-            _scaling_series(ax, pooled, _run_style(named), label, weak)
+            if not faceted and len(graphs) > 1:
+                label = f"{graph} · {label}"
+            label += f" · COST: {cost(pooled, reference[1])}" if reference else ""
+            _scaling_series(ax, pooled, _run_style(named), label, False,
+                            shape_notes=shape_notes)
         if reference:
             ref_label, ref_teps = reference
             ax.axhline(ref_teps / 1e9, color=style(ref_label.split("/")[0])["color"],
                        label=f"{graph} · best single process: {ref_label} (COST reference)"
-                       if len(graphs) > 1 else
+                       if len(graphs) > 1 and not faceted else
                        f"best single process: {ref_label} (COST reference)",
                        **REFERENCE_STYLE)
-        ax.set_xscale("log", base=2)
-        ranks = sorted(on_graph["ranks"].unique())
-        ax.set_xticks(ranks, [str(r) for r in ranks])
-        ax.margins(x=0.12)
+        shapes_on_ticks |= _count_ticks(ax, on_graph, shapes=not shape_notes)
         _log_y_axes(ax, f"{'GPUs' if count == 'GPUs' else 'MPI ranks'} (log2 scale)", GTEPS_LOG,
-                    graph)
+                    graph if algorithm is None else f"{graph} · {algorithm}")
+        if faceted:
+            _below_legend(ax)
+    _suptitle(fig, f"{title}\nGraph500 harmonic-mean TEPS, undirected input edges (Fu's "
+                 "directed TEPS = 2×)\nerror bars: range over the repeats of a point"
+                 + ("; under each count its grids: the line's, then o the open markers'"
+                    if shapes_on_ticks else ""),
+              fontsize=11)
+    return fig if faceted else _legend(fig)
+
+
+def _weak_scaling(runs: pd.DataFrame, title: str):
+    """Two panels, a line per implementation (the graph grows along it): GTEPS against the
+    count, and GTEPS per GPU (rank), level where the scaling is perfect."""
+    count = count_label(runs)
+    keys = IMPLEMENTATION_KEYS
+    with_comm = comm_varies(runs)
+    unit = "GPU" if count == "GPUs" else "rank"
+    fig, axes = _panels(2)
+    for ax, per_rank in zip(axes, (False, True)):
+        for values, series in runs.groupby(keys, dropna=False, sort=True):
+            named = dict(zip(keys, values))
+            pooled = pooled_by_layout(series)
+            pooled["scale"] = [series.loc[series["ranks"] == r, "scale"].iloc[0]
+                               for r in pooled["ranks"]]
+            label = implementation_label(named["algorithm"], named["backend"], named["exchange"],
+                                         named["comm"] if with_comm else None)
+            _scaling_series(ax, pooled, _run_style(named), label, True, per_rank=per_rank)
+        _count_ticks(ax, runs, shapes=False)
+        _log_y_axes(ax, f"{'GPUs' if count == 'GPUs' else 'MPI ranks'} (log2 scale)",
+                    f"GTEPS per {unit} (log scale)" if per_rank else GTEPS_LOG,
+                    f"GTEPS per {unit}: level is perfect weak scaling" if per_rank
+                    else "GTEPS")
     _suptitle(fig, f"{title}\nGraph500 harmonic-mean TEPS, undirected input edges (Fu's "
                  "directed TEPS = 2×)\nerror bars: range over the repeats of a point",
-                 fontsize=11)
+              fontsize=11)
     return _legend(fig)
 
 
 def strong_scaling_figure(runs: pd.DataFrame):
-    return _scaling_figure(runs, "Strong scaling: GTEPS vs ranks, fixed graph", False)
+    return _strong_scaling(one_rank_in_every_series(runs),
+                           "Strong scaling: GTEPS vs ranks, fixed graph")
 
 
 def weak_scaling_figure(runs: pd.DataFrame):
-    return _scaling_figure(runs, "Weak scaling: GTEPS vs ranks, graph grows with ranks", True)
+    return _weak_scaling(one_rank_in_every_series(runs),
+                         "Weak scaling: GTEPS vs ranks, graph grows with ranks")
 
 
 def _per_level(levels: pd.DataFrame, columns: list[str]) -> pd.DataFrame:

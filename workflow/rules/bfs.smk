@@ -14,8 +14,8 @@
 # device (SLURM_LOCALID / node-local rank) and run.json records which. The job's shape (tasks,
 # nodes, GPUs; bfs_resources, bfs/harness/jobsize.py) follows cluster.gpus_per_node /
 # cpu_ranks_per_node when the config gives them, memory is per node and runtime grows on retry.
-# On one box (`exclusive_gpus: N`) a GPU job asks for all N, so `--resources gpu=N` runs one at
-# a time. GPU runs get `--comm` from the run id's variant (run_flags).
+# On one box (`exclusive_gpus: N`, or `gpus: N` with GPU runs of several ranks) a GPU job asks
+# for all N, so `--resources gpu=N` runs one at a time. GPU runs get `--comm` from the run id's variant (run_flags).
 # The conda environment follows the backend (bfs_env): envs/gpu.yaml (CuPy) for gpu and auto
 # runs, envs/cpu.yaml for cpu runs.
 

@@ -12,6 +12,7 @@ import tempfile
 from pathlib import Path
 
 import yaml
+from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
 from bfs.algorithms import ALGORITHMS
@@ -34,8 +35,23 @@ def validate_config():
 
 
 validate_config()
-PLAN = experiment_plan.Plan(config)
+# The GPUs this machine shows: the box's size where the config gives no `gpus` (a job that a
+# cluster's executor runs on a node plans nothing: not asked there)
+VISIBLE_GPUS = experiment_plan.visible_gpus() if workflow.is_main_process else 0
+PLAN = experiment_plan.Plan(config, visible_gpus=VISIBLE_GPUS)
 PLAN.check()
+
+
+onstart:
+    # Jobs are about to run on this machine (no dry run, which plans any box; not a cluster's
+    # executor, whose nodes are not this machine): refuse `gpus` above the GPUs it shows,
+    # before any job starts.
+    if workflow.local_exec and not workflow.touch:
+        try:
+            PLAN.check_box_gpus(VISIBLE_GPUS)
+        except ValueError as e:
+            raise WorkflowError(str(e)) from None
+
 
 RESULTS = PLAN.results
 # `--cache DIR` for the rules that make graphs and partitions, when the config names a cache
