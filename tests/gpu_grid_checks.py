@@ -176,9 +176,9 @@ def check_search_do(R, C):
     cls = get_algorithm("2d-do").load("gpu").Fu2DDoGpu
     read_ctl = cls._read_ctl
 
-    def counted(self):
+    def counted(self, *where):
         self.reads = getattr(self, "reads", 0) + 1
-        return read_ctl(self)
+        return read_ctl(self, *where)
 
     cls._read_ctl = counted
 

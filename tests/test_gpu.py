@@ -1314,9 +1314,9 @@ def _count_reads(searcher) -> None:
     """searcher.reads += 1 at each read of the device's control block."""
     read = searcher._read_ctl
 
-    def counted():
+    def counted(*where):
         searcher.reads += 1
-        return read()
+        return read(*where)
     searcher.reads, searcher._read_ctl = 0, counted
 
 

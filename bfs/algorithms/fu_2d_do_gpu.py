@@ -454,8 +454,8 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         if level == 0:
             return True
         edges = int(self.host_ctl[TOTALS + 1])
-        hubless = edges <= merrill.LOOP_DEGREE or frontier <= merrill.LOOP_SPLIT_Q
-        return frontier <= merrill.LOOP_Q and edges <= merrill.LOOP_E and hubless
+        no_hub_row = edges <= merrill.LOOP_DEGREE or frontier <= merrill.LOOP_SPLIT_Q
+        return frontier <= merrill.LOOP_Q and edges <= merrill.LOOP_E and no_hub_row
 
     def _peer_levels(self, level: int, frontier: int, clock) -> int:
         """Levels from `level` on in one launch a rank (merrill.cu's level_loop_peers) until the
@@ -487,7 +487,7 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         self.launches["loop"] += 1
         clock.mark("expand")
         marks = clock.take()
-        state = self._read_ctl_into(self.loop_state, self.host_loop)
+        state = self._read_ctl(self.loop_state, self.host_loop)
         error = int(state[12])
         if error:
             raise BfsError(_peer_error(error, self.j, level))
@@ -495,14 +495,14 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         self.peer_tag = (self.peer_tag + run) % PEER_TAGS   # the next launch's tags: new ones
         log = state[PEER_STATE:PEER_STATE + PEER_LOG * run].reshape(run, PEER_LOG)
         first = len(clock.levels)
-        flag_bytes = 3 * 8 * (C - 1)
+        flag_bytes = 2 * 8 * (C - 1)       # a flag line's two words to each peer
         for k in range(run):
             if k:
                 self.directions.append(TOP_DOWN)
                 self.level_edges_examined.append(int(log[k - 1][2]))
                 self.last_frontier = int(log[k - 1][0])
             clock.add_level(level + k, frontier if k == 0 else int(log[k - 1][0]),
-                            4 * (C - 1) * int(log[k][1]) + flag_bytes, marks if k == 0 else [])
+                            8 * (C - 1) * int(log[k][1]) + flag_bytes, marks if k == 0 else [])
         stamps = np.concatenate(([state[30]], log[:, 3])).astype(np.int64)
         clock.split_chain(first, np.diff(stamps) / 1e9)
         self.level_known = False
@@ -524,10 +524,6 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         self.world_x.allreduce(self.counts, self.totals)
         self._queued, self._fresh = True, False
         return run
-
-    def _read_ctl_into(self, words, host):
-        words.get(out=host)     # blocking: waits for the stream
-        return host
 
     def _top_down_chain(self, level: int, frontier: int, clock) -> int:
         """The top-down level `level` (the host's decision) and `td_ahead` more (_chain),

@@ -294,9 +294,13 @@ class Fu2DGpu(Fu2D):
             ids[start:start + size] = cp.arange(lo, lo + size, dtype=cp.int64)
         return ids
 
-    def _read_ctl(self):
-        self.ctl.get(out=self.host_ctl)   # blocking: waits for the stream
-        return self.host_ctl
+    def _read_ctl(self, words=None, host=None):
+        """ctl (or `words`) into its pinned host copy (or `host`): the host's one kind of read
+        of the device, blocking (it waits for the stream)."""
+        words = self.ctl if words is None else words
+        host = self.host_ctl if host is None else host
+        words.get(out=host)
+        return host
 
     def _compact(self, level: int) -> tuple[int, int, int]:
         """In -> the frontier queue, Out cleared; then the level's one read of the device:
