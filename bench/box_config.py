@@ -3,11 +3,13 @@ config/gpu_box.yaml) rewritten to run its scaling experiments at two chosen Kron
 consistently, so that the result passes the workflow's own checks (the schema and
 workflow/rules/common.smk's check_graph_names & co.).
 
-    python3 bench/box_config.py CONFIG OUT S1 S2 ROOTS
+    python3 bench/box_config.py CONFIG OUT S1 S2 ROOTS [--weak W1 W2 W3 ...]
 
 - The config's Kronecker graphs are replaced by kron-s<S1> and kron-s<S2>; each keeps the
   settings (edgefactor, in_place, ...) of the graph whose role it takes, at its own scale.
-- Weak scaling (every experiment of that kind): kron-s<S1> on 1 rank, kron-s<S2> on 2.
+- Weak scaling (every experiment of that kind): kron-s<S1> on 1 rank, kron-s<S2> on 2; with
+  --weak, kron-s<Wk> on 2^(k-1) ranks of a 1 x 2^(k-1) grid (the box's 1xP grids: W1 on one
+  GPU, W2 on 1x2, W3 on 1x4, ...), the graphs past S1 and S2 with S2's settings.
 - Strong scaling: both graphs.
 - Every other experiment: a graph that weak or strong scaling used is renamed to the graph
   taking its role (weak scaling's first point -> S1, its second -> S2; then strong scaling's
@@ -58,11 +60,20 @@ def roles(experiments: dict, g1: str, g2: str) -> dict[str, str]:
     return renamed
 
 
+def weak_points(scales: list[int]) -> list[dict]:
+    """Weak scaling's points at `scales`: the k-th (from 0) on 2^k ranks, a 1 x 2^k grid."""
+    return [{"ranks": 2 ** k, "graph": f"kron-s{scale}",
+             **({"grid": f"1x{2 ** k}"} if k else {})} for k, scale in enumerate(scales)]
+
+
 def box_config(config: dict, s1: int, s2: int, roots: int,
-               log=lambda text: print(f"box_config: {text}", file=sys.stderr)) -> dict:
+               log=lambda text: print(f"box_config: {text}", file=sys.stderr),
+               weak: list[int] | None = None) -> dict:
     """The rewritten config (config itself is left as it is)."""
     if s1 == s2:
         raise ValueError(f"S1 and S2 must differ (both {s1})")
+    if weak is not None and (len(weak) < 2 or len(set(weak)) < len(weak)):
+        raise ValueError(f"--weak takes two or more different scales, got {weak}")
     c = copy.deepcopy(config)
     c.update(results="results", roots=roots)
     g1, g2 = f"kron-s{s1}", f"kron-s{s2}"
@@ -75,6 +86,8 @@ def box_config(config: dict, s1: int, s2: int, roots: int,
         like = next((kronecker[old] for old, n in renamed.items()
                      if n == new and old in kronecker), {})
         new_graphs[new] = {"edgefactor": 16, **like, "scale": scale}
+    for scale in weak or ():      # weak scaling's graphs past S1 and S2: S2's settings
+        new_graphs.setdefault(f"kron-s{scale}", {**new_graphs[g2], "scale": scale})
     c["graphs"]["kronecker"] = new_graphs
     dropped_graphs = sorted(set(kronecker) - set(renamed) - set(new_graphs))
     if dropped_graphs:
@@ -88,7 +101,8 @@ def box_config(config: dict, s1: int, s2: int, roots: int,
             exp.pop("graph", None)
             exp["graphs"] = [g1, g2]
         elif kind(name, exp) == WEAK:
-            exp["points"] = [{"ranks": 1, "graph": g1}, {"ranks": 2, "graph": g2}]
+            exp["points"] = weak_points(weak) if weak else [{"ranks": 1, "graph": g1},
+                                                             {"ranks": 2, "graph": g2}]
         else:
             kept = []
             for graph in graph_refs(exp):
@@ -118,10 +132,13 @@ def main(argv=None) -> int:
     p.add_argument("s1", type=int, help="the smaller scale (weak scaling on 1 rank)")
     p.add_argument("s2", type=int, help="the larger scale (weak scaling on 2 ranks)")
     p.add_argument("roots", type=int, help="searches per run")
+    p.add_argument("--weak", type=int, nargs="+", metavar="W",
+                   help="weak scaling's scales on 1, 2, 4, ... ranks (1xP grids; default S1 "
+                        "on 1, S2 on 2)")
     a = p.parse_args(argv)
     config = yaml.safe_load(a.config.read_text())
     try:
-        rewritten = box_config(config, a.s1, a.s2, a.roots)
+        rewritten = box_config(config, a.s1, a.s2, a.roots, weak=a.weak)
     except ValueError as e:
         print(f"box_config: {e}", file=sys.stderr)
         return 2

@@ -71,6 +71,25 @@ def test_experiment_left_without_graphs_is_dropped_and_single_graph_kept():
         box_config.box_config(config, 14, 14, 2)
 
 
+@pytest.mark.parametrize("name", CONFIGS)
+def test_weak_scaling_at_chosen_scales_on_the_box_grids(name):
+    """--weak: weak scaling's points on 1, 2, 4 ranks (the 1xP grids) at the given scales,
+    every graph defined with the settings of S2's role; bad lists refused."""
+    original = yaml.safe_load((ROOT / "config" / name).read_text())
+    c = box_config.box_config(original, 20, 21, 4, log=lambda text: None, weak=[20, 21, 22])
+    points = [{"ranks": 1, "graph": "kron-s20"}, {"ranks": 2, "graph": "kron-s21", "grid": "1x2"},
+              {"ranks": 4, "graph": "kron-s22", "grid": "1x4"}]
+    weak = [e for n, e in c["experiments"].items() if e.get("kind", n) == "weak_scaling"]
+    assert weak and all(e["points"] == points for e in weak)
+    kron = c["graphs"]["kronecker"]
+    assert kron["kron-s22"] == {**kron["kron-s21"], "scale": 22}
+    for exp in c["experiments"].values():
+        assert set(box_config.graph_refs(exp)) <= defined(c), exp
+    for bad in ([20], [20, 20]):
+        with pytest.raises(ValueError, match="two or more different scales"):
+            box_config.box_config(original, 20, 21, 4, weak=bad)
+
+
 @pytest.mark.skipif(shutil.which("snakemake") is None, reason="needs snakemake")
 @pytest.mark.parametrize("name", CONFIGS)
 def test_rewritten_config_passes_the_workflow_checks(name, tmp_path):
@@ -78,7 +97,8 @@ def test_rewritten_config_passes_the_workflow_checks(name, tmp_path):
     (tmp_path / "data").symlink_to(ROOT / "data")
     out = tmp_path / "config.yaml"
     proc = subprocess.run([sys.executable, str(ROOT / "bench" / "box_config.py"),
-                           str(ROOT / "config" / name), str(out), "12", "13", "4"],
+                           str(ROOT / "config" / name), str(out), "12", "13", "4",
+                           "--weak", "12", "13", "14"],
                           capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     assert "lambda_sweep dropped" in proc.stderr
@@ -86,7 +106,7 @@ def test_rewritten_config_passes_the_workflow_checks(name, tmp_path):
                           "--configfile", str(out), "-n"], capture_output=True, text=True,
                          cwd=tmp_path, timeout=600)
     assert dry.returncode == 0, dry.stdout[-3000:] + dry.stderr[-3000:]
-    assert "kron-s12" in dry.stdout and "kron-s13" in dry.stdout
+    assert "kron-s12" in dry.stdout and "kron-s13" in dry.stdout and "kron-s14" in dry.stdout
     assert "experiments use graphs not defined" not in dry.stderr
 
 

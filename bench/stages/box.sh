@@ -4,6 +4,7 @@
 # The GPU-box workflow (config/gpu_box.yaml) end to end on a multi-GPU machine at two chosen
 # scales (strong scaling at both, weak scaling S1 on 1 GPU -> S2 on 2), snakemake importable:
 #   OUT=dir S1=23 S2=24 ROOTS=32 [CONFIG=config/gpu_box_small.yaml] bash bench/device.sh box
+# WEAK="23 24 25" runs weak scaling at those scales on 1, 2, 4 GPUs (1xP grids) instead.
 # Tables, figures, the report and a list of runs (with their validation) go to $OUT.
 # A device call lasts 10 minutes, so the full config (scales 26-28) runs an experiment a call on
 # a machine kept warm: KEEP=1 keeps the last call's $WORK (snakemake runs only what is missing)
@@ -34,7 +35,9 @@ open(sys.argv[2], "w").write(yaml.safe_dump(c, sort_keys=False))' \
     "${CONFIG:-config/gpu_box.yaml}" "$WORK/config.yaml" "$ROOTS"
 else
   # the config at S1 and S2, every experiment rewritten or dropped consistently (box_config.py)
-  python3 bench/box_config.py "${CONFIG:-config/gpu_box.yaml}" "$WORK/config.yaml" "$S1" "$S2" "$ROOTS"
+  # shellcheck disable=SC2086  # WEAK: a list of scales
+  python3 bench/box_config.py "${CONFIG:-config/gpu_box.yaml}" "$WORK/config.yaml" "$S1" "$S2" \
+    "$ROOTS" ${WEAK:+--weak $WEAK}
 fi
 smk=(python3 -m snakemake -s "$PWD/Snakefile" -d "$WORK" --configfile "$WORK/config.yaml")
 start=$(date +%s)
