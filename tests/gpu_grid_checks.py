@@ -148,7 +148,9 @@ def check_search_do(R, C):
     replayed as CUDA graphs (graphs=1, the default where the exchanges are NCCL) search as the
     chains launched one by one (graphs=0); bottom-up levels in sub-steps down the grid column
     (substeps=1, the default) search as every block at once (substeps=0), reading no more
-    in-edges."""
+    in-edges. On a grid of one row the level loop across GPUs (peer, the default there)
+    searches as the host's chains (peer=off) in every direction setting, and a search it runs
+    whole reads the device once."""
     # the host's chains (peer off), then the level loop across GPUs (peer, the default where
     # every rank has a GPU of its own: on a grid of one row), from the root and back from
     # bottom-up (beta 18)
@@ -159,7 +161,7 @@ def check_search_do(R, C):
         {"graphs": 0}, {"beta": 18.0, "graphs": 0},
         {"substeps": 0}, {"substeps": 0, "comm": "mpi", "exchange": "wave"},
         {"substeps": 0, "beta": 18.0}, {"substeps": 0, "graphs": 0})) \
-        + ({}, {"beta": 18.0}, {"alpha": 1e9})
+        + ({}, {"beta": 18.0}, {"alpha": 1e9}, {"alpha": 1.0})
     layout, (bsrc, bdst) = blocks_in_place(R, C)
     # one rule, the parameters the GPU ran with: its defaults are merrill-do's (alpha 40, beta
     # inf), the CPU's GAPBS's (15, 18), so the reference takes the GPU's where none is given
@@ -187,6 +189,11 @@ def check_search_do(R, C):
         cpu.search(root)
         reads, s.reads = getattr(s, "reads", 0), 0
         looped = getattr(s, "peers", None) is not None    # reads and graphs: the loop's own
+        if looped:      # scale 11's largest degree is under LOOP_DEGREE: the loop runs, and a
+            # search it runs whole (every level top-down) reads the device once
+            assert s.hubless and s.launches["loop"] > 0, (option_sets[k], s.launches)
+            if set(s.directions) == {"top-down"}:
+                assert reads == 1, (option_sets[k], root, reads, s.directions)
         if R * C > 1 and not looped:
             td, bu = s.directions.count("top-down"), s.directions.count("bottom-up")
             chains = -(-bu // (s.ahead + 1)) + -(-td // (s.td_ahead + 1))
@@ -217,12 +224,13 @@ def check_search_do(R, C):
     search_equals_cpu(R, C, "2d-do", option_sets, each)
     top_down, heavy, default, wave, one_level, chained, td_one, td_long, launched, \
         launched_back, whole, whole_mpi, whole_back, whole_launched, looped, looped_back, \
-        looped_heavy = seen
+        looped_heavy, looped_top_down = seen
     # the level loop across GPUs: the directions and edges examined of the host's chains, from
     # the root (every level top-down until Beamer's rule), back from bottom-up, and handing the
     # search back to the host's bottom-up levels at once (alpha 1e9)
-    assert looped == default and looped_back == chained and looped_heavy == heavy, \
-        (looped, default, looped_back, chained, looped_heavy, heavy)
+    assert looped == default and looped_back == chained and looped_heavy == heavy \
+        and looped_top_down == top_down, (looped, default, looped_back, chained, looped_heavy,
+                                          heavy, looped_top_down, top_down)
     assert all(set(d) == {"top-down"} for d, _ in top_down.values()), top_down
     assert all(d[:2] == ["top-down", "bottom-up"] for d, _ in heavy.values()), heavy
     assert any("bottom-up" in d for d, _ in default.values()), default
