@@ -31,12 +31,12 @@ class FakeComm:
     ([("a", "0"), ("a", "1")], "off", False),
 ])
 def test_peer_memory_is_taken_on_one_host(monkeypatch, placement, requested, want):
-    monkeypatch.setattr(peer, "_placement", lambda comm: placement)
+    monkeypatch.setattr(peer, "device_placement", lambda comm: placement)
     assert peer.choose(requested, FakeComm(len(placement))) is want
 
 
 def test_peer_on_across_hosts_and_unknown_choices_are_refused(monkeypatch):
-    monkeypatch.setattr(peer, "_placement", lambda comm: [("n1", "0"), ("n2", "0")])
+    monkeypatch.setattr(peer, "device_placement", lambda comm: [("n1", "0"), ("n2", "0")])
     with pytest.raises(BfsError, match=r"peer=on needs the ranks on one host; they are on 2 "
                                        r"\(n1, n2\)"):
         peer.choose("on", FakeComm(2))

@@ -522,7 +522,7 @@ level_loop_body(const i64* __restrict__ offsets, const u32* __restrict__ columns
                 const u32* __restrict__ out_id, const LoopPeers P)
 {
     __shared__ u32 s_owner;
-    __shared__ u32 s_v, s_pv;
+    __shared__ u32 s_pv;
     __shared__ i64 s_start, s_deg;
     __shared__ u64 s_part[BLOCK / 32];
     __shared__ i64 s_pre[LOOP_PEERS_MAX + 1];   // peers: the frontier's segments, by source
@@ -623,11 +623,11 @@ level_loop_body(const i64* __restrict__ offsets, const u32* __restrict__ columns
                 const u32 owner = s_owner;
                 if (owner == FULL) break;
                 if (threadIdx.x == owner) {
-                    s_v = v; s_pv = pv; s_start = start; s_deg = deg; big = false;
+                    s_pv = pv; s_start = start; s_deg = deg; big = false;
                 }
                 __syncthreads();
                 walk_row(s_pv, s_start, s_deg, 0, BLOCK, threadIdx.x);
-                __syncthreads();              // s_v, s_start, s_deg rewritten next round
+                __syncthreads();              // s_pv, s_start, s_deg rewritten next round
             }
             // rows of 32 to BLOCK - 1 edges: the warp walks them one at a time
             bool mid = deg >= 32 && deg < BLOCK;

@@ -64,6 +64,15 @@ def check_comm(kind: str, backend: str) -> str:
     return kind
 
 
+def device_placement(comm) -> list[tuple[str, str]]:
+    """(host, PCI bus id of the current device) of every rank of comm, collective: metadata, a
+    few bytes a rank. The host is part of the key: identical nodes have the same bus ids."""
+    import socket
+
+    import cupy as cp
+    return comm.allgather((socket.gethostname(), cp.cuda.Device().pci_bus_id))
+
+
 def choose_comm(requested: str | None, backend: str, comm) -> str:
     """The exchange kind a distributed search uses (collective over comm). NCCL needs one GPU
     per rank: where ranks share a device (more ranks than GPUs, e.g. a test on a laptop) the
@@ -72,12 +81,7 @@ def choose_comm(requested: str | None, backend: str, comm) -> str:
     kind = check_comm(requested or default_comm(backend), backend)
     if kind != "nccl" or comm.Get_size() == 1:
         return kind
-    import socket
-
-    import cupy as cp
-    # (host, PCI bus id) of each rank's device: metadata, a few bytes per rank. The host is part
-    # of the key: identical nodes have the same bus ids.
-    devices = comm.allgather((socket.gethostname(), cp.cuda.Device().pci_bus_id))
+    devices = device_placement(comm)
     shared = sorted({d for d in devices if devices.count(d) > 1})
     if not shared:
         return kind

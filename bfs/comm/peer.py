@@ -22,22 +22,15 @@ back together, with one line saying why.
 """
 from __future__ import annotations
 
-import socket
-
 import numpy as np
 
 from ..errors import BfsError
 from ..log import log
+from .exchange import device_placement
 
 PEER_CHOICES = ("auto", "on", "off")
 HANDLE_BYTES = 64                 # cudaIpcMemHandle_t
 LAZY_PEER_ACCESS = 1              # cudaIpcMemLazyEnablePeerAccess
-
-
-def _placement(comm) -> list[tuple[str, str]]:
-    """(host, PCI bus id of the current device) of every rank: metadata, a few bytes a rank."""
-    import cupy as cp
-    return comm.allgather((socket.gethostname(), cp.cuda.Device().pci_bus_id))
 
 
 def choose(requested: str, comm) -> bool:
@@ -46,7 +39,7 @@ def choose(requested: str, comm) -> bool:
         raise BfsError(f"peer must be one of {', '.join(PEER_CHOICES)}, got {requested!r}")
     if requested == "off" or comm.Get_size() == 1:
         return False
-    placement = _placement(comm)
+    placement = device_placement(comm)
     hosts = {host for host, _ in placement}
     if len(hosts) > 1:
         if requested == "on":
