@@ -355,7 +355,7 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         if window is None:
             return
         self.peers, self.peer_cap, self.peer_tag = window, cap, 0
-        memory = cp.cuda.UnownedMemory(int(window.bases[self.j].get()), window.nbytes, window)
+        memory = cp.cuda.UnownedMemory(window.address, window.nbytes, window)
         self.peer_entries = cp.ndarray((2, C, cap), cp.uint64,
                                        cp.cuda.MemoryPointer(memory, flag_bytes))
         self.peer_degs = (cp.empty(cap, cp.int64), cp.empty(cap, cp.int64))

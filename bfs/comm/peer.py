@@ -53,7 +53,8 @@ def choose(requested: str, comm) -> bool:
 
 class PeerWindow:
     """nbytes of device memory on each rank of comm, every rank's window addressable by all
-    (bases: a device array of the C addresses, uint64, in rank order). Zeroed at creation.
+    (bases: a device array of the C addresses, uint64, in rank order; address: this rank's).
+    Zeroed at creation.
     close() (or dropping it) closes the peers' handles and frees the own window."""
 
     def __init__(self, comm, nbytes: int):
@@ -63,19 +64,19 @@ class PeerWindow:
         self.comm, self.nbytes = comm, int(nbytes)
         self.size, self.rank = comm.Get_size(), comm.Get_rank()
         self._opened: list[int] = []
-        self._own = rt.malloc(self.nbytes)
-        rt.memset(self._own, 0, self.nbytes)
+        self.address = rt.malloc(self.nbytes)
+        rt.memset(self.address, 0, self.nbytes)
         rt.deviceSynchronize()
         error = ""
         try:
-            handle = np.frombuffer(rt.ipcGetMemHandle(self._own), np.uint8)
+            handle = np.frombuffer(rt.ipcGetMemHandle(self.address), np.uint8)
         except Exception as e:     # CUDARuntimeError: no IPC on this device or driver
             error, handle = f"exporting a CUDA IPC handle failed: {e}", np.zeros(
                 HANDLE_BYTES, np.uint8)
         handles = np.empty((self.size, HANDLE_BYTES), np.uint8)
         comm.Allgather(np.ascontiguousarray(handle[:HANDLE_BYTES]), handles)
         addresses = np.zeros(self.size, np.uint64)
-        addresses[self.rank] = self._own
+        addresses[self.rank] = self.address
         if not error:
             for peer in range(self.size):
                 if peer == self.rank:
@@ -107,15 +108,15 @@ class PeerWindow:
             except Exception:     # the process is ending, or the peer is gone
                 pass
         self._opened = []
-        if self._own:
+        if self.address:
             try:
-                rt.free(self._own)
+                rt.free(self.address)
             except Exception:
                 pass
-            self._own = 0
+            self.address = 0
 
     def __del__(self):
-        if getattr(self, "_own", 0) or getattr(self, "_opened", None):
+        if getattr(self, "address", 0) or getattr(self, "_opened", None):
             self.close()
 
 
