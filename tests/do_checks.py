@@ -1,5 +1,6 @@
 """2d-do on real MPI ranks, run by tests/test_mpi.py as
-`mpiexec -n R*C python3 THIS PART_DIR ROOTS ALPHA,BETA,EXCHANGE[,SUBSTEPS] [...]`.
+`mpiexec -n R*C python3 THIS PART_DIR ROOTS ALPHA,BETA,EXCHANGE[,SUBSTEPS[,ADJACENCY]]
+[...]` (ADJACENCY: both or csc, the option of that name).
 
 For each setting, every rank builds bfs.algorithms.fu_2d_do from its block of the partition and
 searches from the first ROOTS vertices that have an edge; rank 0 checks each search's levels
@@ -31,10 +32,12 @@ def main(part_dir: Path, n_roots: int, settings: list[str]) -> None:
     manifest = load_manifest(part_dir)
     src, dst = read_block(part_dir, manifest, rank)
     for setting in settings:
-        alpha, beta, exchange, *substeps = setting.split(",")
+        alpha, beta, exchange, *rest = setting.split(",")
         options = {"alpha": float(alpha), "beta": float(beta), "exchange": exchange}
-        if substeps:
-            options["substeps"] = int(substeps[0])
+        if rest:
+            options["substeps"] = int(rest[0])
+        if rest[1:]:
+            options["adjacency"] = rest[1]
         check_setting(manifest, src, dst, options, n_roots)
 
 

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 
 from bfs.algorithms import RunContext
 from bfs.algorithms.fu_2d import WORD, compress
-from bfs.algorithms.fu_2d_do import _bottom_up, _degree_sum
+from bfs.algorithms.fu_2d_do import _bottom_up, _degree_sum, _push
 from bfs.validate import validate
 
 from test_algorithms import random_graph, scipy_levels
@@ -47,6 +47,21 @@ def test_bottom_up_stops_at_the_first_frontier_in_edge():
     assert pred[64] == 1065 and pred[0] == -1
 
 
+def test_push_marks_the_frontiers_unseen_in_neighbours():
+    # in-edges (column <- row) of a block with 2 words of rows and of columns
+    in_edges = {0: [2, 1, 65], 1: [0, 2], 64: [3, 65, 127], 70: [5]}
+    cols = np.array([c for c, rows in in_edges.items() for _ in rows], np.int64)
+    rows = np.array([r for rs in in_edges.values() for r in rs], np.int64)
+    offsets, csc_rows = compress(lambda: [(cols, rows)], 2 * WORD)
+    found = bits(4)                          # marks already there stay
+    # frontier columns {0, 64}; rows 2 and 127 seen before: every in-edge read, 4 rows marked
+    assert _push(bits(0, 64), offsets, csc_rows, bits(2, 127), found) == 3 + 3
+    np.testing.assert_array_equal(found, bits(1, 3, 4, 65))
+    found = bits()
+    assert _push(bits(), offsets, csc_rows, bits(), found) == 0
+    np.testing.assert_array_equal(found, bits())
+
+
 def test_degree_sum_counts_the_set_vertices_edges():
     offsets = np.concatenate([[0], np.cumsum(np.arange(2 * WORD))]).astype(np.int64)
     assert _degree_sum(bits(0, 5, 64, 127), offsets) == 0 + 5 + 64 + 127
@@ -82,6 +97,32 @@ def test_levels_match_scipy_in_both_directions(alpha, graph):
         assert "bottom-up" not in searcher.directions
 
 
+@pytest.mark.parametrize("alpha", [1.0, 15.0, 1e9])
+@settings(max_examples=30, deadline=None)
+@given(graph=random_graph())
+def test_one_adjacency_searches_as_two(alpha, graph):
+    """adjacency=csc (the block's CSC alone, top-down levels pushed through it): no CSR, the
+    same levels and directions as the CSR and CSC give, a valid tree, and a top-down level
+    reads at least the frontier's edges (the push's) on top of the resolve's."""
+    src, dst, n, root = graph
+    one = searcher_1x1(src, dst, n, alpha=alpha, beta=18.0, adjacency="csc")
+    two = searcher_1x1(src, dst, n, alpha=alpha, beta=18.0)
+    assert one.csr_offsets is None and one.csr_cols is None
+    one.search(root)
+    two.search(root)
+    got, want = one.gather(n), two.gather(n)
+    np.testing.assert_array_equal(got.level, want.level)
+    check = validate(src, dst, got.parent, root, got.level)
+    assert check.valid, check.message
+    assert one.directions == two.directions
+    for direction, a, b in zip(one.directions, one.level_edges_examined,
+                               two.level_edges_examined):
+        if direction == "top-down":
+            assert a >= b     # b: the frontier's edges, all of which the push reads
+        else:
+            assert a == b
+
+
 def test_alpha_beta_and_substeps_are_checked():
     from bfs.errors import BfsError
     src, dst = np.array([0], np.uint32), np.array([1], np.uint32)
@@ -89,6 +130,8 @@ def test_alpha_beta_and_substeps_are_checked():
         searcher_1x1(src, dst, 2, alpha=0)
     with pytest.raises(BfsError, match="substeps must be 1 .* or 0, got 2"):
         searcher_1x1(src, dst, 2, substeps=2)
+    with pytest.raises(BfsError, match="adjacency must be both .* or csc .*, got 'csr'"):
+        searcher_1x1(src, dst, 2, adjacency="csr")
 
 
 def test_profile_steps_split_each_level_and_sum_to_its_row():

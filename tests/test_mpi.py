@@ -75,6 +75,8 @@ def graphs(tmp_path_factory):
                 bfs_cli("generate", "kronecker", "--scale", 9, "--edgefactor", 8, "--out", g)
             elif kind == "random":
                 random_graph(g)
+            elif kind == "lattice":     # a road-like graph: ~100 levels
+                bfs_cli("generate", "lattice", "--rows", 30, "--cols", 41, "--out", g)
             else:
                 bfs_cli("generate", "snap", SNAP_DIR / "email-Eu-core.txt", "--out", g)
             bfs_cli("run", g, "--algorithm", "seq-csr", "--roots", ROOTS, "--out", base / "ref")
@@ -194,6 +196,33 @@ def test_2d_do_runs_both_directions(kron10, shape, tmp_path):
     part2d = tmp_path / "part"
     bfs_cli("run", part2d, "--algorithm", "2d", "--roots", 1, "--out", out2d, ranks=ranks)
     assert [r["edges_examined"] for r in searches(out2d)] == [None]
+
+
+# (graph, grid): one grid row, one grid column, a square, and four in a row, over the three
+# kinds of graph (the Kronecker one's hubs, a SNAP graph, a lattice's thousands of levels)
+ONE_ADJACENCY = [("kronecker", "1x2"), ("kronecker", "2x2"), ("kronecker", "1x4"),
+                 ("snap", "2x1"), ("lattice", "1x2")]
+
+
+@pytest.mark.parametrize("kind,shape", ONE_ADJACENCY)
+def test_one_adjacency_searches_as_two(graphs, kind, shape, tmp_path):
+    """2d-do with the block's CSC alone (adjacency=csc: top-down levels pushed through it,
+    scattered along the grid row, resolved in the column's sub-steps) on real ranks: every
+    search's levels equal seq-csr's and its tree validates (do_checks), and its directions
+    are the two-structure search's, all top-down, with the defaults and from level 1
+    bottom-up; a top-down level reads at least the frontier's edges."""
+    part = tmp_path / "part"
+    bfs_cli("partition", graphs(kind)[0], "--grid", shape, "--out", part)
+    settings = [(1.0, 18, "scan"), (15, 18, "scan"), (1e9, 18, "wave")]
+    reports = do_checks(part, *[(*s, 1, adjacency) for adjacency in ("both", "csc")
+                                for s in settings], roots=3, ranks=ranks_of("2d", shape))
+    for two, one in zip(reports[:3], reports[3:]):
+        assert [r["directions"] for r in one] == [r["directions"] for r in two]
+        for a, b in zip(one, two):
+            for direction, x, y in zip(a["directions"], a["level_edges_examined"],
+                                       b["level_edges_examined"]):
+                assert x >= y if direction == "top-down" else x == y
+    assert all(set(r["directions"]) == {"top-down"} for r in reports[3])
 
 
 def test_wrong_rank_count_fails_fast(graph, tmp_path):

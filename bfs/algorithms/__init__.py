@@ -157,6 +157,9 @@ PEER = Option("peer", "(GPU, 2d-do on a grid of one row) small-frontier levels i
               "IPC): where every rank has a GPU of its own on one host (auto, the default), "
               "wherever the ranks share a host (on: ranks sharing a GPU too, the tests), or "
               "never (off: the host's chains over --comm)", choices=("auto", "on", "off"))
+ADJACENCY = Option("adjacency", "(2d-do, CPU so far) a block's structures: its CSR and CSC "
+                   "(both, the default), or the CSC alone (csc: top-down levels push through "
+                   "it, half the edge bytes)", choices=("both", "csc"))
 EXPAND = Option("expand", "the multi-block level kernel (merrill.EXPAND_VARIANTS; tiles, the "
                 "default, unless measuring)")
 
@@ -199,7 +202,8 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
                       "direction-optimizing 2d (Beamer et al. 2013): bottom-up levels over the "
                       "block CSC when the frontier holds many edges (--alpha, --beta)",
                       distributed=True, options=(EXCHANGE, COMM, ALPHA, BETA, ROWS, ENGINE,
-                                                 AHEAD, TD_AHEAD, GRAPHS, SUBSTEPS, PEER)),
+                                                 AHEAD, TD_AHEAD, GRAPHS, SUBSTEPS, PEER,
+                                                 ADJACENCY)),
         AlgorithmSpec("1d", {"cpu": "bfs.algorithms.racherla_1d",
                              "gpu": "bfs.algorithms.racherla_1d_gpu"},
                       "Racherla 1D BFS: discoveries all-gathered (CPU: pairs, small frontiers "

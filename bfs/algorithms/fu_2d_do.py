@@ -30,6 +30,27 @@ After a top-down expand everything is fu_2d's: the exclusive OR scan down the gr
 the one rank that claims (Assigned) each new vertex, the column broadcasts the union, the row
 gathers the next In.
 
+One adjacency (adjacency=csc; the default, both, keeps fu_2d's block CSR beside the CSC).
+For an undirected graph a block's CSC holds every edge a top-down level needs, indexed from
+the other end: the CSC of block (i, j) lists, for each vertex v of ColRange(j), its neighbours
+in RowRange(i). So a top-down level can run on the CSC alone, and the block keeps one
+structure (half the edge bytes: what lets a GPU grid hold twice the scale, issue 49):
+  Push       every rank of grid column j walks the CSC of the frontier's column vertices (the
+             last level's union, which the column already shares) and marks their neighbours
+             not yet seen in a RowRange(i) bitmap. Each edge lives in one block, so the ranks
+             read the frontier's edges once between them.
+  Scatter    the grid row exchanges those bitmaps piece by piece (one alltoallv over the
+             row, n / (R C) bits from each rank): rank (i, j) receives the C bitmaps of its own
+             piece and ORs them into the piece's candidates, less the visited.
+  Resolve    the candidates' parents are found as a bottom-up level finds them, in the R
+             sub-steps down the grid column that start at the own piece (below), restricted to
+             the candidates: a candidate has a neighbour in the frontier, so one rank of the
+             column finds it, and the level's finds are disjoint as a bottom-up level's are.
+The levels and directions are the two-structure search's; the parents are valid ones (each a
+neighbour one level up) but may be other ones; the edges examined are the push's plus the
+resolve's. m_f (word [1] below) is summed over CSC degrees of the column's frontier instead of
+CSR degrees of the row's: over all ranks both are the frontier's degree sum.
+
 Parents: a bottom-up level knows the parent at discovery; where a rank above in the grid column
 claimed the vertex, contract drops this rank's parent, so pred >= 0 exactly where this rank
 assigned the vertex (as in bfs.algorithms.fu_2d_gpu). Top-down levels keep Fu's predecessor
@@ -71,7 +92,7 @@ import numpy as np
 
 from ..errors import BfsError
 from . import RunContext
-from .fu_2d import WORD, Fu2D, _set_levels
+from .fu_2d import WORD, Fu2D, _set_levels, compress
 
 ALPHA = 15.0
 BETA = 18.0
@@ -106,6 +127,29 @@ def _bottom_up(in_words, csc_offsets, csc_rows, todo, lo, row_global, out_words,
             b += 1
         todo[k] &= ~found
         out_words[w] |= found
+    return examined
+
+
+@numba.njit(cache=True)
+def _push(frontier, csc_offsets, csc_rows, seen_row, found_row):
+    """Every column vertex whose frontier bit is set marks its in-neighbours (rows) that are
+    not in seen_row in found_row. Returns the in-edges read (all of the frontier's)."""
+    examined = 0
+    for w in range(len(frontier)):
+        bits = frontier[w]
+        b = 0
+        while bits:
+            if bits & np.uint64(1):
+                v = w * WORD + b
+                start, stop = csc_offsets[v], csc_offsets[v + 1]
+                for e in range(start, stop):
+                    u = csc_rows[e]
+                    bit = np.uint64(1) << np.uint64(u & 63)
+                    if not seen_row[u >> 6] & bit:
+                        found_row[u >> 6] |= bit
+                examined += stop - start
+            bits >>= np.uint64(1)
+            b += 1
     return examined
 
 
@@ -175,10 +219,23 @@ class DirectionSwitch:
         return frontier
 
 
+ADJACENCIES = ("both", "csc")   # a block's structures: CSR and CSC, or the CSC alone
+
+
+def adjacency_option(options: dict) -> str:
+    """The adjacency option (module docstring, "One adjacency"), checked."""
+    adjacency = options.get("adjacency", "both")
+    if adjacency not in ADJACENCIES:
+        raise BfsError(f"2d-do adjacency must be both (the block CSR and CSC) or csc (the CSC "
+                       f"alone, top-down levels pushed through it), got {adjacency!r}")
+    return adjacency
+
+
 class Fu2DDo(DirectionSwitch, Fu2D):
     """Fu2D whose levels run top-down or bottom-up (see the module docstring)."""
 
     def __init__(self, block, ctx: RunContext):
+        self.adjacency = adjacency_option(ctx.options)     # before the build reads it
         super().__init__(block, ctx)
         self._switch_options(ctx.options, int(self.bounds[-1]))
         self.substeps = int(ctx.options.get("substeps", 1))
@@ -189,10 +246,27 @@ class Fu2DDo(DirectionSwitch, Fu2D):
         self.pieces = [slice(int(a), int(b)) for a, b in zip(self.cols.word_offset[:-1],
                                                              self.cols.word_offset[1:])]
 
+    def _build_local(self, block) -> None:
+        if self.adjacency == "both":
+            super()._build_local(block)
+            return
+        with self.phase("local ids"):
+            entries = self._local_edges(block)
+        self.csr_offsets = self.csr_cols = None     # the one structure is the CSC
+        with self.phase("block CSC"):
+            self.csc_offsets, self.csc_rows = compress(
+                lambda: ((cols, rows) for rows, cols in entries()), self.cols.n_words * WORD)
+
+    @property
+    def _pushes(self) -> bool:
+        """This level runs top-down through the CSC alone (push, scatter, resolve)."""
+        return not self.bottom_up and self.adjacency == "csc"
+
     @property
     def _in_substeps(self) -> bool:
-        """This level runs bottom-up in sub-steps (and there is a column to step down)."""
-        return self.bottom_up and self.substeps == 1 and self.R > 1
+        """This level searches in sub-steps down the grid column (and there is a column to
+        step down): a bottom-up level with substeps, or a pushed level's resolve."""
+        return self.R > 1 and ((self.bottom_up and self.substeps == 1) or self._pushes)
 
     def _reset(self, root: int) -> None:
         super()._reset(root)
@@ -200,30 +274,46 @@ class Fu2DDo(DirectionSwitch, Fu2D):
         self.counts, self.totals = np.zeros(4, np.int64), np.zeros(4, np.int64)
         self.totals[0] = 1
         r_local, c_local = self.rows.find(root), self.cols.find(root)
-        # this rank's share of the root's edges: what level 0's top-down expand reads
-        self.frontier_edges = (int(self.csr_offsets[r_local + 1] - self.csr_offsets[r_local])
-                               if r_local >= 0 else 0)
-        self.unvisited_edges = len(self.csc_rows) - (
-            int(self.csc_offsets[c_local + 1] - self.csc_offsets[c_local]) if c_local >= 0
-            else 0)
+        root_in_edges = (int(self.csc_offsets[c_local + 1] - self.csc_offsets[c_local])
+                         if c_local >= 0 else 0)
+        if self.adjacency == "csc":
+            # the root's edges from its column's side (the push reads them there); the column
+            # shares the frontier as the last level's union, and the rows seen are the frontiers
+            self.frontier_edges = root_in_edges
+            if c_local >= 0:
+                self.uni[c_local >> 6] |= np.uint64(1) << np.uint64(c_local & 63)
+            self.seen_row = self.in_words.copy()
+            self.found_row = np.zeros(self.rows.n_words, np.uint64)
+            self.scattered = np.zeros(self.C * (self.own.stop - self.own.start), np.uint64)
+        else:
+            # this rank's share of the root's edges: what level 0's top-down expand reads
+            self.frontier_edges = (int(self.csr_offsets[r_local + 1]
+                                       - self.csr_offsets[r_local]) if r_local >= 0 else 0)
+        self.unvisited_edges = len(self.csc_rows) - root_in_edges
         self._switch_reset()
 
     def _begin_level(self, level: int) -> int:
         return self._switch(level, self.totals)
 
     def _expand_level(self, level: int) -> None:
-        if not self.bottom_up:
+        if not self.bottom_up and not self._pushes:
             super()._expand_level(level)
             self.counts[3] = self.frontier_edges
             return
         self.out.fill(0)
-        if not self._in_substeps:   # the whole block at once
-            self.counts[3] = self._search_piece(slice(0, len(self.visited)),
-                                                ~self.visited)
+        pushed = 0
+        if self._pushes:
+            pushed, todo = self._push_level()
+        elif self._in_substeps:
+            todo = ~self.visited[self.own]
+        else:   # the whole block at once
+            self.counts[3] = self._search_piece(slice(0, len(self.visited)), ~self.visited)
+            return
+        if self.R == 1:     # the own piece is the whole column range: no sub-steps
+            self.counts[3] = pushed + self._search_piece(self.own, todo)
             return
         R, i = self.R, self.i
         k, examined, sent = i, 0, 0
-        todo = ~self.visited[self.pieces[k]]
         for step in range(R):
             examined += self._search_piece(self.pieces[k], todo)
             if step == R - 1:
@@ -233,8 +323,23 @@ class Fu2DDo(DirectionSwitch, Fu2D):
             self.col_x.sendrecv(todo, (i - 1) % R, unfound, (i + 1) % R)
             sent += todo.nbytes
             todo = unfound
-        self.counts[3] = examined
-        self.substep_bytes = sent
+        self.counts[3] = pushed + examined
+        self.substep_bytes = sent + (self.scatter_bytes if self._pushes else 0)
+
+    def _push_level(self) -> tuple[int, np.ndarray]:
+        """A top-down level's push and scatter (module docstring, "One adjacency"): the
+        frontier's in-neighbours not seen, then the own piece's candidates (OR of the grid
+        row's bitmaps, less the visited). Returns (edges read, the candidates' todo words)."""
+        found = self.found_row
+        found.fill(0)
+        pushed = _push(self.uni, self.csc_offsets, self.csc_rows, self.seen_row, found)
+        own_words = self.own.stop - self.own.start
+        self.row_x.alltoallv(found, self.row_counts, self.scattered,
+                             np.full(self.C, own_words))
+        self.scatter_bytes = found.nbytes - own_words * 8
+        todo = np.bitwise_or.reduce(self.scattered.reshape(self.C, own_words), axis=0)
+        todo &= ~self.visited[self.own]
+        return pushed, todo
 
     def _search_piece(self, piece: slice, todo) -> int:
         """_bottom_up over the column words of piece for the vertices todo names (cleared as
@@ -246,6 +351,8 @@ class Fu2DDo(DirectionSwitch, Fu2D):
         if self._in_substeps:     # the finds are disjoint: no rank above to defer to
             self.prefix.fill(0)
             return self.substep_bytes
+        if self._pushes:          # one row of ranks: nothing above, the scatter's bytes
+            return self.scatter_bytes
         return super()._scan()
 
     def _contract(self) -> None:
@@ -263,7 +370,13 @@ class Fu2DDo(DirectionSwitch, Fu2D):
 
     def _finish(self, level: int) -> None:
         super()._finish(level)   # visited, levels, counts[0]; In is the next frontier now
-        self.frontier_edges = _degree_sum(self.in_words, self.csr_offsets)
+        if self.adjacency == "csc":
+            # the next push's frontier is uni (the column's new vertices) and its degrees
+            # are CSC degrees here: summed over the grid, the frontier's degree sum as well
+            self.seen_row |= self.in_words
+            self.frontier_edges = _degree_sum(self.uni, self.csc_offsets)
+        else:
+            self.frontier_edges = _degree_sum(self.in_words, self.csr_offsets)
         self.unvisited_edges -= _degree_sum(self.uni, self.csc_offsets)
         self.counts[1] = self.frontier_edges
         self.counts[2] = self.unvisited_edges

@@ -128,7 +128,7 @@ from ..errors import BfsError
 from . import RunContext, fu_2d_gpu, kernel1_gpu, merrill, merrill_do, tiles
 from ..comm import peer
 from .fu_2d import WORD
-from .fu_2d_do import TOP_DOWN, DirectionSwitch
+from .fu_2d_do import TOP_DOWN, DirectionSwitch, adjacency_option
 from .fu_2d_gpu import BLOCK, EngineAnswers, Fu2DGpu
 
 TOTALS, COUNTS, CHAIN = 4, 8, 12   # ctl offsets: all-reduced totals, this rank's counts, chain
@@ -174,6 +174,9 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
     def __init__(self, block, ctx: RunContext):
         self._switch_options(ctx.options, int(block.manifest["bounds"][-1]),    # fail fast
                              merrill_do.ALPHA, merrill_do.BETA)
+        if adjacency_option(ctx.options) != "both":
+            raise BfsError("2d-do adjacency=csc runs on the CPU backend so far: the GPU's blocks "
+                           "keep their CSR and CSC (adjacency=both)")
         self.rows_order = ctx.options.get("rows", "auto")
         if self.rows_order not in ("auto", "degree", "graph"):
             raise BfsError(f"2d-do rows must be auto, degree or graph, got {self.rows_order!r}")
