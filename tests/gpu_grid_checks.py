@@ -9,6 +9,9 @@ Each check raises (and the rank exits non-zero) on a mismatch; rank 0 prints `ok
   search_do  the same for 2d-do: all top-down, bottom-up from level 1 and the defaults; the
              directions and edges examined against the CPU 2d-do on the same blocks; chains
              replayed as CUDA graphs as chains launched one by one
+  search_csc 2d-do with the block's CSC alone (adjacency=csc): no CSR kept; levels and trees
+             as search's, validated through the CSC; the directions and the switch's words
+             those of the two-structure search on the GPU and of the CPU's adjacency=csc
   search_semiring  semiring on the GPU grid, nccl and mpi: every search valid and equal to the
              CPU BFS, and every tree the CPU semiring's, parent for parent (the min is
              deterministic)
@@ -272,6 +275,43 @@ def check_search_semiring(R, C):
             assert (got.parent == want.parent).all() and (got.level == want.level).all(), root
 
     search_equals_cpu(R, C, "semiring", ({"comm": "nccl"}, {"comm": "mpi"}), each)
+
+
+def check_search_csc(R, C):
+    """2d-do adjacency=csc on the GPU grid: all top-down (alpha 1), bottom-up from level 1,
+    the defaults, back to top-down (beta 18), through MPI: every search equals the CPU BFS and
+    validates through the CSC (search_equals_cpu); every rank agrees on the directions and
+    edges examined; the directions are the GPU's two-structure search's (the same switch
+    words: m_f summed over CSC degrees is the frontier's degree sum) and the CPU's
+    adjacency=csc's; a top-down level reads at least the frontier's edges (the push)."""
+    option_sets = ({"alpha": 1.0}, {"alpha": 1e9}, {}, {"beta": 18.0},
+                   {"comm": "mpi", "exchange": "wave"})
+    layout, (bsrc, bdst) = blocks_in_place(R, C)
+    cpus = [searcher_for(R, C, bsrc.get(), bdst.get(), layout, "2d-do", "cpu",
+                         **{"alpha": merrill_do.ALPHA, "beta": merrill_do.BETA,
+                            "adjacency": "csc",
+                            **{k: v for k, v in o.items() if k != "comm"}})
+            for o in option_sets]
+    twos = [searcher_for(R, C, bsrc, bdst, layout, "2d-do", peer="off", **o)
+            for o in option_sets]
+
+    def each(k, s, root):
+        assert s.csr_offsets is None and s.csr_cols is None and s.adjacency == "csc"
+        cpus[k].search(root)
+        twos[k].search(root)
+        mine = (s.directions, s.level_edges_examined, s.edges_examined)
+        assert all(x == mine for x in comm.allgather(mine)), (option_sets[k], root)
+        assert s.directions == cpus[k].directions == twos[k].directions, \
+            (option_sets[k], root, s.directions, cpus[k].directions, twos[k].directions)
+        for d, mine_e, two_e in zip(s.directions, s.level_edges_examined,
+                                    twos[k].level_edges_examined):
+            assert mine_e >= two_e if d == "top-down" else mine_e == two_e, \
+                (option_sets[k], root, s.level_edges_examined, twos[k].level_edges_examined)
+
+    search_equals_cpu(R, C, "2d-do", tuple({**o, "adjacency": "csc"} for o in option_sets),
+                      each)
+    for t in twos:
+        t.close()
 
 
 def search_equals_cpu(R, C, algorithm, option_sets, each=None) -> list:

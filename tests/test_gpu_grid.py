@@ -40,8 +40,8 @@ def mpi_check(check, rows, cols):
 
 
 @pytest.mark.parametrize("grid", GRIDS, ids=lambda g: f"{g[0]}x{g[1]}")
-@pytest.mark.parametrize("check", ["exchange", "route", "search", "search_do", "search_semiring",
-                                   "faults", "streamed"])
+@pytest.mark.parametrize("check", ["exchange", "route", "search", "search_do", "search_csc",
+                                   "search_semiring", "faults", "streamed"])
 def test_grid_checks(check, grid):
     out = mpi_check(check, *grid)
     if check == "faults":   # every planted fault was named, on each rank
@@ -50,7 +50,7 @@ def test_grid_checks(check, grid):
 
 @pytest.mark.skipif(_N_GPUS < 4, reason=f"needs 4 GPUs ({_N_GPUS} GPUs)")
 @pytest.mark.parametrize("grid", [(1, 4), (2, 2), (4, 1)], ids=lambda g: f"{g[0]}x{g[1]}")
-@pytest.mark.parametrize("check", ["exchange", "search", "search_do"])
+@pytest.mark.parametrize("check", ["exchange", "search", "search_do", "search_csc"])
 def test_grid_checks_four_gpus(check, grid):
     """The same checks on a grid of one rank per GPU of a 4-GPU machine: nothing assumes two."""
     mpi_check(check, *grid)

@@ -157,7 +157,7 @@ PEER = Option("peer", "(GPU, 2d-do on a grid of one row) small-frontier levels i
               "IPC): where every rank has a GPU of its own on one host (auto, the default), "
               "wherever the ranks share a host (on: ranks sharing a GPU too, the tests), or "
               "never (off: the host's chains over --comm)", choices=("auto", "on", "off"))
-ADJACENCY = Option("adjacency", "(2d-do, CPU so far) a block's structures: its CSR and CSC "
+ADJACENCY = Option("adjacency", "(2d-do) a block's structures: its CSR and CSC "
                    "(both, the default), or the CSC alone (csc: top-down levels push through "
                    "it, half the edge bytes)", choices=("both", "csc"))
 EXPAND = Option("expand", "the multi-block level kernel (merrill.EXPAND_VARIANTS; tiles, the "

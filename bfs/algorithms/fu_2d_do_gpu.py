@@ -103,11 +103,21 @@ peer=auto (the default) takes it where every rank has a GPU of its own on one ho
 tests: ranks sharing a GPU); off (the chains over --comm). A rank that stops leaves the others
 waiting at most PEER_TIMEOUT_S, and the search raises naming the rank and the level.
 
+The block's CSC alone (adjacency=csc; fu_2d_do's docstring, "One adjacency"): no block CSR
+is built, which halves the bytes an entry costs (issue 49: scale 30 on four H100s). A top-down
+level pushes the column's frontier (the last level's union, compacted with its CSC degrees)
+through the CSC by the same tiles kernel as a CSR expand, into a row-range bitmap less the
+rows seen; the grid row scatters those bitmaps to the pieces' owners (one alltoallv); the own
+piece's candidates are resolved by the bottom-up kernel in the column's sub-steps, as a
+bottom-up level with the other vertices marked done. Such levels run one at a time (no
+top-down chains, no peer loop: both walk a CSR), and on a grid of one row the levels are
+finished as on a grid of several (reset pass, no whole-level kernel).
+
 Options (bench's 2d-do@KEY=VALUE, besides alpha and beta): rows (auto / degree / graph, also
 merrill-do's on one rank), engine (1; 0 runs the grid's levels on one rank too, to measure
 the per-block path on one GPU), ahead and td_ahead (the chains' lengths past the host's
 decision), graphs (1: chains replayed as CUDA graphs; 0: launched one by one, every level
-step timed apart), substeps (above), peer (above).
+step timed apart), substeps (above), peer (above), adjacency (above).
 
 Memory it adds to 2d's: the block CSC, built on the device as the CSR is (kernel1_gpu's
 block_csr with keys and values swapped): int64 offsets per column-range vertex + a uint32 row
@@ -174,9 +184,7 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
     def __init__(self, block, ctx: RunContext):
         self._switch_options(ctx.options, int(block.manifest["bounds"][-1]),    # fail fast
                              merrill_do.ALPHA, merrill_do.BETA)
-        if adjacency_option(ctx.options) != "both":
-            raise BfsError("2d-do adjacency=csc runs on the CPU backend so far: the GPU's blocks "
-                           "keep their CSR and CSC (adjacency=both)")
+        self.adjacency = adjacency_option(ctx.options)
         self.rows_order = ctx.options.get("rows", "auto")
         if self.rows_order not in ("auto", "degree", "graph"):
             raise BfsError(f"2d-do rows must be auto, degree or graph, got {self.rows_order!r}")
@@ -185,6 +193,8 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
             if not (isinstance(value, int) and 0 <= value <= 64):
                 raise BfsError(f"2d-do {key} must be an integer from 0 to 64, got {value!r}")
             setattr(self, key, value)
+        if self.adjacency == "csc":
+            self.td_ahead = 0      # a pushed top-down level runs one at a time (_pushed_level)
         # set before the communicators (the instance's dict frees in that order), so that
         # dropping the searcher frees the graphs first: NCCL will not destroy a communicator
         # while a graph that captured its collectives lives (ncclCommDestroy waits for them
@@ -226,9 +236,17 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         and values swapped, each column's rows in one order: hubs first (rows=degree, auto
         where it fits: by falling global degree, see _degree_ranks), sorted as ranks in the
         CSC's own sort and turned back to row ids after it; else by row id."""
-        super()._build_blocks(entries, fill)
-        n_col_bits, nnz = self.cols.n_words * WORD, int(self.csr_cols.size)
-        n_row_bits = self.rows.n_words * WORD
+        n_col_bits, n_row_bits = self.cols.n_words * WORD, self.rows.n_words * WORD
+        if self.adjacency == "csc":
+            # no CSR: the rows' block degrees (for the CSC's hubs-first order and its size)
+            # counted in one pass over the entries
+            self.csr_offsets = self.csr_cols = None
+            with self.phase("row degrees"):
+                row_degree = self._row_degrees(entries, n_row_bits)
+            nnz = int(row_degree.sum())
+        else:
+            super()._build_blocks(entries, fill)
+            nnz, row_degree = int(self.csr_cols.size), None
         self.csc_nnz = nnz
         # kept: offsets and row ids; while building: one bucket's keys and the sort's buffer
         # (or, streamed, the fill's cursors)
@@ -237,7 +255,8 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
                            else kernel1_gpu.RESORT_LIMIT) + 4 * n_col_bits)
         device.check_fits(need, f"2d-do block CSC ({n_col_bits} columns, {nnz} entries)")
         with self.phase("block CSC"):
-            perm, rank = self._degree_ranks(need, n_row_bits)
+            perm, rank = self._degree_ranks(need, n_row_bits, row_degree)
+            row_degree = None
             if rank is None:
                 pairs = lambda: ((cols, rows) for rows, cols in entries())  # noqa: E731
             elif fill == "keys":
@@ -259,7 +278,20 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
                     part[...] = perm[part]
             del perm
 
-    def _degree_ranks(self, csc_need: int, n_row_bits: int):
+    def _row_degrees(self, entries, n_row_bits: int):
+        """Each row's entries in this block (int64), counted over entries() by Kernel 1's
+        degree kernel (one atomic an entry, as a directed edge list's)."""
+        cp = self.cp
+        device.check_fits(8 * n_row_bits, f"2d-do adjacency=csc: {n_row_bits} row degrees")
+        degree = cp.zeros(n_row_bits, cp.uint64)
+        count = kernel1_gpu._kernel1_module().get_function("count_degrees")
+        for rows, cols in entries():
+            if rows.size:
+                count((device.grid_for(rows.size),), (BLOCK,),
+                      (rows, cols, np.int64(rows.size), degree, np.int32(1)))
+        return degree.view(cp.int64)
+
+    def _degree_ranks(self, csc_need: int, n_row_bits: int, row_degree=None):
         """rows=degree (auto: where the ranks fit beside the CSC's build): the row range's
         vertices ranked by falling global degree (the grid row's sum of its blocks' CSR degrees:
         one all-reduce), as merrill-do's rows hubs first, so a column's head is its biggest
@@ -274,7 +306,8 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
             return None, None
         device.check_fits(peak, f"2d-do rows=degree: the {n_row_bits} rows ranked by degree")
         degree = cp.empty(n_row_bits, cp.int64)
-        self.row_x.allreduce(cp.diff(self.csr_offsets), degree, "sum")
+        self.row_x.allreduce(cp.diff(self.csr_offsets) if row_degree is None else row_degree,
+                             degree, "sum")
         perm, rank = merrill.degree_ranks(degree)
         del degree
         self.rows_order = "degree"
@@ -325,21 +358,33 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         self.k.update({name: mod2d.get_function(name) for name in
                        ("scan_sums_q", "scan_totals_q", "scan_chunks_q", "partition_tiles_q",
                         "expand_tiles_q", "clear_words", "level_start", "decide_top_down")})
-        n_row_bits = self.rows.n_words * WORD
-        self.chunk_sums = cp.empty(max(1, -(-n_row_bits // tiles.SCAN_CHUNK)), cp.int64)
+        q_bits = self._queue_bits()
+        self.chunk_sums = cp.empty(max(1, -(-q_bits // tiles.SCAN_CHUNK)), cp.int64)
         sms = device.sm_count()
-        self.scan_blocks = max(1, min(-(-n_row_bits // tiles.SCAN_CHUNK), 4 * sms))
+        self.scan_blocks = max(1, min(-(-q_bits // tiles.SCAN_CHUNK), 4 * sms))
         self.expand_blocks = device.resident_grid(self.k["expand_tiles_q"], BLOCK)
-        # a grid of one row: the kernel does the whole level, without a reset pass (docstring)
-        self.own_levels = self.R == 1
+        # a grid of one row: the kernel does the whole level, without a reset pass (docstring);
+        # not with the CSC alone, whose pushed levels resolve like a grid of several rows
+        self.own_levels = self.R == 1 and self.adjacency == "both"
+        self.one = cp.ones(1, cp.uint64)       # the go word of a level not in a chain
         # sub-steps (several rows): the column range's R pieces (piece k: grid row k's own),
         # and two buffers of a piece's words, the vertices not yet found, passed up the column
         offsets = self.cols.word_offset
         self.pieces = [(int(a), int(b)) for a, b in zip(offsets[:-1], offsets[1:])]
-        if self.substeps and not self.own_levels:
+        if (self.substeps or self.adjacency == "csc") and not self.own_levels:
             most = max(b - a for a, b in self.pieces)
             self.unfound = (cp.empty(most, cp.uint64), cp.empty(most, cp.uint64))
-        if self.R == 1 and self.C > 1:
+        if self.adjacency == "csc":
+            # the push's rows found and rows seen (the row range's visited), and the grid
+            # row's bitmaps of the own piece, scattered to it (_pushed_level)
+            own_words = self.own.stop - self.own.start
+            device.check_fits(8 * (2 * self.rows.n_words + (self.C + 1) * own_words),
+                              "2d-do adjacency=csc: the push's bitmaps")
+            self.found_row = cp.empty(self.rows.n_words, cp.uint64)
+            self.seen_row = cp.empty(self.rows.n_words, cp.uint64)
+            self.scattered = cp.empty(self.C * own_words, cp.uint64)
+            self.candidates = cp.empty(own_words, cp.uint64)
+        elif self.R == 1 and self.C > 1:
             self._open_peers()
 
     def _open_peers(self) -> None:
@@ -730,7 +775,7 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
                              *self.row_ids))
         return 0
 
-    def _bottom_up_substeps(self, level: int, go) -> int:
+    def _bottom_up_substeps(self, level: int, go, first=None) -> int:
         """A bottom-up level in R sub-steps down the grid column (fu_2d_do's docstring: Beamer
         et al.'s 2D bottom-up): rank i searches its own piece's open vertices, then passes the
         piece's still-unfound bits to rank i - 1 and takes piece i + s from rank i + 1 (one
@@ -739,12 +784,14 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         found by a rank before): each rank's own no-in-edge columns stay out of it (closed,
         the kernel's visited_init), as another rank may hold their in-edges. Out ends with this
         rank's finds over the whole column range (each piece written by one sub-step), disjoint
-        from every other rank's. Returns the bytes sent."""
+        from every other rank's. first: the own piece's words not to search (default its
+        visited; a pushed level's resolve gives those that are no candidate too). Returns the
+        bytes sent."""
         R, i = self.R, self.i
         done, spare = self.unfound
         k = i
         w0, w1 = self.pieces[k]
-        done[:w1 - w0] = self.visited[w0:w1]
+        done[:w1 - w0] = self.visited[w0:w1] if first is None else first
         sent = 0
         for step in range(R):
             w0, w1 = self.pieces[k]
@@ -770,6 +817,74 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         clock.mark("union")
         finish(level + 1)
         clock.mark("finish")
+        return sent
+
+    # --- the CSC alone (adjacency=csc; fu_2d_do's docstring, "One adjacency") -----------------
+    def _block_entries(self) -> int:
+        return int(self.csc_rows.size) if self.csr_cols is None else super()._block_entries()
+
+    def _queue_bits(self) -> int:
+        """A push's queue holds the column range's frontier (the CSC's columns)."""
+        return self.cols.n_words * WORD if self.adjacency == "csc" else super()._queue_bits()
+
+    def _frontier_words(self):
+        """A push expands the column's frontier (the last level's union) through the CSC."""
+        if self.adjacency == "csc":
+            return self.uni, self.csc_offsets
+        return super()._frontier_words()
+
+    def _level_body(self, level: int, clock) -> int:
+        if self.adjacency == "both" or self.bottom_up:
+            return super()._level_body(level, clock)
+        sent = self._pushed_level(level)
+        clock.mark("expand")
+        return sent + self._share_disjoint(level, clock, self._finish)
+
+    def _pushed_level(self, level: int) -> int:
+        """A top-down level through the CSC alone: push, scatter, resolve (fu_2d_do's
+        docstring). The frontier is the column's union of the last level (level 0: the root,
+        on its grid column), compacted with its CSC degrees by the last level's _finish; its
+        edges are pushed by merrill's tiles (fu_2d.cu's expand_tiles, no parents) into a
+        row-range bitmap, less the rows seen (the row range's visited, gathered from the own
+        pieces as In is); the grid row's bitmaps are scattered piece by piece (one alltoallv),
+        OR'd into the own piece's candidates, and the candidates resolved by the bottom-up
+        kernel in the column's sub-steps. counts[3] = the edges pushed + the in-edges the
+        resolve read. Returns the bytes sent."""
+        cp, k = self.cp, self.k
+        if level == 0:
+            device.zero_async(self.uni)
+            c = self._c_root
+            if c >= 0:
+                self.uni[c // WORD:c // WORD + 1].fill(np.uint64(1) << np.uint64(c % WORD))
+            self._q, self._edges, _ = self._compact(0)
+        sent = self._gather_row(self.visited[self.own], self.seen_row)
+        device.zero_async(self.found_row)
+        q, edges = self._q, self._edges
+        if edges:
+            self.scanner(self.qdeg, self.scan, q)
+            n_tiles = -(-edges // tiles.TILE)
+            k["partition_tiles"]((device.grid_for(n_tiles + 1),), (BLOCK,),
+                                 (self.scan, np.int64(q), np.int64(n_tiles), self.tile_first))
+            k["expand_tiles"]((n_tiles,), (BLOCK,),
+                              (self.csc_offsets, self.csc_rows, self.queue, self.scan,
+                               np.int64(q), self.tile_first, self.seen_row, self.found_row,
+                               self.ctl, np.uint64(0), *self.row_ids))
+            self.launches["expand"] += 1
+        own_words = self.own.stop - self.own.start
+        self.row_x.alltoallv(self.found_row, self.row_counts, self.scattered,
+                             np.full(self.C, own_words, np.int64))
+        sent += self.found_row.nbytes - 8 * own_words
+        # the resolve's words not to search: the visited and what no rank pushed
+        cand = self.candidates
+        cand[...] = self.scattered[:own_words]
+        for c in range(1, self.C):
+            cand |= self.scattered[c * own_words:(c + 1) * own_words]
+        cp.invert(cand, out=cand)
+        cand |= self.visited[self.own]
+        sent += self._bottom_up_substeps(level, self.one, first=cand)
+        k["level_counts"]((1,), (1,), (self.one, self.level_sums, self.counts, np.int32(0)))
+        self.counts[3:4] += np.uint64(edges)
+        self.launches["bottom_up"] += 1
         return sent
 
     def _expand_level(self, level: int) -> None:

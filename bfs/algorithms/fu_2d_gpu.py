@@ -238,9 +238,10 @@ class Fu2DGpu(Fu2D):
         self.cp = cp
         rows, cols = self.rows, self.cols
         n_row_bits, n_col_bits = rows.n_words * WORD, cols.n_words * WORD
-        self.nnz = int(self.csr_cols.size)
+        self.nnz = self._block_entries()
+        q_bits = self._queue_bits()
         need = (4 * n_col_bits + 8 * n_col_bits  # levels (columns only), pred
-                + 20 * n_row_bits  # queue, degrees, scan
+                + 20 * q_bits  # queue, degrees, scan
                 + 8 * (self.nnz // TILE + 2) + 9 * 8 * max(rows.n_words, cols.n_words))
         device.check_fits(need, f"2d search state ({n_row_bits} x {n_col_bits} local vertices)")
         self.level_col = cp.empty(n_col_bits, cp.int32)
@@ -253,9 +254,9 @@ class Fu2DGpu(Fu2D):
         self.out, self.visited, self.uni, self.inclusive, self.received = (
             cp.empty(cols.n_words, cp.uint64) for _ in range(5))
         self.prefix = cp.zeros(cols.n_words, cp.uint64)   # stays 0 where R = 1 (no scan)
-        self.queue = cp.empty(max(n_row_bits, 1), cp.uint32)
-        self.qdeg = cp.empty(max(n_row_bits, 1), cp.int64)
-        self.scan = cp.empty(max(n_row_bits, 1), cp.int64)
+        self.queue = cp.empty(max(q_bits, 1), cp.uint32)
+        self.qdeg = cp.empty(max(q_bits, 1), cp.int64)
+        self.scan = cp.empty(max(q_bits, 1), cp.int64)
         self.tile_first = cp.empty(self.nnz // TILE + 2, cp.int64)
         # ctl: [0] frontier vertices, [1] frontier edges, [2] Out bits (after the compaction
         # and expand of a level); [4] the global frontier size (the count all-reduce's result),
@@ -273,6 +274,15 @@ class Fu2DGpu(Fu2D):
                    "level_counts", "expand_root")}
         self.launches = {"expand": 0, "levels": 0}
         cp.cuda.get_current_stream().synchronize()
+
+    def _block_entries(self) -> int:
+        """The block's directed entries (the CSR's; 2d-do's CSC alone holds the same)."""
+        return int(self.csr_cols.size)
+
+    def _queue_bits(self) -> int:
+        """The frontier queue's most vertices: the row range's (a top-down level expands In
+        through the block CSR; 2d-do's CSC alone pushes the column range's frontier)."""
+        return self.rows.n_words * WORD
 
     # The global id of every padded row / column index (-1 on padding), 8 bytes a vertex: only
     # the validation (grid_view) and semiring's search read them, so they are made on the
@@ -314,15 +324,20 @@ class Fu2DGpu(Fu2D):
         (default ctl[1:2]) += their edges; Out cleared for the expand. go (a chained level's
         flag, whose level_start cleared the counters and whose next level clears Out): the
         compaction alone, if go[0]."""
-        rows = self.rows
+        words, offsets = self._frontier_words()
         if go is None:
             device.zero_async(self.ctl[0:4])
-        self.k["compact"]((device.grid_for(rows.n_words),), (BLOCK,),
-                          (self.in_words, np.int64(rows.n_words), self.csr_offsets, self.queue,
+        self.k["compact"]((device.grid_for(words.size),), (BLOCK,),
+                          (words, np.int64(words.size), offsets, self.queue,
                            self.qdeg, self.ctl[0:1], self.ctl[1:2] if n_edges is None
                            else n_edges, np.uint64(0) if go is None else go))
         if go is None:
             device.zero_async(self.out)
+
+    def _frontier_words(self):
+        """The frontier a top-down level expands and the offsets of the structure it expands
+        through: In and the block CSR (2d-do's CSC alone: the column's union and the CSC)."""
+        return self.in_words, self.csr_offsets
 
     def _expand_tiles(self, q: int, edges: int) -> None:
         """The compacted frontier's edges -> Out minus visited; the winner of each new bit
@@ -458,6 +473,9 @@ class Fu2DGpu(Fu2D):
             n=int(self.bounds[-1]),
             csr_offsets=self.csr_offsets if e is None else e.offsets,
             csr_cols=self.csr_cols if e is None else e.columns,
+            # a block with no CSR (2d-do adjacency=csc) is checked through its CSC
+            csc_offsets=getattr(self, "csc_offsets", None) if e is None else None,
+            csc_rows=getattr(self, "csc_rows", None) if e is None else None,
             row_global=self.row_global if e is None else self._identity,
             col_global=self.col_global if e is None else self._identity,
             level_col=self.level_col if e is None else e.level,

@@ -387,7 +387,7 @@ ROUTE_CHUNK = 1 << 24   # input edges a rank routes at a time where its block is
 
 
 def grid_block_bytes(n: int, m: int, rows: int, cols: int, csc: bool,
-                     streamed: bool = False) -> int:
+                     streamed: bool = False, csr: bool = True) -> int:
     """At least the device bytes one rank of a rows x cols grid holds while it builds its
     block (2d, 2d-do, 1d and the semiring search on the GPU) of a graph of n vertices and m
     input edges, an average block of 2m / (rows cols) directed entries, into the block CSR's
@@ -405,23 +405,31 @@ def grid_block_bytes(n: int, m: int, rows: int, cols: int, csc: bool,
 
     Either way, at least the search after it: the CSR and CSC with the search state, 32 B a
     row-range vertex (queue, degrees, the rows' ids and degree order) and 24 a column-range
-    vertex (levels, parents, ids, head copy); what sets the largest streamed scale."""
+    vertex (levels, parents, ids, head copy); what sets the largest streamed scale.
+
+    csr False (2d-do adjacency=csc: the CSC alone): no CSR; the build counts the rows' degrees
+    first (16 B a row-range vertex: this rank's and the grid row's sums), and the search
+    queues the column range (44 B a column-range vertex: queue, degrees, scan, levels,
+    parents, head copy) beside four row-range bitmaps."""
     entries = 2 * m // (rows * cols)
     row_range, col_range = -(-n // rows), -(-n // cols)
-    kept = (4 + (4 if csc else 0)) * entries + 8 * (row_range + (col_range if csc else 0))
+    kept = (((4 if csr else 0) + (4 if csc else 0)) * entries
+            + 8 * ((row_range if csr else 0) + (col_range if csc else 0)))
     if streamed:
         build = kept + max(8 * max(row_range, col_range) + 72 * min(ROUTE_CHUNK, m),
                            16 * min(entries, RESORT_LIMIT))
     else:
         build = kept + 16 * entries + 16 * min(entries, SORT_LIMIT)
+    if not csr:
+        return max(build, kept + 16 * row_range, kept + 44 * col_range + row_range // 2)
     return max(build, kept + 32 * row_range + 24 * col_range)
 
 
 def largest_grid_scale(free: int, edgefactor: int, rows: int, cols: int, csc: bool,
-                       streamed: bool = False) -> int:
+                       streamed: bool = False, csr: bool = True) -> int:
     """The largest Kronecker scale whose grid_block_bytes fits in `free` bytes a GPU."""
     return device.largest_scale(
-        lambda s: grid_block_bytes(2 ** s, edgefactor * 2 ** s, rows, cols, csc, streamed),
+        lambda s: grid_block_bytes(2 ** s, edgefactor * 2 ** s, rows, cols, csc, streamed, csr),
         free)
 
 
@@ -429,28 +437,30 @@ EDGE_LISTS = ("auto", "device", "stream")   # --edge-list: where a grid's routed
 
 
 def grid_build(algorithm: str, n: int, m: int, rows: int, cols: int,
-               edge_list: str = "auto") -> str:
+               edge_list: str = "auto", adjacency: str = "both") -> str:
     """How this rank builds its block on its GPU, before anything is generated or routed:
     "device" (the routed block whole on the device: fastest) or "stream" (routed again chunk
     by chunk for each pass: what the largest scales need). edge_list "auto" takes "device"
     where grid_block_bytes says it fits in this GPU's free bytes, else "stream". BfsError
     where even the chosen build does not fit: it names the need, the free memory and the
-    largest scale the grid holds either way. 2d-do builds a CSC too."""
+    largest scale the grid holds either way. 2d-do builds a CSC too, and with
+    adjacency=csc the CSC alone."""
     if edge_list not in EDGE_LISTS:
         raise BfsError(f"--edge-list {edge_list!r}: choose one of {', '.join(EDGE_LISTS)}")
     csc = algorithm == "2d-do"
+    csr = not (csc and adjacency == "csc")
     if edge_list == "auto":
-        edge_list = ("device" if grid_block_bytes(n, m, rows, cols, csc)
+        edge_list = ("device" if grid_block_bytes(n, m, rows, cols, csc, False, csr)
                      <= device.free_memory()[0] else "stream")
     streamed = edge_list == "stream"
     edgefactor = max(1, m // max(n, 1))
-    check_fits(grid_block_bytes(n, m, rows, cols, csc, streamed),
+    check_fits(grid_block_bytes(n, m, rows, cols, csc, streamed, csr),
                f"{algorithm} on a {rows}x{cols} grid ({n} vertices, {m} edges, the routed "
                f"block {'a chunk at a time' if streamed else 'whole'}): each rank's block "
                f"and its build, at least,",
-               lambda f: f"{largest_grid_scale(f, edgefactor, rows, cols, csc)} on this "
-                         f"{rows}x{cols} grid with the routed block whole, "
-                         f"{largest_grid_scale(f, edgefactor, rows, cols, csc, True)} routed a "
+               lambda f: f"{largest_grid_scale(f, edgefactor, rows, cols, csc, False, csr)} "
+                         f"on this {rows}x{cols} grid with the routed block whole, "
+                         f"{largest_grid_scale(f, edgefactor, rows, cols, csc, True, csr)} routed a "
                          f"chunk at a time (--edge-list stream; auto streams where the block "
                          f"does not fit whole); a wider grid holds more")
     return edge_list

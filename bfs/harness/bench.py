@@ -63,7 +63,7 @@ def lattice_graph(rows_cols, diagonal_prob: float):
 
 
 def bench_session(source, spec, backend: str, grid=None, diagonal_prob: float = 0.0,
-                  edge_list: str = "auto"):
+                  edge_list: str = "auto", adjacency: str = "both"):
     """The session spec needs on backend over one of bench's graphs. A distributed algorithm
     over a graph directory or a lattice (one rank: the 1x1 grid) has every rank route its
     share of the edge list to the blocks, as bench --grid does with a generated one: of a
@@ -76,8 +76,9 @@ def bench_session(source, spec, backend: str, grid=None, diagonal_prob: float = 
         def host_edges(lo, hi):
             return src[lo:hi], dst[lo:hi]
     else:   # a graph directory on ranks: each reads its share's row groups (open_session)
-        return open_session(source, spec, backend, grid, edge_list)
-    return MpiSession.from_edges(meta, host_edges, record, spec, backend, grid, edge_list)
+        return open_session(source, spec, backend, grid, edge_list, adjacency)
+    return MpiSession.from_edges(meta, host_edges, record, spec, backend, grid, edge_list,
+                                 adjacency)
 
 
 def _session_key(spec, grid) -> tuple:
@@ -108,11 +109,13 @@ def bench_graph(name: str, source, variants, backend: str, opts: dict, out_dir: 
                       for _, spec, _, _ in members)
     rank = world().Get_rank() if distributed else launcher_rank()   # MPI only where needed
     for members in groups.values():
-        _, spec, run_backend, _ = members[0]
+        _, spec, run_backend, first_options = members[0]
         if rank != 0 and not spec.distributed:
             continue
+        # the block's bytes are the first variant's (2d-do@adjacency=csc keeps no CSR)
         session = bench_session(source, spec, run_backend, grid, diagonal_prob,
-                                opts.get("edge_list", "auto"))
+                                opts.get("edge_list", "auto"),
+                                first_options.get("adjacency", "both"))
         rec.update({k: v for k, v in session.meta.to_json().items()
                     if k in ("scale", "edgefactor", "n_vertices", "n_edges")})
         rec["generation_s"] = session.meta.extra.get("generation_time")

@@ -80,17 +80,19 @@ def check_request(source, opts: RunOptions, extra: dict | None):
     return spec, backend, options
 
 
-def open_session(source, spec, backend: str, grid=None, edge_list: str = "auto"):
+def open_session(source, spec, backend: str, grid=None, edge_list: str = "auto",
+                 adjacency: str = "both"):
     """The session a run of spec on backend needs over source (a graph or partition directory,
     or a GeneratedKronecker; grid: the ranks' R x C for a generated graph; edge_list: where one
-    GPU keeps the edge list, GpuSession's; on a GPU grid, the routed block, MpiSession's)."""
+    GPU keeps the edge list, GpuSession's; on a GPU grid, the routed block, MpiSession's;
+    adjacency: 2d-do's option, which sets the bytes a GPU grid's block needs)."""
     if spec.distributed and isinstance(source, Path) and not is_partition(source):
         # a graph directory placed on the ranks: each reads its share's row groups and routes
         from ..graphs.graphdir import edge_range_reader, read_meta
         meta = read_meta(source)
         return MpiSession.from_edges(meta, edge_range_reader(source),
                                      {"dir": str(source.resolve()), **meta.to_json()}, spec,
-                                     backend, grid, edge_list)
+                                     backend, grid, edge_list, adjacency)
     if spec.distributed:
-        return MpiSession.open(source, spec, backend, grid, edge_list)
+        return MpiSession.open(source, spec, backend, grid, edge_list, adjacency)
     return session_class(spec, backend).open(source, backend, edge_list)

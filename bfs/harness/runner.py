@@ -88,7 +88,8 @@ def run(input_dir: Path | None, out: Path, opts: RunOptions, extra: dict | None 
             with collective_errors(comm):
                 source = check_input(input_dir, generate)
                 spec, backend, options = check_request(source, opts, extra)
-            session = open_session(source, spec, backend, opts.grid, opts.edge_list)
+            session = open_session(source, spec, backend, opts.grid, opts.edge_list,
+                                   options.get("adjacency", "both"))
             code = search_run(session, spec, backend, options, opts, out)
             # the grid's communicators, freed in the same order on every rank (after an error
             # abort_on_error stops every rank instead: a peer may be gone)

@@ -39,13 +39,14 @@ def select_gpu(local: int) -> int:
 
 
 def _choose_build(spec, backend: str, n_vertices: int, n_edges: int, rows: int, cols: int,
-                  edge_list: str) -> str:
+                  edge_list: str, adjacency: str = "both") -> str:
     """This rank's choice of how its searcher builds its block: "device" (whole) or "stream"
     (a chunk at a time). On GPUs kernel1_gpu.grid_build (auto: whole where it fits; refused
-    where neither fits); CPU ranks stream only when asked (--edge-list stream)."""
+    where neither fits; adjacency: 2d-do's, whose csc keeps no block CSR); CPU ranks stream
+    only when asked (--edge-list stream)."""
     if backend == "gpu":
         from ..algorithms.kernel1_gpu import grid_build
-        return grid_build(spec.name, n_vertices, n_edges, rows, cols, edge_list)
+        return grid_build(spec.name, n_vertices, n_edges, rows, cols, edge_list, adjacency)
     if edge_list not in ("auto", "device", "stream"):
         raise BfsError(f"--edge-list {edge_list!r}: choose one of auto, device, stream")
     return "stream" if edge_list == "stream" else "device"
@@ -124,7 +125,8 @@ class MpiSession:
 
     @classmethod
     def open(cls, source: Path | GeneratedKronecker, spec, backend: str,
-             grid: tuple[int, int] | None = None, edge_list: str = "auto"):
+             grid: tuple[int, int] | None = None, edge_list: str = "auto",
+             adjacency: str = "both"):
         """The rank's block of a partition directory, or of a generated graph placed on
         `grid` (default: the squarest grid of the ranks; P x 1 for a 1d algorithm); on GPUs
         the generated block routed whole or a chunk at a time (edge_list: _place)."""
@@ -133,7 +135,8 @@ class MpiSession:
         # each rank drives its own GPU: the one SLURM bound it to, or its node-local turn
         gpu = select_gpu(envinfo.local_rank(mpi.node_rank(comm))) if backend == "gpu" else None
         if isinstance(source, GeneratedKronecker):
-            return cls._generated(comm, source, spec, backend, gpu, grid, edge_list)
+            return cls._generated(comm, source, spec, backend, gpu, grid, edge_list,
+                                  adjacency)
         from ..partition import load_manifest, read_block
         with mpi.collective_errors(comm):
             manifest = load_manifest(source)
@@ -147,7 +150,8 @@ class MpiSession:
         with mpi.collective_errors(comm):
             src, dst = read_block(source, manifest, comm.Get_rank())
             build = _choose_build(spec, backend, manifest["n_vertices"],
-                                  manifest["n_directed_edges"] // 2, rows, cols, edge_list)
+                                  manifest["n_directed_edges"] // 2, rows, cols, edge_list,
+                                  adjacency)
         chunked = BlockSlices(src, dst) if _agreed_stream(comm, build) else None
         return cls(comm, manifest, src, dst, backend, gpu,
                    {"dir": manifest["graph"]["dir"], **manifest["graph"]["graph_json"]},
@@ -157,10 +161,10 @@ class MpiSession:
 
     @classmethod
     def _generated(cls, comm, graph: GeneratedKronecker, spec, backend, gpu, grid,
-                   edge_list: str = "auto"):
+                   edge_list: str = "auto", adjacency: str = "both"):
         edges = graph.device_edges if backend == "gpu" else graph.host_edges
         layout, block, placed = cls._place(comm, spec, backend, grid, graph.n_vertices,
-                                           graph.n_edges, edges, edge_list)
+                                           graph.n_edges, edges, edge_list, adjacency)
         meta = graph.meta(placed["generation_s"])
         if comm.Get_rank() == 0:
             log(f"generated {graph.spec} on {layout.rows}x{layout.cols} in "
@@ -170,7 +174,8 @@ class MpiSession:
 
     @classmethod
     def from_edges(cls, meta: GraphMeta, host_edges, graph_record: dict, spec, backend: str,
-                   grid: tuple[int, int] | None = None, edge_list: str = "auto"):
+                   grid: tuple[int, int] | None = None, edge_list: str = "auto",
+                   adjacency: str = "both"):
         """Each rank reads host_edges(lo, hi) (host arrays: a graph directory's row groups,
         bfs.graphs.graphdir.edge_range_reader, or a list every rank holds, bench's lattices)
         for its share, or each chunk of it where the block is streamed, and routes it to the
@@ -186,13 +191,13 @@ class MpiSession:
         else:
             edges = host_edges
         layout, block, placed = cls._place(comm, spec, backend, grid, meta.n_vertices,
-                                           meta.n_edges, edges, edge_list)
+                                           meta.n_edges, edges, edge_list, adjacency)
         return cls._from_blocks(comm, spec, backend, gpu, layout, block, placed, meta,
                                 graph_record)
 
     @staticmethod
     def _place(comm, spec, backend, grid, n_vertices: int, n_edges: int, edges,
-               edge_list: str = "auto"):
+               edge_list: str = "auto", adjacency: str = "both"):
         """The layout (grid, default the squarest one of the ranks; 1d on P x 1), this rank's
         block of the edges (a PlacedBlock), each rank routing its share edges(lo, hi), and the
         placement's record. The block is whole, or, where edge_list is "stream" (on GPUs also
@@ -210,7 +215,8 @@ class MpiSession:
             mpi.check_world_size(comm, rows * cols, f"a {rows}x{cols} grid")
             layout = GridLayout(n_vertices, rows, cols)
             # refused before minutes of generation and routing, not by the allocator mid-way
-            build = _choose_build(spec, backend, n_vertices, n_edges, rows, cols, edge_list)
+            build = _choose_build(spec, backend, n_vertices, n_edges, rows, cols, edge_list,
+                                  adjacency)
         if _agreed_stream(comm, build):
             routed = generated.RoutedBlock(comm, layout, n_edges, edges, gpu=backend == "gpu")
             entries, marked, placed = routed.survey(n_vertices)

@@ -54,6 +54,43 @@ extern "C" __global__ void check_block(const i64* __restrict__ off, const u32* _
     if (lane == 0 && reached_edges) atomicAdd(ctl + NEDGE, reached_edges);
 }
 
+// The same checks through the block's CSC (2d-do with the CSC alone): one warp per column v,
+// every entry u -> v of it (u a row id). found[v] = 1 where u is v's parent.
+extern "C" __global__ void check_block_by_column(const i64* __restrict__ off,
+                                                 const u32* __restrict__ rows, i64 n_cols,
+                                                 const i64* __restrict__ row_global,
+                                                 const int* __restrict__ level_row,
+                                                 const int* __restrict__ level_col,
+                                                 const i64* __restrict__ parent_col, u8* found,
+                                                 u64* ctl)
+{
+    const u32 lane = threadIdx.x & 31;
+    const i64 warp = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const i64 warps = ((i64)gridDim.x * blockDim.x) >> 5;
+    u64 reached_edges = 0;
+    for (i64 c = warp; c < n_cols; c += warps) {
+        const i64 a = off[c], b = off[c + 1];
+        if (a == b) continue;
+        const int lv = level_col[c];
+        const i64 p = parent_col[c];
+        for (i64 e = a + lane; e < b; e += 32) {
+            const u32 r = rows[e];
+            const int lu = level_row[r];
+            if ((lu < 0) != (lv < 0)) { atomicMin(ctl + SPAN_AT, (u64)e); continue; }
+            if (lu < 0) continue;
+            ++reached_edges;
+            if (lu - lv > 1 || lv - lu > 1) atomicMin(ctl + SPREAD_AT, (u64)e);
+            if (p == row_global[r]) {
+                found[c] = 1;
+                if (lv != lu + 1) atomicMin(ctl + TREE_AT, (u64)e);
+            }
+        }
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) reached_edges += __shfl_down_sync(FULL, reached_edges, o);
+    if (lane == 0 && reached_edges) atomicAdd(ctl + NEDGE, reached_edges);
+}
+
 // One thread per vertex of the own piece [lo, hi) (padding, col_global < 0, skipped).
 extern "C" __global__ void check_owned(const int* __restrict__ level_col,
                                        const i64* __restrict__ parent_col,

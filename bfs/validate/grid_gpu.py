@@ -55,7 +55,8 @@ def _module():
 
 def validate_grid_device(view, root: int, comm, world_x, row_x, col_x) -> Validation:
     """The verdict, the same on every rank. `view` is the search's grid view (attributes:
-    n, csr_offsets, csr_cols, row_global, col_global, level_col, pred, own (word slice of the
+    n, csr_offsets, csr_cols (None where the block keeps its CSC alone: csc_offsets, csc_rows),
+    row_global, col_global, level_col, pred, own (word slice of the
     column range), row_words, col_words (words per piece of the row / column range),
     root_col (the root's column-local index or -1))."""
     cp = require_gpu()
@@ -79,11 +80,18 @@ def validate_grid_device(view, root: int, comm, world_x, row_x, col_x) -> Valida
     ctl = cp.zeros(9, cp.uint64)
     ctl[1:7] = NONE
     found = cp.zeros(level_col.size, cp.uint8)
-    n_rows = int(view.csr_offsets.size) - 1
-    mod.get_function("check_block")((grid_for(n_rows * 32),), (BLOCK,),
-                                    (view.csr_offsets, view.csr_cols, np.int64(n_rows),
-                                     view.row_global, level_row, level_col, parent_col, found,
-                                     ctl))
+    if view.csr_offsets is not None:
+        n_rows = int(view.csr_offsets.size) - 1
+        mod.get_function("check_block")((grid_for(n_rows * 32),), (BLOCK,),
+                                        (view.csr_offsets, view.csr_cols, np.int64(n_rows),
+                                         view.row_global, level_row, level_col, parent_col,
+                                         found, ctl))
+    else:     # the block's CSC alone (2d-do adjacency=csc): the same entries by column
+        n_cols = int(view.csc_offsets.size) - 1
+        mod.get_function("check_block_by_column")(
+            (grid_for(n_cols * 32),), (BLOCK,),
+            (view.csc_offsets, view.csc_rows, np.int64(n_cols), view.row_global, level_row,
+             level_col, parent_col, found, ctl))
     # 4. tree edges found anywhere in the column; the own piece's vertices
     col_x.allreduce(found, found, "max")
     mod.get_function("check_owned")((grid_for(own_bits.stop - own_bits.start),), (BLOCK,),
@@ -130,12 +138,16 @@ def count_grid_device(view, comm, row_x) -> tuple[int, int, int]:
     row_counts = np.asarray(view.row_words, np.int64) * 64
     level_row = cp.empty(int(row_counts.sum()), cp.int32)
     row_x.allgatherv(own_levels, level_row, row_counts, displacements(row_counts))
-    n_rows = min(int(view.csr_offsets.size) - 1, int(level_row.size))
+    # a CSC alone (2d-do adjacency=csc): the entries of the reached columns, whose levels
+    # this rank holds (an entry's ends are both reached or neither)
+    offsets, levels = ((view.csr_offsets, level_row) if view.csr_offsets is not None
+                       else (view.csc_offsets, view.level_col))
+    n_rows = min(int(offsets.size) - 1, int(levels.size))
     degree = _reached_degree_kernel(cp)
     entries = cp.zeros((), cp.int64)
     for a in range(0, n_rows, COUNT_CHUNK):
         b = min(a + COUNT_CHUNK, n_rows)
-        entries += degree(level_row[a:b], view.csr_offsets[a:b + 1]).sum(dtype=cp.int64)
+        entries += degree(levels[a:b], offsets[a:b + 1]).sum(dtype=cp.int64)
     local = cp.stack([entries, cp.count_nonzero(own_levels >= 0).astype(cp.int64),
                       own_levels.max().astype(cp.int64) if own_levels.size
                       else cp.full((), -1, cp.int64)]).get()
@@ -161,10 +173,14 @@ def _culprit(ctl, view, root, level_row, level_col, parent_col) -> np.ndarray:
         at = int(ctl[slot])
         if at == NONE:
             continue
-        if slot in (SPREAD_AT, SPAN_AT, TREE_AT):       # an entry of the CSR
+        if slot in (SPREAD_AT, SPAN_AT, TREE_AT):       # an entry of the CSR (or CSC)
             cp = require_gpu()
-            r = int(cp.searchsorted(view.csr_offsets, cp.asarray([at]), side="right")[0]) - 1
-            c = int(view.csr_cols[at])
+            if view.csr_offsets is not None:
+                r = int(cp.searchsorted(view.csr_offsets, cp.asarray([at]), side="right")[0]) - 1
+                c = int(view.csr_cols[at])
+            else:
+                c = int(cp.searchsorted(view.csc_offsets, cp.asarray([at]), side="right")[0]) - 1
+                r = int(view.csc_rows[at])
             u, v = int(view.row_global[r]), int(view.col_global[c])
             return np.array([order, slot, u, v, int(level_row[r]), int(level_col[c])], np.int64)
         v = int(view.col_global[at])                    # a vertex of the own piece
