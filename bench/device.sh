@@ -19,6 +19,9 @@
 #                     in one bench a grid (1x2 1x4 unless GRIDS), on the 2000 x 2000 lattice
 #                     (8 roots) and Kronecker s26 (64 roots), level clocks of the lattice's
 #                     first root
+#   one-adjacency     2d-do with the block's CSC alone (nvidia-h100-x4): the grid checks on
+#                     1x2 and 2x2, scale 26 on 1x4 beside both structures and merrill-do,
+#                     then scale S (30) on 1x4
 #   grid tests|bench S...|cost S...
 #                     2d on 1x1, 1x2, 2x1 grids (bench), the COST check of the 1x1 grid (cost)
 #   two-gpus check|push S...|proxy S...|big S|pair S ...
@@ -47,7 +50,7 @@ shift || true
 usage() { sed -n '2,/^set -o pipefail/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 case "$stage" in
     ""|-h|--help|help) usage; exit 0 ;;
-    tests|one-gpu|loop|variants|peer|grid|two-gpus|largest|headline|workflow|box|energy|compare) ;;
+    tests|one-gpu|loop|variants|peer|grid|two-gpus|largest|headline|workflow|box|energy|compare|one-adjacency) ;;
     *) echo "bench/device.sh: no stage '$stage' (bash bench/device.sh help lists them)" >&2
        exit 2 ;;
 esac
@@ -100,7 +103,7 @@ energy)
 compare)
     python3 bench/ab_roots.py "$@" --out "$OUT/compare" 2>&1 | tee "$OUT/compare.log"
     ;;
-*)  # one-gpu variants grid two-gpus largest headline workflow box
+*)  # one-gpu variants grid two-gpus largest headline workflow box one-adjacency
     exec bash "bench/stages/${stage//-/_}.sh" "$@"
     ;;
 esac
