@@ -281,7 +281,7 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
     def _row_degrees(self, entries, n_row_bits: int):
         """Each row's entries in this block (int64), counted over entries() by Kernel 1's
         degree kernel (one atomic an entry, as a directed edge list's)."""
-        cp = self.cp
+        cp = self.cp = device.require_gpu()    # the first pass over a streamed block's chunks
         device.check_fits(8 * n_row_bits, f"2d-do adjacency=csc: {n_row_bits} row degrees")
         degree = cp.zeros(n_row_bits, cp.uint64)
         count = kernel1_gpu._kernel1_module().get_function("count_degrees")
