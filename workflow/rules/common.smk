@@ -57,7 +57,7 @@ onstart:
         raise WorkflowError(
             "config: share_gpus is for one box run locally (its GPU jobs take this machine's "
             "GPUs as slots); a cluster's executor gives each job its own GPUs: leave "
-            "share_gpus out (--config share_gpus=false)")
+            "share_gpus out (--config share_gpus=False)")
 
 
 RESULTS = PLAN.results
