@@ -225,12 +225,106 @@ def test_gpus_scales_the_small_twin_alike(gpus):
     plan = Plan(box_config("gpu_box_small.yaml", gpus))
     plan.check()
     counts = [c for c in (1, 2, 4, 8) if c <= gpus]
-    assert layouts(plan, "exchange_ablation", "2d-do") == GRIDS[gpus]
+    assert layouts(plan, "strong_scaling", "2d-do") == GRIDS[gpus]
+    # scan and wave on the grids of several rows, NCCL and MPI on the 1xP ones (below)
+    assert layouts(plan, "exchange_ablation", "2d-do") == [g for g in GRIDS[gpus]
+                                                           if g == "1x1" or g[0] != "1"]
+    assert layouts(plan, "comm_ablation", "2d-do") == [g for g in GRIDS[gpus] if g[0] == "1"]
     assert layouts(plan, "strong_scaling", "1d") == [f"p{c}" for c in counts]
     assert [g for g, (a, *_) in plan.experiment_layouts("weak_scaling") if a == "1d"] == \
         [f"kron-s{19 + i}" for i in range(len(counts))]
     assert [g for g, _ in plan.experiment_layouts("weak_scaling_at_the_memory_limit")] == \
         [f"kron-s{20 + i}" for i in range(len(counts))]
+
+
+def planned(plan: Plan) -> set:
+    return {f"{g}/{r}" for name in plan.experiments for g, r in plan.experiment_runs(name)}
+
+
+@pytest.mark.parametrize("gpus", [1, 2, 4, 8])
+def test_the_small_twin_leaves_out_only_wave_on_grids_of_one_row(gpus):
+    """config/gpu_box_small.yaml's exchange_ablation and comm_ablation against one
+    exchange_ablation over every grid (config/gpu_box.yaml's): the same runs but wave on the 1xP
+    grids, where no scan or wave runs (fu_2d._scan returns at R = 1), so no path is lost."""
+    small = box_config("gpu_box_small.yaml", gpus)
+    whole = box_config("gpu_box_small.yaml", gpus)
+    experiments = whole["experiments"]
+    experiments["exchange_ablation"]["grids"] = experiments["strong_scaling"]["grids"]
+    del experiments["comm_ablation"]
+    left_out = planned(Plan(whole)) - planned(Plan(small))
+    assert planned(Plan(small)) <= planned(Plan(whole))
+    assert left_out == {f"kron-s20/{a}/gpu-1x{c}-wave{comm}" for a in ("2d", "2d-do")
+                        for c in (2, 4, 8) if c <= gpus for comm in ("", "-mpi")}
+    # what is still run of each (algorithm, exchange, comm) on grids of one row and of several
+    kept = planned(Plan(small))
+    for a in ("2d", "2d-do"):
+        for comm in ("", "-mpi"):
+            for c in (2, 4, 8):
+                if c <= gpus:
+                    assert f"kron-s20/{a}/gpu-1x{c}-scan{comm}" in kept
+                    squarer = {2: "2x1", 4: "2x2", 8: "2x4"}[c]
+                    assert f"kron-s20/{a}/gpu-{squarer}-wave{comm}" in kept
+    assert gpus < 2 or {"kron-s20/1d/gpu-p2-mpi"} <= kept
+
+
+def test_share_gpus_asks_for_the_gpus_a_job_uses_through_the_slot_launcher():
+    shared = Plan(box_config("gpu_box_small.yaml", 4))
+    shared.check()
+    assert shared.share_gpus and shared.exclusive_gpus == 0
+    assert [shared.job_gpus("gpu", r) for r in (1, 2, 4)] == [1, 2, 4]
+    assert shared.job_gpus("cpu", 1) == 0
+    assert shared.slot_launcher(2) == ("python3 -m workflow.gpu_slots --dir "
+                                       "results/gpu_box_small/.gpu-slots --slots 4 --take 2 -- ")
+    assert shared.slot_launcher(0) == ""          # CPU jobs start as they are
+    # the same box not shared: every GPU job takes all four GPUs and no launcher
+    whole = Plan({**box_config("gpu_box_small.yaml", 4), "share_gpus": False})
+    whole.check()
+    assert whole.exclusive_gpus == 4
+    assert [whole.job_gpus("gpu", r) for r in (1, 2, 4)] == [4, 4, 4]
+    assert whole.slot_launcher(4) == ""
+    # the paper-grade config keeps one GPU job at a time
+    paper = Plan(box_config("gpu_box.yaml", 4))
+    assert not paper.share_gpus and paper.job_gpus("gpu", 1) == 4
+    # a validation on the GPU (an in-place graph) takes one slot; others none
+    c = config(strong_scaling={"graph": "kron-s9", "algorithm": "2d", "ranks": [1, 2],
+                               "backend": "gpu"}, gpus=2)
+    c["share_gpus"] = True
+    plan = Plan(c)
+    plan.check()
+    assert (plan.validation_gpus("kron-s9", "gpu"), plan.validation_gpus("kron-s8", "gpu"),
+            plan.validation_gpus("kron-s9", "cpu")) == (1, 0, 0)
+    assert plan.slot_launcher(1).endswith("--slots 2 --take 1 -- ")
+    assert Plan({**c, "share_gpus": False}).validation_gpus("kron-s9", "gpu") == 2
+    # no box named and none visible: as many slots as the largest GPU job's ranks
+    del c["gpus"]
+    assert Plan(c).slot_count == 2
+
+
+@pytest.mark.parametrize("keys,says", [
+    ({"cluster": {"gpus_per_node": 4}}, "share_gpus is for one box run locally and cluster "
+                                        "(gpus_per_node: 4) for a cluster's nodes"),
+    ({"cluster": {"cpu_ranks_per_node": 16, "max_runtime": 60}},
+     "cluster (cpu_ranks_per_node: 16, max_runtime: 60)"),
+    ({"exclusive_gpus": 4}, "share_gpus runs GPU jobs side by side on the box and "
+                            "exclusive_gpus (4) one at a time"),
+])
+def test_share_gpus_is_refused_with_cluster_keys_and_exclusive_gpus(keys, says):
+    with pytest.raises(ValueError, match="^config: ") as err:
+        Plan({**box_config("gpu_box_small.yaml", 4), **keys}).check()
+    assert says in str(err.value)
+    Plan({**box_config("gpu_box_small.yaml", 4), **keys, "share_gpus": False}).check()
+
+
+@pytest.mark.parametrize("value", [True, False, "yes", 1, None])
+def test_the_schema_takes_share_gpus_as_a_boolean_default_false(value):
+    from snakemake.exceptions import WorkflowError
+    if value is None:
+        assert shipped("gpu_box.yaml")["share_gpus"] is False
+    elif isinstance(value, bool):
+        assert shipped("gpu_box.yaml", share_gpus=value)["share_gpus"] is value
+    else:
+        with pytest.raises(WorkflowError, match="share_gpus"):
+            shipped("gpu_box.yaml", share_gpus=value)
 
 
 def test_gpus_left_out_is_the_gpus_visible_else_every_point_listed():

@@ -3,6 +3,7 @@ the profile, each job's sbatch line built by snakemake-executor-plugin-slurm's o
 (get_submit_command + set_gres_string, what its run_job calls), checked against what a typical
 GPU partition takes; and the job-size model (bfs/harness/jobsize.py) with the config keys behind
 it."""
+import os
 import re
 import shlex
 import shutil
@@ -305,3 +306,29 @@ def test_schema_refuses_bad_cluster_values(tmp_path, cluster, says):
 def test_exclusive_gpus_and_gpus_per_node_are_refused_together(tmp_path):
     said = refusal(tmp_path, seq_csr_config(exclusive_gpus=2, cluster={"gpus_per_node": 4}))
     assert "exclusive_gpus (2)" in said and "cluster.gpus_per_node (4)" in said, said[-3000:]
+
+
+def test_share_gpus_is_refused_with_cluster_keys_and_under_the_slurm_executor(tmp_path):
+    """share_gpus hands out one machine's GPUs by lock files: refused beside cluster keys (the
+    plan's check), and under a cluster's executor before the first job is submitted (onstart;
+    a dry run does not get there). sbatch & co. are stubs here: even on a SLURM login node a
+    check that let it through would submit nothing."""
+    said = refusal(tmp_path, seq_csr_config(share_gpus=True, cluster={"gpus_per_node": 4}))
+    assert "config: share_gpus is for one box run locally and cluster (gpus_per_node: 4" in said, \
+        said[-3000:]
+    stubs = tmp_path / "bin"
+    stubs.mkdir()
+    for tool in ("sbatch", "squeue", "sacct", "scancel", "sinfo", "scontrol"):
+        (stubs / tool).write_text(f"#!/bin/sh\necho {tool} >> {tmp_path}/called\nexit 1\n")
+        (stubs / tool).chmod(0o755)
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(seq_csr_config(share_gpus=True)))
+    proc = subprocess.run(["snakemake", "--profile", "slurm", "-d", str(tmp_path),
+                           "--configfile", str(tmp_path / "config.yaml")], cwd=ROOT,
+                          env={**os.environ, "PATH": f"{stubs}:{os.environ['PATH']}"},
+                          capture_output=True, text=True, timeout=1200)
+    said = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "config: share_gpus is for one box run locally (its GPU " \
+        "jobs take this machine's GPUs as slots); a cluster's executor" in said, said[-3000:]
+    # (the plugin asks scontrol about the cluster as it starts; nothing was submitted)
+    called = (tmp_path / "called").read_text().split() if (tmp_path / "called").exists() else []
+    assert "sbatch" not in called and not (tmp_path / "results").exists(), called

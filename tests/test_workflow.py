@@ -495,6 +495,65 @@ def test_exclusive_gpus_gives_each_gpu_job_the_whole_box(tmp_path):
     assert "exclusive_gpus is 1" in proc.stdout + proc.stderr
 
 
+LAUNCHER = re.compile(r"python3 -m workflow\.gpu_slots --dir results/gpu_box_small/\.gpu-slots "
+                      r"--slots 4 --take (\d+) -- ")
+
+
+def test_the_small_box_config_shares_its_gpus_through_the_slot_launcher(tmp_path):
+    """config/gpu_box_small.yaml planned for 4 GPUs (share_gpus: true): every GPU job asks for
+    the GPUs it uses (its ranks) and its command starts through the slot launcher taking as
+    many; CPU jobs neither. Not shared (--config share_gpus=False): every GPU job asks for all
+    four and starts as it is."""
+    (tmp_path / "data").symlink_to(ROOT / "data")
+    shutil.copy(ROOT / "config" / "gpu_box_small.yaml", tmp_path / "config.yaml")
+    jobs = planned_jobs(snakemake(tmp_path, "-n", "-p", "--config", "gpus=4").stdout)
+    runs = [j for j in jobs if j["rule"].startswith("bfs_")]
+    asked = {}
+    for job in runs:
+        run = job["output"].removeprefix("results/gpu_box_small/runs/")
+        layout = run.split("/")[2].split("-")[1]
+        ranks = 1 if layout == "serial" else int(layout[1:]) if layout.startswith("p") \
+            else int(layout.split("x")[0]) * int(layout.split("x")[1])
+        gpus = job["resources"]["gpu"]
+        launched = LAUNCHER.match(job["shell"])
+        if "/gpu-" in run:
+            assert gpus == ranks and launched and int(launched.group(1)) == ranks, (run, job)
+            # the launcher goes first, then the MPI launcher of a run of several ranks
+            rest = job["shell"][launched.end():]
+            assert rest.startswith(f"mpiexec -n {ranks} " if job["rule"] == "bfs_mpi"
+                                   else "python3 -m bfs run "), (run, rest)
+            asked[ranks] = asked.get(ranks, 0) + 1
+        else:
+            assert gpus == 0 and not launched, (run, job)
+    assert asked == {1: 27, 2: 21, 4: 17}, asked      # 65 GPU runs side by side on 4 slots
+    # its validations read graph directories on the CPU: no slot
+    assert all(j["resources"]["gpu"] == 0 and "gpu_slots" not in j["shell"]
+               for j in jobs if j["rule"] == "validate")
+    whole = planned_jobs(snakemake(tmp_path, "-n", "-p", "--config", "gpus=4",
+                                   "share_gpus=False").stdout)
+    gpu_runs = [j for j in whole if j["rule"].startswith("bfs_") and "/gpu-" in j["output"]]
+    assert len(gpu_runs) == 65 and {j["resources"]["gpu"] for j in gpu_runs} == {4}
+    assert not [j for j in whole if "gpu_slots" in (j["shell"] or "")]
+
+
+def test_a_gpu_validation_on_a_shared_box_takes_one_slot(tmp_path):
+    """An in-place graph's GPU runs are validated on the GPU: on a shared box that job asks for
+    one GPU and starts through the launcher."""
+    config = comm_config()
+    config["graphs"]["kronecker"]["kron-s8"]["in_place"] = True
+    config["share_gpus"], config["gpus"] = True, 2
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    jobs = planned_jobs(snakemake(tmp_path, "-n", "-p").stdout)
+    validations = {j["output"].removeprefix("results/validation/"): j for j in jobs
+                   if j["rule"] == "validate"}
+    gpu = validations["kron-s8/2d/gpu-1x2-scan.json"]
+    assert gpu["resources"]["gpu"] == 1
+    assert gpu["shell"].startswith("python3 -m workflow.gpu_slots --dir results/.gpu-slots "
+                                   "--slots 2 --take 1 -- python3 -m bfs validate ")
+    cpu = validations["kron-s8/2d/cpu-1x2-scan.json"]
+    assert cpu["resources"]["gpu"] == 0 and cpu["shell"].startswith("python3 -m bfs validate ")
+
+
 def test_gpus_plans_a_box_and_more_than_the_machine_shows_is_refused_before_any_job(tmp_path):
     """gpus: 8 where the machine shows 4 GPUs: a dry run plans the 8-GPU box (every GPU job
     takes all 8); a run here stops before its first job, naming both counts. gpus: 1 leaves

@@ -14,7 +14,8 @@ methods to the rules. What lives here:
 - job sizes estimated from what the config says of a graph (bfs/harness/jobsize.py has the
   rates);
 - the box's GPU count (`gpus`, else the GPUs visible: visible_gpus()): GPU runs of more ranks
-  are left out of every experiment, and on one box every GPU job takes them all.
+  are left out of every experiment, and on one box every GPU job takes them all, or with
+  `share_gpus` only the GPUs it uses, through the slot launcher (workflow/gpu_slots.py).
 
 An algorithm's options come from the registry (bfs/algorithms/__init__.py): run ids are written
 by bfs.algorithms.options, the schema's algorithm names and option keys are injected from it;
@@ -25,6 +26,7 @@ from __future__ import annotations
 import functools
 import itertools
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -187,8 +189,10 @@ class Plan:
         self.cluster = config.get("cluster", {})
         self.max_runtime = self.cluster.get("max_runtime", 1440)
         # the box's GPU count: GPU runs of more ranks are left out of every experiment
-        # (box_gpus); every GPU job takes them all on one box (exclusive_gpus)
+        # (box_gpus); every GPU job takes them all on one box (exclusive_gpus), unless the box
+        # is shared: each GPU job then takes the GPUs it uses, as slots (slot_launcher)
         self.gpus = self.box_gpus()
+        self.share_gpus = bool(config.get("share_gpus"))
         # paired comparisons (bfs compare): name -> {a: run id, b: run id}
         self.comparisons = config.get("comparisons") or {}
         # table / figure name -> (report kind, experiments whose runs feed it, caption name)
@@ -333,15 +337,45 @@ class Plan:
         it sets one; else, where the plan is for a box (gpus, or the GPUs visible; not a
         cluster's nodes) and runs a GPU job of several ranks, the box's count, so that
         `--resources gpu=N` runs one GPU job at a time and no two searches share a device;
-        else 0 (one GPU a rank: a config of one-GPU runs keeps --resources gpu=1)."""
+        else 0 (one GPU a rank: a config of one-GPU runs keeps --resources gpu=1; a shared box,
+        share_gpus, whose jobs take their own GPUs as slots)."""
         if self.config.get("exclusive_gpus"):
             return self.config["exclusive_gpus"]
-        if self.gpus is None or self.cluster.get("gpus_per_node"):
+        if self.share_gpus or self.gpus is None or self.cluster.get("gpus_per_node"):
             return 0
         several = any(layout_ranks(layout) > 1 and self.asks_gpus(backend)
                       for name in self.experiments
                       for _, (_, backend, layout, _) in self.experiment_layouts(name))
         return self.gpus if several else 0
+
+    # A shared box (share_gpus: true): each GPU job asks snakemake for the GPUs it uses (its
+    # ranks; 1 for a validation on the GPU) and its command starts through the slot launcher,
+    # which takes that many free GPUs of the box by file locks and shows the command only
+    # those (CUDA_VISIBLE_DEVICES). Jobs then run side by side on the box's GPUs: a quick
+    # check's runs of a few seconds, mostly process start, no longer wait for one another.
+    # Jobs sharing a box can disturb each other's timings a little (host cores, memory and
+    # PCIe bandwidth, NVLink traffic), so a config whose numbers are reported
+    # (config/gpu_box.yaml) leaves it off: one GPU job at a time (exclusive_gpus).
+    @functools.cached_property
+    def slot_count(self) -> int:
+        """The slots of a shared box: its GPU count; where the plan names none (a machine that
+        shows no GPUs), the most GPUs one job asks for."""
+        if self.gpus:
+            return self.gpus
+        return max([1] + [layout_ranks(layout)
+                          for name in self.experiments
+                          for _, (_, backend, layout, _) in self.experiment_layouts(name)
+                          if self.asks_gpus(backend)])
+
+    def slot_launcher(self, gpus: int) -> str:
+        """The prefix of the command of a job asking for `gpus` GPUs: on a shared box the slot
+        launcher taking that many (workflow/gpu_slots.py, its lock files under
+        RESULTS/.gpu-slots), else nothing (the job sees every GPU: exclusive_gpus, or a
+        scheduler's binding)."""
+        if not (self.share_gpus and gpus):
+            return ""
+        return (f"python3 -m workflow.gpu_slots --dir {shlex.quote(self.results)}/.gpu-slots "
+                f"--slots {self.slot_count} --take {gpus} -- ")
 
     def check_box_gpus(self, visible: int) -> None:
         """Before jobs run on this machine (common.smk's onstart: not for a dry run, nor under a
@@ -395,8 +429,8 @@ class Plan:
         """Every check, in the order that names the first cause of a bad config."""
         for check in (self.check_kinds, self.check_graph_names, self.check_comm_choices,
                       self.check_backend_choices, self.check_sweep, self.check_reference,
-                      self.check_cluster, self.check_gpus, self.check_exclusive_gpus,
-                      self.check_comparisons):
+                      self.check_cluster, self.check_share_gpus, self.check_gpus,
+                      self.check_exclusive_gpus, self.check_comparisons):
             check()
 
     def check_kinds(self) -> None:
@@ -486,6 +520,24 @@ class Plan:
                 f"config: exclusive_gpus ({self.config['exclusive_gpus']}) is for one box run "
                 f"locally and cluster.gpus_per_node ({self.cluster['gpus_per_node']}) for a "
                 "cluster's nodes: set one of them")
+
+    def check_share_gpus(self) -> None:
+        """share_gpus hands one local box's GPUs out as slots (lock files on this machine): a
+        cluster's jobs get theirs from its scheduler (and nodes sharing a file system would
+        share the lock files), and exclusive_gpus asks the opposite, every GPU job taking the
+        whole box."""
+        if not self.share_gpus:
+            return
+        if self.cluster:
+            raise ValueError(
+                "config: share_gpus is for one box run locally and cluster ("
+                + ", ".join(f"{k}: {v}" for k, v in self.cluster.items())
+                + ") for a cluster's nodes, whose scheduler gives each job its own GPUs: set "
+                "one of them")
+        if self.config.get("exclusive_gpus"):
+            raise ValueError(
+                "config: share_gpus runs GPU jobs side by side on the box and exclusive_gpus "
+                f"({self.config['exclusive_gpus']}) one at a time on all of it: set one of them")
 
     def check_gpus(self) -> None:
         """`gpus: N` sets exclusive_gpus (a box of N runs one GPU job at a time): two different
@@ -641,7 +693,8 @@ class Plan:
         """GPUs a BFS job asks for: one per rank (each rank drives its own device); on one box
         (exclusive_gpus: N, or `gpus: N` where GPU jobs run several ranks) all N, so that with
         --resources gpu=N one GPU job runs at a time and no two jobs' searches share a device
-        (a single-rank job always drives device 0)."""
+        (a single-rank job always drives device 0). A shared box (share_gpus) keeps one a rank:
+        the slot launcher shows each job the GPUs it took (slot_launcher)."""
         if backend in ("gpu", "auto") or self.config.get("request_gpus", "auto") == "always":
             return self.exclusive_gpus or ranks
         return 0
@@ -651,8 +704,8 @@ class Plan:
         on the GPU where there is one (tens of times faster than the CPU), so that job asks for
         one, or on one box (exclusive_gpus: N) all N, so that no validation shares a device
         with a timed search (on the GPU box they did: validations beside the searches, and a
-        scale-26 1d run failing beside one). Other validations read the graph directory on
-        the CPU."""
+        scale-26 1d run failing beside one); on a shared box (share_gpus) one, a slot of its
+        own. Other validations read the graph directory on the CPU."""
         if graph in self.in_place and backend in ("gpu", "auto"):
             return self.exclusive_gpus or 1
         return 0

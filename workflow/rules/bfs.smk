@@ -15,7 +15,10 @@
 # nodes, GPUs; bfs_resources, bfs/harness/jobsize.py) follows cluster.gpus_per_node /
 # cpu_ranks_per_node when the config gives them, memory is per node and runtime grows on retry.
 # On one box (`exclusive_gpus: N`, or `gpus: N` with GPU runs of several ranks) a GPU job asks
-# for all N, so `--resources gpu=N` runs one at a time. GPU runs get `--comm` from the run id's variant (run_flags).
+# for all N, so `--resources gpu=N` runs one at a time; on a shared box (`share_gpus: true`)
+# it asks for its ranks' GPUs and starts through the slot launcher (params.slots:
+# workflow/gpu_slots.py), which takes that many free GPUs and shows the job only those.
+# GPU runs get `--comm` from the run id's variant (run_flags).
 # The conda environment follows the backend (bfs_env): envs/gpu.yaml (CuPy) for gpu and auto
 # runs, envs/cpu.yaml for cpu runs.
 
@@ -34,6 +37,7 @@ rule bfs_serial:
         roots=config["roots"],
         save=config["save_parents"],
         options=serial_flags,
+        slots=gpu_slots,
     resources:
         **bfs_resources(),
     log:
@@ -41,7 +45,7 @@ rule bfs_serial:
     conda:
         bfs_env
     shell:
-        "python3 -m bfs run {params.source} --algorithm {wildcards.algorithm} --backend {wildcards.backend}"
+        "{params.slots}python3 -m bfs run {params.source} --algorithm {wildcards.algorithm} --backend {wildcards.backend}"
         "{params.options} --roots {params.roots} --save-parents {params.save} --out {output}"
         " 2>&1 >>{log} | tee -a {log}"
 
@@ -58,6 +62,7 @@ rule bfs_single_rank:
         roots=config["roots"],
         save=config["save_parents"],
         options=run_flags,
+        slots=gpu_slots,
     resources:
         **bfs_resources(),
     log:
@@ -65,7 +70,7 @@ rule bfs_single_rank:
     conda:
         bfs_env
     shell:
-        "python3 -m bfs run {params.source}"
+        "{params.slots}python3 -m bfs run {params.source}"
         " --algorithm {wildcards.algorithm} --backend {wildcards.backend} {params.options}"
         " --roots {params.roots} --save-parents {params.save} --out {output}"
         " 2>&1 >>{log} | tee -a {log}"
@@ -84,6 +89,7 @@ rule bfs_mpi:
         save=config["save_parents"],
         options=run_flags,
         launch=launcher_args,
+        slots=gpu_slots,
     # locally the ranks occupy as many cores; under SLURM each rank is one task
     threads: lambda wc: layout_ranks(wc.layout)
     resources:
@@ -93,7 +99,7 @@ rule bfs_mpi:
     conda:
         bfs_env
     shell:
-        "{resources.mpi} {params.launch} python3 -m bfs run {params.source}"
+        "{params.slots}{resources.mpi} {params.launch} python3 -m bfs run {params.source}"
         " --algorithm {wildcards.algorithm} --backend {wildcards.backend} {params.options}"
         " --roots {params.roots} --save-parents {params.save} --out {output}"
         " 2>&1 >>{log} | tee -a {log}"

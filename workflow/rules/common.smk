@@ -51,6 +51,13 @@ onstart:
             PLAN.check_box_gpus(VISIBLE_GPUS)
         except ValueError as e:
             raise WorkflowError(str(e)) from None
+    # share_gpus hands out this machine's GPUs by lock files: not for a cluster's executor
+    # (--profile slurm), whose scheduler gives each job its own GPUs on its own node
+    if PLAN.share_gpus and not workflow.local_exec:
+        raise WorkflowError(
+            "config: share_gpus is for one box run locally (its GPU jobs take this machine's "
+            "GPUs as slots); a cluster's executor gives each job its own GPUs: leave "
+            "share_gpus out (--config share_gpus=False)")
 
 
 RESULTS = PLAN.results
@@ -190,6 +197,16 @@ def gpus(wc):
 
 def validation_gpus(wc):
     return PLAN.validation_gpus(wc.graph, wc.backend)
+
+
+def gpu_slots(wc):
+    """A BFS job's command prefix on a shared box (share_gpus): the slot launcher taking the
+    GPUs the job asked for (workflow/gpu_slots.py); "" otherwise."""
+    return PLAN.slot_launcher(gpus(wc))
+
+
+def validation_slots(wc):
+    return PLAN.slot_launcher(validation_gpus(wc))
 
 
 def validation_env(wc):

@@ -17,6 +17,8 @@ rule validate:
     params:
         # an in-place graph has no directory (no input): bfs validate makes it again from run.json
         graph=lambda wc, input: f"--graph {input.graph}" if input.graph else "",
+        # on a shared box (share_gpus) a validation on the GPU takes a slot of its own
+        slots=validation_slots,
     resources:
         gpu=validation_gpus,
         mem_mb=lambda wc: mem_mb_for(wc.graph),
@@ -28,4 +30,4 @@ rule validate:
     conda:
         validation_env
     shell:
-        "python3 -m bfs validate {input.run} {params.graph} --report {output} 2>&1 | tee {log}"
+        "{params.slots}python3 -m bfs validate {input.run} {params.graph} --report {output} 2>&1 | tee {log}"
