@@ -27,7 +27,7 @@ import numpy as np
 from mpi4py import MPI
 
 from bfs.algorithms import RunContext, get_algorithm, merrill_do
-from bfs.algorithms.kernel1 import build_csr
+from bfs.build.csr_cpu import build_csr
 from bfs.algorithms.seq_csr import bfs_csr
 from bfs.comm.exchange import LevelClock, MpiExchange, NcclExchange
 from bfs.graphs.kronecker import generate_edges

@@ -30,7 +30,7 @@ from bfs import device
 from bfs.graphs import device_edges
 from bfs.algorithms import EdgeList, RunContext, get_algorithm  # noqa: E402
 from bfs.algorithms.seq_csr import bfs_csr  # noqa: E402
-from bfs.algorithms.kernel1 import build_csr  # noqa: E402
+from bfs.build.csr_cpu import build_csr  # noqa: E402
 from bfs.graphs.kronecker import generate_edges  # noqa: E402
 from bfs.graphs.kronecker_gpu import generate_edges_gpu  # noqa: E402
 from bfs.harness.roots import graph500_roots  # noqa: E402
@@ -807,7 +807,7 @@ def test_read_edges_to_device_by_batches(tmp_path, batch_rows):
     assert src_d.dtype == cp.uint32 and src_d.size == src.size
     np.testing.assert_array_equal(src_d.get(), src)
     np.testing.assert_array_equal(dst_d.get(), dst)
-    from bfs.algorithms.kernel1 import nonloop_degrees
+    from bfs.build.csr_cpu import nonloop_degrees
     np.testing.assert_array_equal(device_edges.nonloop_degrees_device(src_d, dst_d, 2**13),
                                   nonloop_degrees(src, dst, 2**13))
 

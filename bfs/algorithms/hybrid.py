@@ -472,7 +472,7 @@ def build(graph: EdgeList, ctx: RunContext) -> HybridSearcher:
 
 def build_host(graph: EdgeList, options: dict | None = None) -> HostHybrid:
     """The host-only driver over the CPU Kernel 1 (no CuPy): the tests' entry point."""
-    from .kernel1 import build_csr
+    from ..build.csr_cpu import build_csr
     opts = parse_options(options or {})
     csr = build_csr(graph.src, graph.dst, graph.n_vertices)
     return HostHybrid(TaskGraph.split(csr.offsets, csr.columns, opts["tasks"]), opts)

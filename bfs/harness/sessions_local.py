@@ -29,7 +29,7 @@ import numpy as np
 
 from . import envinfo
 from ..algorithms import EdgeList, RunContext
-from ..algorithms.kernel1 import chunk_degrees
+from ..build.csr_cpu import chunk_degrees
 from ..errors import BfsError
 from ..graphs.edge_chunks import EdgeChunks, streamed_graph_dir_host
 from ..graphs.graphdir import GraphMeta, read_edges, read_meta
@@ -59,8 +59,8 @@ class LocalSession:
     """One process: the searcher sees the whole edge list, validation reads it too.
 
     edge_list "stream": the list is never whole in host memory; Kernel 1
-    (kernel1.build_csr_chunks), the degrees and every validation pass over it chunk by chunk,
-    regenerated or re-read from the graph directory's row groups. Algorithms whose build takes
+    (bfs.build.csr_cpu.build_csr_chunks), the degrees and every validation pass over it chunk
+    by chunk, regenerated or re-read from the graph directory's row groups. Algorithms whose build takes
     only a whole list refuse it."""
     rank, size, is_root = 0, 1, True
     gpu = False
