@@ -125,7 +125,8 @@ import numpy as np
 
 from .. import device
 from ..errors import BfsError
-from . import RunContext, fu_2d_gpu, kernel1_gpu, merrill, merrill_do, tiles
+from . import RunContext, fu_2d_gpu, merrill, merrill_do, tiles
+from ..build import csr_gpu as kernel1_gpu
 from ..comm import peer
 from .fu_2d import WORD
 from .fu_2d_do import TOP_DOWN, DirectionSwitch

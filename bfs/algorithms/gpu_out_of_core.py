@@ -54,7 +54,7 @@ from pathlib import Path
 import numpy as np
 
 from . import SearchResult
-from .kernel1_gpu import DeviceCsrSearcher
+from .device_csr import DeviceCsrSearcher
 from .. import device
 from ..device import BLOCK, parse_bytes
 from ..errors import BfsError

@@ -230,7 +230,7 @@ class RoutedBlock:
 
     def __init__(self, comm, layout, n_edges: int, edges, gpu: bool = True,
                  chunk: int | None = None):
-        from ..algorithms.kernel1_gpu import ROUTE_CHUNK
+        from ..build.memory import ROUTE_CHUNK
         from ..graphs.edge_chunks import STREAM_CHUNK
         self.comm, self.layout, self.edges, self.gpu = comm, layout, edges, gpu
         self.chunk = chunk or (ROUTE_CHUNK if gpu else STREAM_CHUNK)

@@ -44,7 +44,7 @@ def _choose_build(spec, backend: str, n_vertices: int, n_edges: int, rows: int, 
     (a chunk at a time). On GPUs kernel1_gpu.grid_build (auto: whole where it fits; refused
     where neither fits); CPU ranks stream only when asked (--edge-list stream)."""
     if backend == "gpu":
-        from ..algorithms.kernel1_gpu import grid_build
+        from ..build.memory import grid_build
         return grid_build(spec.name, n_vertices, n_edges, rows, cols, edge_list)
     if edge_list not in ("auto", "device", "stream"):
         raise BfsError(f"--edge-list {edge_list!r}: choose one of auto, device, stream")
@@ -75,7 +75,7 @@ class BlockSlices:
     beside the block CSR and CSC (nor, on CPUs, its whole local ids)."""
 
     def __init__(self, src, dst):
-        from ..algorithms.kernel1_gpu import ROUTE_CHUNK
+        from ..build.memory import ROUTE_CHUNK
         self.src, self.dst, self.step = src, dst, ROUTE_CHUNK
 
     def chunks(self):
