@@ -326,7 +326,7 @@ def test_streamed_block_chunks_cover_each_share_in_as_many_steps_on_every_rank()
     """A block routed a chunk at a time: each rank's steps cover exactly its share, in order,
     and every rank takes as many steps (each is a collective all-to-all), empty ones where its
     share is the shorter."""
-    from bfs.harness.generated import chunk_ranges, share
+    from bfs.build.routing import chunk_ranges, share
     for m, p, chunk in ((1000, 3, 64), (7, 4, 2), (2 ** 20, 2, 2 ** 18), (5, 8, 1), (0, 2, 4)):
         steps = [chunk_ranges(m, r, p, chunk) for r in range(p)]
         assert len({len(s) for s in steps}) == 1

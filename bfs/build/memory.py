@@ -116,7 +116,7 @@ def grid_block_bytes(n: int, m: int, rows: int, cols: int, csc: bool,
     the measured pool peaks are above it (BENCHMARKS.md: 48 B an entry at scale 26 on 1x2 and
     1x4, where this gives 41 and 41; 74 GiB at scale 27 on 1x2, where it gives 65.5).
 
-    Routed a chunk at a time (streamed, bfs.harness.generated.RoutedBlock): beside the CSR and
+    Routed a chunk at a time (streamed, bfs.build.routing.RoutedBlock): beside the CSR and
     CSC only the fill's cursors (8 B a key) and one routed chunk (72 B a ROUTE_CHUNK edge), or
     one bucket of the sort in place (16 B an entry, up to RESORT_LIMIT).
 

@@ -60,8 +60,8 @@ class LocalSession:
 
     edge_list "stream": the list is never whole in host memory; Kernel 1
     (bfs.build.csr_cpu.build_csr_chunks), the degrees and every validation pass over it chunk
-    by chunk, regenerated or re-read from the graph directory's row groups. Algorithms whose build takes
-    only a whole list refuse it."""
+    by chunk, regenerated or re-read from the graph directory's row groups. Algorithms whose
+    build takes only a whole list refuse it."""
     rank, size, is_root = 0, 1, True
     gpu = False
     ranks = None   # per-rank facts for run.json's environment (MpiSession's)
