@@ -7,7 +7,8 @@ import importlib
 
 import cupy as cp
 
-from bfs.algorithms import ALGORITHMS, kernel1_gpu
+from bfs.algorithms import ALGORITHMS
+from bfs.build import csr_gpu
 from bfs.graphs.kronecker_gpu import edge_list_gpu
 from bfs.algorithms.options import parse_algorithm
 from bfs.harness.roots import graph500_roots
@@ -17,7 +18,7 @@ def kronecker_csr(scale: int, n_roots: int, keep_edges: bool = False):
     """(device offsets, device columns, roots, host degrees, device (src, dst) or None)."""
     n = 2 ** scale
     src, dst = edge_list_gpu(scale)
-    offsets, columns = kernel1_gpu.build_csr_gpu(src, dst, n)
+    offsets, columns = csr_gpu.build_csr_gpu(src, dst, n)
     edges = (src, dst) if keep_edges else None
     del src, dst
     degree = cp.diff(offsets).get()

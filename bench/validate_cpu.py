@@ -11,7 +11,7 @@ import time
 import numba
 import numpy as np
 
-from bfs.algorithms.kernel1 import build_csr
+from bfs.build.csr_cpu import build_csr
 from bfs.algorithms.seq_csr import bfs_csr
 from bfs.graphs.kronecker import generate_edges
 from bfs.validate import cpu

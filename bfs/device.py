@@ -6,13 +6,8 @@ CuPy is imported lazily, so a CPU run never needs it.
 Memory model (what `check_fits` is told; all in bytes, m = input edges, n = vertices):
 
     device edge list                      8 m        (src, dst as uint32)
-    Kernel 1 (sort-based CSR)            40 m + 16 n   (at most 2m uint64 keys, the radix
-                                                      sort's equal-sized buffer, 2m uint32
-                                                      columns; degrees and int64 offsets)
-    streamed Kernel 1 (no list kept)      8 m + 8 n + max(8 n + 8 chunk, 16 * 2^28)
-                                                      (the columns and offsets; the fill's
-                                                      cursors and one chunk, or one in-place
-                                                      sort bucket: kernel1_gpu.streamed_kernel1_bytes)
+    Kernel 1                              bfs.build.memory's rows (in memory, streamed, a
+                                                      grid's block)
     CSR kept for the searches             8 m + 8 n
     merrill search state                 8 n + 4 n + n/8 + 8 n + 16 n   (parent int64, level
                                                       int32, visited bits, two uint32 queues,
@@ -23,8 +18,8 @@ Memory model (what `check_fits` is told; all in bytes, m = input edges, n = vert
     gpu-quadratic search state           8 n + 4 n + 3 n   (parent, level; frontier, next and
                                                       visited flags, a byte each)
 
-A Kronecker graph of scale s has n = 2^s and m = edgefactor * 2^s, so bench and tests state the
-largest scale that fits from these per-edge / per-vertex figures (`largest_kronecker_scale`).
+The models that add Kernel 1 and the search after it up, and the largest Kronecker scale each
+fits (`largest_kronecker_scale`, from `largest_scale` here), are bfs.build.memory's.
 """
 from __future__ import annotations
 
@@ -36,10 +31,9 @@ from pathlib import Path
 
 from .errors import BfsError
 
-# Bytes per input edge / per vertex of each stage (see the module docstring).
+# Bytes per input edge / per vertex of each stage (see the module docstring; Kernel 1's are
+# bfs.build.memory's).
 EDGE_LIST_BYTES_PER_EDGE = 8
-KERNEL1_BYTES_PER_EDGE = 40
-KERNEL1_BYTES_PER_VERTEX = 16
 CSR_BYTES_PER_EDGE = 8
 CSR_BYTES_PER_VERTEX = 8
 SEARCH_BYTES_PER_VERTEX = 37  # parent 8 + level 4 + visited 1/8 + two queues 8 + two degree
@@ -89,31 +83,6 @@ def require_gpu():
     return cp
 
 
-def kronecker_bytes(scale: int, edgefactor: int = 16, stage: str = "bench") -> int:
-    """Peak device bytes of a stage for a Kronecker graph (the module docstring's model).
-
-    stage "kernel1": edge list + Kernel 1; "search": CSR + search state;
-    "bench": the larger of the two (the edge list freed before searching);
-    "bench-validated": Kernel 1, or the search with the edge list kept for bfs.validate.gpu.
-    """
-    n = 2 ** scale
-    m = edgefactor * n
-    k1 = (EDGE_LIST_BYTES_PER_EDGE + KERNEL1_BYTES_PER_EDGE) * m + KERNEL1_BYTES_PER_VERTEX * n
-    search = CSR_BYTES_PER_EDGE * m + (CSR_BYTES_PER_VERTEX + SEARCH_BYTES_PER_VERTEX) * n
-    validated = search + EDGE_LIST_BYTES_PER_EDGE * m + n   # + bfs.validate.gpu's n marks
-    return {"kernel1": k1, "search": search, "bench": max(k1, search),
-            "bench-validated": max(k1, validated)}[stage]
-
-
-def resident_edges_bytes(m: int, n: int) -> int:
-    """Peak device bytes of a one-GPU run that keeps its edge list on the device (for Kernel 1
-    and bfs.validate.gpu): the list beside the in-memory Kernel 1, then beside the CSR and the
-    search state (the model above, for any m and n)."""
-    k1 = KERNEL1_BYTES_PER_EDGE * m + KERNEL1_BYTES_PER_VERTEX * n
-    search = CSR_BYTES_PER_EDGE * m + (CSR_BYTES_PER_VERTEX + SEARCH_BYTES_PER_VERTEX + 1) * n
-    return EDGE_LIST_BYTES_PER_EDGE * m + max(k1, search)
-
-
 def largest_scale(bytes_at, free_bytes: int, limit: int = 44) -> int:
     """Largest Kronecker scale s (up to limit) with bytes_at(s) <= free_bytes, bytes_at growing
     with the scale (0 if none fits): every memory model's "largest scale that fits"."""
@@ -121,11 +90,6 @@ def largest_scale(bytes_at, free_bytes: int, limit: int = 44) -> int:
     while s < limit and bytes_at(s + 1) <= free_bytes:
         s += 1
     return s
-
-
-def largest_kronecker_scale(free_bytes: int, edgefactor: int = 16, stage: str = "bench") -> int:
-    """Largest scale s whose stage fits in free_bytes (0 if none does)."""
-    return largest_scale(lambda s: kronecker_bytes(s, edgefactor, stage), free_bytes, 40)
 
 
 def free_memory() -> tuple[int, int]:
@@ -281,10 +245,6 @@ def sm_count() -> int:
     cp = require_gpu()
     dev = cp.cuda.Device()
     return int(dev.attributes["MultiProcessorCount"])
-
-
-# Most keys one radix sort handles: below 2^31 so that 32-bit item counts in the sort library
-# (CUB/Thrust builds that take int) can never overflow; scale 26 has exactly 2^31 entries.
 
 
 _INCLUDE = re.compile(r'^#include "([^"]+)"[ \t]*$', re.M)

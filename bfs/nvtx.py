@@ -13,8 +13,8 @@ range through CuPy (cupy.cuda.nvtx.RangePush / RangePop) for the block it wraps;
 Ranges are never nested, so that `ncu --nvtx --nvtx-include 'NAME/'` selects one step's
 kernels. Off by default and free when off: the environment is read once per process, the first
 time a range is asked for; off, `scope` formats no name, imports nothing (no CuPy) and returns
-a shared do-nothing context manager. No bfs module is imported here: the algorithms (stage 3)
-and anything after them may use it.
+a shared do-nothing context manager. No bfs module is imported here: the build stage (stage
+3: GPU Kernel 1), the algorithms and anything after them may use it.
 """
 from __future__ import annotations
 

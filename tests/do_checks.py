@@ -17,7 +17,7 @@ import numpy as np
 from mpi4py import MPI
 
 from bfs.algorithms import RunContext, get_algorithm
-from bfs.algorithms.kernel1 import build_csr
+from bfs.build.csr_cpu import build_csr
 from bfs.algorithms.seq_csr import bfs_csr
 from bfs.graphs.graphdir import read_edges
 from bfs.algorithms import Block

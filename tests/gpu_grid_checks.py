@@ -30,7 +30,8 @@ import numpy as np
 from mpi4py import MPI
 
 from bfs.algorithms import RunContext, get_algorithm, merrill_do
-from bfs.algorithms.kernel1 import build_csr
+from bfs.build.csr_cpu import build_csr
+from bfs.build.routing import route_to_blocks
 from bfs.algorithms.seq_csr import bfs_csr
 from bfs.comm.exchange import LevelClock, MpiExchange, NcclExchange
 from bfs.graphs.kronecker import generate_edges
@@ -38,7 +39,6 @@ from bfs.harness.generated import GeneratedKronecker
 from bfs.algorithms import Block
 from bfs.harness.sessions_mpi import select_gpu
 from bfs.partition import GridLayout
-from bfs.partition.route_gpu import route_to_blocks
 from bfs.validate import validate
 from bfs.validate.grid_gpu import validate_grid_device
 
@@ -351,7 +351,7 @@ def search_equals_cpu(R, C, algorithm, option_sets, each=None) -> list:
 
 
 def check_streamed(R, C):
-    from bfs.harness.generated import RoutedBlock
+    from bfs.build.routing import RoutedBlock
     n = 2 ** SCALE
     graph = GeneratedKronecker(SCALE, EF)
     src, dst = generate_edges(SCALE, EF)

@@ -2,8 +2,8 @@
 `mpiexec -n R*C python3 THIS R C [GRAPH_DIR]`.
 
 For 2d, 2d-do, semiring (each on the R x C grid) and 1d (on R*C x 1), every rank builds its
-searcher twice: from its block routed whole (generated.place_cpu) and from the same block
-routed again a chunk of CHUNK edges at a time for each pass (generated.RoutedBlock, ragged last
+searcher twice: from its block routed whole (routing.place_cpu) and from the same block
+routed again a chunk of CHUNK edges at a time for each pass (routing.RoutedBlock, ragged last
 chunks). The edges: a generated Kronecker graph, or GRAPH_DIR's (a SNAP or lattice graph), each
 rank reading its rows by graphdir.edge_range_reader. The survey pass gives the whole block's
 entries and sources; the CSR (and CSC) hold the same rows (each row's entries come in chunk
@@ -16,10 +16,11 @@ import numpy as np
 from mpi4py import MPI
 
 from bfs.algorithms import Block, RunContext, get_algorithm
-from bfs.algorithms.kernel1 import build_csr
+from bfs.build.csr_cpu import build_csr
 from bfs.algorithms.seq_csr import bfs_csr
 from bfs.graphs.graphdir import edge_range_reader, read_edges, read_meta
-from bfs.harness.generated import GeneratedKronecker, RoutedBlock, place_cpu
+from bfs.build.routing import RoutedBlock, place_cpu
+from bfs.harness.generated import GeneratedKronecker
 from bfs.partition import GridLayout
 from bfs.validate import validate
 

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from bfs.algorithms.kernel1 import build_csr, build_csr_chunks, chunk_degrees, nonloop_degrees
+from bfs.build.csr_cpu import build_csr, build_csr_chunks, chunk_degrees, nonloop_degrees
 from bfs.graphs.edge_chunks import streamed_graph_dir_host
 from bfs.graphs.graphdir import read_edges
 from bfs.graphs.lattice import write_lattice

@@ -25,12 +25,13 @@ if _WHY:
 
 pytestmark = pytest.mark.gpu
 
-from bfs.algorithms import kernel1_gpu, merrill_do
+from bfs.algorithms import merrill_do
+from bfs.build import csr_gpu, memory
 from bfs import device
 from bfs.graphs import device_edges
 from bfs.algorithms import EdgeList, RunContext, get_algorithm  # noqa: E402
 from bfs.algorithms.seq_csr import bfs_csr  # noqa: E402
-from bfs.algorithms.kernel1 import build_csr  # noqa: E402
+from bfs.build.csr_cpu import build_csr  # noqa: E402
 from bfs.graphs.kronecker import generate_edges  # noqa: E402
 from bfs.graphs.kronecker_gpu import generate_edges_gpu  # noqa: E402
 from bfs.harness.roots import graph500_roots  # noqa: E402
@@ -107,7 +108,7 @@ def test_degree_order_renames_hubs_first_and_is_refused_where_unsupported(monkey
     assert do.kernel1_extra_s > 0
     # bench's shared CSR (from_csr): the same rows, re-sorted in a copy, the CSR left alone;
     # built for the searcher (above), re-sorted in place
-    off_d, col_d = kernel1_gpu.build_csr_gpu(*device_edges.to_device_edges(src, dst), n)
+    off_d, col_d = csr_gpu.build_csr_gpu(*device_edges.to_device_edges(src, dst), n)
     given = col_d.get()
     shared = get_algorithm("merrill-do").load("gpu").from_csr(off_d, col_d, rows="degree")
     np.testing.assert_array_equal(shared.columns.get(), cols)
@@ -615,7 +616,7 @@ def test_kernel1_matches_cpu(seed):
     n = int(rng.integers(1, 5000))
     src, dst = random_edges(rng, n, int(rng.integers(0, 20000)))
     cpu = build_csr(src, dst, n)
-    off_d, col_d = kernel1_gpu.build_csr_gpu(*device_edges.to_device_edges(src, dst), n)
+    off_d, col_d = csr_gpu.build_csr_gpu(*device_edges.to_device_edges(src, dst), n)
     assert off_d.dtype == cp.int64 and col_d.dtype == cp.uint32
     off, col = off_d.get(), col_d.get()
     np.testing.assert_array_equal(off, cpu.offsets)
@@ -627,7 +628,7 @@ def test_kernel1_matches_cpu(seed):
         assert np.all(row[:-1] <= row[1:])
 
 
-@pytest.mark.parametrize("fill", kernel1_gpu.FILLS)
+@pytest.mark.parametrize("fill", csr_gpu.FILLS)
 @pytest.mark.parametrize("limit", [1, 1000, 50_000])
 def test_kernel1_row_buckets(limit, fill):
     # small sort limits force many row buckets (scale 26 needs two at the default 2^30); the
@@ -635,7 +636,7 @@ def test_kernel1_row_buckets(limit, fill):
     src, dst = generate_edges(12, 16)
     n = 2 ** 12
     cpu = build_csr(src, dst, n)
-    off, col = (a.get() for a in kernel1_gpu.build_csr_gpu(*device_edges.to_device_edges(src, dst), n,
+    off, col = (a.get() for a in csr_gpu.build_csr_gpu(*device_edges.to_device_edges(src, dst), n,
                                                    sort_limit=limit, fill=fill))
     np.testing.assert_array_equal(off, cpu.offsets)
     np.testing.assert_array_equal(col, sorted_rows(cpu.offsets, cpu.columns)[1])
@@ -643,7 +644,7 @@ def test_kernel1_row_buckets(limit, fill):
     # entries as a block routed a chunk at a time gives them (any fill takes chunks)
     s_d, d_d = cp.asarray(src, cp.uint32), cp.asarray(dst, cp.uint32)
     cuts = [0, len(src) // 3, len(src) // 2, len(src)]
-    b_off, b_col = (a.get() for a in kernel1_gpu.block_csr(
+    b_off, b_col = (a.get() for a in csr_gpu.block_csr(
         lambda: [(s_d[a:b], d_d[a:b]) for a, b in zip(cuts, cuts[1:])], n, fill=fill,
         sort_limit=limit))
     ref = np.lexsort((dst, src))
@@ -668,7 +669,7 @@ def test_kernel1_refuses_edge_chunks_that_change_between_passes(fill, says):
                                                       (s_d[:4] * 0 + s_d[0], d_d[:4] * 0 + d_d[0])]
 
     with pytest.raises(BfsError, match=says):
-        kernel1_gpu._csr_from_chunks(chunks, 2 ** 10, kernel1_gpu.SORT_LIMIT, "test Kernel 1",
+        csr_gpu._csr_from_chunks(chunks, 2 ** 10, csr_gpu.SORT_LIMIT, "test Kernel 1",
                                      fill=fill)
 
 
@@ -676,7 +677,7 @@ def test_kernel1_kronecker():
     src, dst = generate_edges(14, 16)
     n = 2 ** 14
     cpu = build_csr(src, dst, n)
-    off, col = (a.get() for a in kernel1_gpu.build_csr_gpu(*device_edges.to_device_edges(src, dst), n))
+    off, col = (a.get() for a in csr_gpu.build_csr_gpu(*device_edges.to_device_edges(src, dst), n))
     np.testing.assert_array_equal(off, cpu.offsets)
     np.testing.assert_array_equal(sorted_rows(off, col)[1],
                                   sorted_rows(cpu.offsets, cpu.columns)[1])
@@ -691,17 +692,17 @@ def test_streamed_kernel1_equals_resident(tmp_path):
     graph = GeneratedKronecker(12)
     n = graph.n_vertices
     src, dst = graph.device_edges()
-    off, col = (a.get() for a in kernel1_gpu.build_csr_gpu(src, dst, n))
+    off, col = (a.get() for a in csr_gpu.build_csr_gpu(src, dst, n))
     g = tmp_path / "g"
     bfs_cli("generate", "kronecker", "--scale", "12", "--out", g)
     for edges in (graph.streamed_device_edges(chunk=1000),
                   device_edges.streamed_graph_dir(g, chunk_rows=1000)):
         assert edges.streamed and edges.chunk_edges == 1000
         assert sum(int(s.size) for s, _ in edges.chunks()) == graph.n_edges
-        s_off, s_col = kernel1_gpu.csr_from_streamed(edges, n, sort_limit=5000)
+        s_off, s_col = csr_gpu.csr_from_streamed(edges, n, sort_limit=5000)
         np.testing.assert_array_equal(s_off.get(), off)
         np.testing.assert_array_equal(s_col.get(), col)
-        np.testing.assert_array_equal(kernel1_gpu.nonloop_degrees(edges.chunks, n),
+        np.testing.assert_array_equal(csr_gpu.nonloop_degrees(edges.chunks, n),
                                       device_edges.nonloop_degrees_device(src, dst, n))
         searcher = get_algorithm("merrill-do").load("gpu").from_csr(s_off, s_col)
         searcher.search(0)
@@ -753,11 +754,11 @@ def test_out_of_memory_message(monkeypatch):
     msg = str(e.value)
     assert "GiB" in msg and "(4096 bytes)" in msg and f"({8 * len(src)} bytes)" in msg
     with pytest.raises(BfsError, match="largest Kronecker scale that fits is"):
-        device.check_fits(device.kronecker_bytes(26), "bench at scale 26",
-                       lambda free: device.largest_kronecker_scale(free))
+        device.check_fits(memory.kronecker_bytes(26), "bench at scale 26",
+                       lambda free: memory.largest_kronecker_scale(free))
     # Kernel 1 over the held list names the largest scale both ways: held, and streamed
     with pytest.raises(BfsError) as e:
-        kernel1_gpu.build_csr_gpu(*held, 2 ** 10)
+        csr_gpu.build_csr_gpu(*held, 2 ** 10)
     import re
     said = re.search(r"largest Kronecker scale that fits is (\d+) with the edge list on the "
                      r"device, (\d+) with it streamed \(--edge-list stream", str(e.value))
@@ -765,8 +766,8 @@ def test_out_of_memory_message(monkeypatch):
 
 
 def test_largest_scale_model():
-    assert device.largest_kronecker_scale(device.kronecker_bytes(20)) == 20
-    assert device.largest_kronecker_scale(device.kronecker_bytes(20) - 1) == 19
+    assert memory.largest_kronecker_scale(memory.kronecker_bytes(20)) == 20
+    assert memory.largest_kronecker_scale(memory.kronecker_bytes(20) - 1) == 19
 
 
 def test_cli_run_and_generate(tmp_path):
@@ -807,7 +808,7 @@ def test_read_edges_to_device_by_batches(tmp_path, batch_rows):
     assert src_d.dtype == cp.uint32 and src_d.size == src.size
     np.testing.assert_array_equal(src_d.get(), src)
     np.testing.assert_array_equal(dst_d.get(), dst)
-    from bfs.algorithms.kernel1 import nonloop_degrees
+    from bfs.build.csr_cpu import nonloop_degrees
     np.testing.assert_array_equal(device_edges.nonloop_degrees_device(src_d, dst_d, 2**13),
                                   nonloop_degrees(src, dst, 2**13))
 
@@ -945,12 +946,12 @@ def test_quadratic_level_profile_adds_up():
 
 
 def test_level_sizes_on_the_device_equal_bincount():
-    """kernel1_gpu.level_sizes (each level's vertex count, counted on the device, as the
+    """device_csr.level_sizes (each level's vertex count, counted on the device, as the
     one-GPU session profiles and counts a search it leaves there): np.bincount of the reached
     vertices' levels, for one vertex, unreached vertices, a Kronecker-like few levels and more
     levels than the shared-memory bins (cupy's bincount then)."""
     import cupy as cp
-    from bfs.algorithms.kernel1_gpu import LEVEL_BINS_SHARED, level_sizes
+    from bfs.algorithms.device_csr import LEVEL_BINS_SHARED, level_sizes
     rng = np.random.default_rng(5)
     assert level_sizes(cp.full(7, -1, cp.int32)).size == 0
     for n, depth in ((1, 0), (1000, 3), (300_000, 40), (50_000, LEVEL_BINS_SHARED + 5)):
@@ -1034,7 +1035,7 @@ def check_2d_gpu(src, dst, n, roots):
     from_block = fu_2d.build(block, RunContext("gpu"))
     assert isinstance(from_block, Fu2DGpu)
     d_src, d_dst = device_edges.to_device_edges(src, dst)
-    offsets, columns = kernel1_gpu.build_csr_gpu(d_src, d_dst, n)
+    offsets, columns = csr_gpu.build_csr_gpu(d_src, d_dst, n)
     from_csr = fu_2d.from_csr(offsets, columns)
     csr = build_csr(src, dst, n)
     for root in roots:
@@ -1188,7 +1189,7 @@ def test_one_rank_searches_with_the_single_gpu_engine(monkeypatch):
     n = 2 ** 13
     csr = build_csr(src, dst, n)
     d_src, d_dst = device_edges.to_device_edges(src, dst)
-    alone = MerrillDoSearcher(*kernel1_gpu.build_csr_gpu(d_src, d_dst, n))
+    alone = MerrillDoSearcher(*csr_gpu.build_csr_gpu(d_src, d_dst, n))
     x = MpiExchange(MPI.COMM_SELF)
     for name, engine in (("2d", MerrillSearcher), ("2d-do", MerrillDoSearcher)):
         s = do_1x1(src, dst, n, "gpu", name)

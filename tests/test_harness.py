@@ -271,7 +271,8 @@ def test_one_gpu_search_state_and_resort_within_the_memory_target():
     the target where queues of every vertex did not; the in-place re-sort of the rows hubs
     first sorts half the rows a bucket (2^27 entries at scale 28, where 2^28 made the run's
     peak, 47.2 GiB), never less than 2^20 nor more than RESORT_LIMIT."""
-    from bfs.algorithms import kernel1_gpu, merrill
+    from bfs.algorithms import merrill
+    from bfs.build import memory
     n, nnz, active = 2 ** 28, 2 ** 33, 121_162_769
     target = 4.5 * nnz + 32 * n
     csr = 4 * nnz + 8 * (n + 1)
@@ -280,7 +281,7 @@ def test_one_gpu_search_state_and_resort_within_the_memory_target():
     assert csr + merrill.search_state_bytes(n, nnz) + head > target     # every vertex queued
     assert merrill.resort_bucket(n) == 2 ** 27
     assert merrill.resort_bucket(3000) == 2 ** 20
-    assert merrill.resort_bucket(2 ** 31) == kernel1_gpu.RESORT_LIMIT == 2 ** 28
+    assert merrill.resort_bucket(2 ** 31) == memory.RESORT_LIMIT == 2 ** 28
 
 
 def test_grid_memory_model_names_the_largest_scale_a_grid_holds(monkeypatch):
@@ -291,19 +292,19 @@ def test_grid_memory_model_names_the_largest_scale_a_grid_holds(monkeypatch):
     whole model is a lower bound of the measured pool peaks: 48 B an entry at scale 26,
     BENCHMARKS.md)."""
     from bfs import device
-    from bfs.algorithms import kernel1_gpu
+    from bfs.build import memory
     gib = 2 ** 30
-    s26_1x2 = kernel1_gpu.grid_block_bytes(2 ** 26, 2 ** 30, 1, 2, csc=True)
+    s26_1x2 = memory.grid_block_bytes(2 ** 26, 2 ** 30, 1, 2, csc=True)
     assert s26_1x2 < 48 * 2 ** 30                    # under the measured peak (2^30 entries)
-    assert kernel1_gpu.grid_block_bytes(2 ** 26, 2 ** 30, 1, 2, csc=False) < s26_1x2
+    assert memory.grid_block_bytes(2 ** 26, 2 ** 30, 1, 2, csc=False) < s26_1x2
     # streamed: the CSR and CSC (8 B an entry) and the search state, no routed block beside
-    s28 = kernel1_gpu.grid_block_bytes(2 ** 28, 2 ** 32, 1, 2, csc=True, streamed=True)
-    assert 35 * gib < s28 < kernel1_gpu.grid_block_bytes(2 ** 28, 2 ** 32, 1, 2, csc=True) / 2
-    assert [kernel1_gpu.largest_grid_scale(78 * gib, 16, r, c, True, streamed)
+    s28 = memory.grid_block_bytes(2 ** 28, 2 ** 32, 1, 2, csc=True, streamed=True)
+    assert 35 * gib < s28 < memory.grid_block_bytes(2 ** 28, 2 ** 32, 1, 2, csc=True) / 2
+    assert [memory.largest_grid_scale(78 * gib, 16, r, c, True, streamed)
             for r, c in ((1, 2), (1, 4), (2, 4)) for streamed in (False, True)] \
         == [27, 28, 28, 29, 29, 30]
     monkeypatch.setattr(device, "free_memory", lambda: (78 * gib, 80 * gib))
-    build = kernel1_gpu.grid_build
+    build = memory.grid_build
     assert build("2d-do", 2 ** 27, 2 ** 31, 1, 2) == "device"        # fits whole
     assert build("2d-do", 2 ** 27, 2 ** 31, 1, 2, "stream") == "stream"
     assert build("2d-do", 2 ** 28, 2 ** 32, 1, 2) == "stream"        # auto: only streamed
@@ -325,7 +326,7 @@ def test_streamed_block_chunks_cover_each_share_in_as_many_steps_on_every_rank()
     """A block routed a chunk at a time: each rank's steps cover exactly its share, in order,
     and every rank takes as many steps (each is a collective all-to-all), empty ones where its
     share is the shorter."""
-    from bfs.harness.generated import chunk_ranges, share
+    from bfs.build.routing import chunk_ranges, share
     for m, p, chunk in ((1000, 3, 64), (7, 4, 2), (2 ** 20, 2, 2 ** 18), (5, 8, 1), (0, 2, 4)):
         steps = [chunk_ranges(m, r, p, chunk) for r in range(p)]
         assert len({len(s) for s in steps}) == 1

@@ -10,7 +10,7 @@ import pytest
 
 from bfs.algorithms import EdgeList
 from bfs.algorithms.hybrid import HostHybrid, SearchState, TaskGraph, build_host, cpu_level
-from bfs.algorithms.kernel1 import build_csr
+from bfs.build.csr_cpu import build_csr
 from bfs.algorithms.seq_csr import bfs_csr
 from bfs.cli import main
 from bfs.graphs.kronecker import generate_edges

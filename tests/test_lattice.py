@@ -7,7 +7,7 @@ from bfs.errors import BfsError
 from bfs.graphs.graphdir import read_edges, read_meta
 from bfs.graphs.lattice import lattice_edges
 from bfs.harness.rundir import read_run_json
-from bfs.algorithms.kernel1 import build_csr
+from bfs.build.csr_cpu import build_csr
 
 from helpers import bfs_cli
 

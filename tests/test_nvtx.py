@@ -96,8 +96,8 @@ def test_on_without_cupy_is_a_one_line_error(monkeypatch):
 
 
 def test_the_module_imports_no_other_bfs_module():
-    """bfs.nvtx sits beside bfs.device: the algorithms (stage 3) import it, so it imports no
-    later stage (its one import of bfs.errors is lazy, on the error path)."""
+    """bfs.nvtx sits beside bfs.device: the build stage (stage 3) and the algorithms import it,
+    so it imports no later stage (its one import of bfs.errors is lazy, on the error path)."""
     import ast
     tree = ast.parse(open(nvtx.__file__).read())
     top_level = [node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))]

@@ -298,11 +298,12 @@ def test_a_gpu_searchers_build_gets_the_run_options(monkeypatch):
     stubbed: this runs without a GPU.)"""
     import numpy as np
 
-    from bfs.algorithms import EdgeList, kernel1_gpu
-    monkeypatch.setattr(kernel1_gpu, "csr_from_edges", lambda src, dst, n: ("off", "col"))
-    monkeypatch.setattr(kernel1_gpu, "csr_from_streamed", lambda edges, n: ("s-off", edges))
+    from bfs.algorithms import EdgeList, device_csr
+    from bfs.build import csr_gpu
+    monkeypatch.setattr(csr_gpu, "csr_from_edges", lambda src, dst, n: ("off", "col"))
+    monkeypatch.setattr(csr_gpu, "csr_from_streamed", lambda edges, n: ("s-off", edges))
     seen = {}
-    build, _, _ = kernel1_gpu.entry_points(
+    build, _, _ = device_csr.entry_points(
         lambda offsets, columns, **options: seen.update(options, csr=(offsets, columns)))
     _, options = parse_algorithm("merrill-do@tail=0,alpha=30")
     none = np.zeros(0, np.uint32)

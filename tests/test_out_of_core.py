@@ -7,7 +7,7 @@ from bfs.algorithms import ALGORITHMS
 from bfs.algorithms.gpu_out_of_core import (MIN_BLOCK_BYTES, block_bytes, csr_bytes,
                                             plan_blocks, plan_for_limit, state_bytes,
                                             vertex_state_bytes)
-from bfs.algorithms.kernel1 import build_csr
+from bfs.build.csr_cpu import build_csr
 from bfs.algorithms.seq_csr import bfs_csr
 from bfs.cli import main
 from bfs.device import parse_bytes

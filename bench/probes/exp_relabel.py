@@ -3,7 +3,7 @@ ids (hubs first; search time only, parents not mapped back). python3 bench/probe
 import sys
 import numpy as np
 import cupy as cp
-from bfs.algorithms import kernel1_gpu
+from bfs.build import csr_gpu
 from bfs.graphs.kronecker_gpu import edge_list_gpu
 from bfs.harness.roots import graph500_roots
 from bfs.algorithms import merrill
@@ -11,7 +11,7 @@ from bfs.algorithms import merrill
 scale = int(sys.argv[1]) if len(sys.argv) > 1 else 25
 n, m = 2 ** scale, 16 * 2 ** scale
 src, dst = edge_list_gpu(scale)
-off, col = kernel1_gpu.build_csr_gpu(src, dst, n)
+off, col = csr_gpu.build_csr_gpu(src, dst, n)
 deg = cp.diff(off)
 roots = graph500_roots(n, deg.get() > 0, count=16, seeds=(2, 3))
 # degree relabel: rank[v] = position of v in degree-descending order
@@ -19,7 +19,7 @@ order = cp.argsort(-deg, kind="stable") if False else cp.argsort(-deg)
 rank = cp.empty(n, cp.uint32); rank[order] = cp.arange(n, dtype=cp.uint32)
 src2 = rank[src]; dst2 = rank[dst]
 del src, dst
-off2, col2 = kernel1_gpu.build_csr_gpu(src2, dst2, n)
+off2, col2 = csr_gpu.build_csr_gpu(src2, dst2, n)
 del src2, dst2
 cp.get_default_memory_pool().free_all_blocks()
 rank_h = rank.get()

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from bfs.algorithms.kernel1 import build_csr            # noqa: E402
+from bfs.build.csr_cpu import build_csr            # noqa: E402
 from bfs.graphs.kronecker import generate_edges         # noqa: E402
 from bfs.harness.roots import graph500_roots            # noqa: E402
 

@@ -1,4 +1,4 @@
-"""GPU Kernel 1's fill variants in one process, on one Kronecker graph (bfs.algorithms.kernel1_gpu):
+"""GPU Kernel 1's fill variants in one process, on one Kronecker graph (bfs.build.csr_gpu):
 "keys" (each sort bucket appends its keys in a pass over the edges: the earlier build) against
 "scatter" (one fill pass by atomics, rows sorted in place), at sort buckets of 2^30 and 2^28
 entries, for the edge list held on the device and streamed (regenerated chunk by chunk).
@@ -14,7 +14,7 @@ import time
 
 import cupy as cp
 
-from bfs.algorithms import kernel1_gpu
+from bfs.build import csr_gpu
 from bfs.harness.generated import GeneratedKronecker
 
 scale = int(sys.argv[1])
@@ -22,8 +22,8 @@ rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 3
 graph = GeneratedKronecker(scale)
 n = graph.n_vertices
 pool = cp.get_default_memory_pool()
-for fill in kernel1_gpu.FILLS:     # both fills' kernels compiled before anything is timed
-    kernel1_gpu.build_csr_gpu(cp.asarray([0, 1], cp.uint32), cp.asarray([1, 2], cp.uint32), 3,
+for fill in csr_gpu.FILLS:     # both fills' kernels compiled before anything is timed
+    csr_gpu.build_csr_gpu(cp.asarray([0, 1], cp.uint32), cp.asarray([1, 2], cp.uint32), 3,
                               fill=fill)
 
 variants = [(where, fill, limit) for where in ("device", "stream")
@@ -41,9 +41,9 @@ for rnd in range(rounds):
         cp.cuda.get_current_stream().synchronize()
         t = time.perf_counter()
         if where == "device":
-            off, col = kernel1_gpu.build_csr_gpu(src, dst, n, sort_limit=limit, fill=fill)
+            off, col = csr_gpu.build_csr_gpu(src, dst, n, sort_limit=limit, fill=fill)
         else:
-            off, col = kernel1_gpu.csr_from_streamed(graph.streamed_device_edges(), n,
+            off, col = csr_gpu.csr_from_streamed(graph.streamed_device_edges(), n,
                                                     sort_limit=limit, fill=fill)
         cp.cuda.get_current_stream().synchronize()
         times[(where, fill, limit)].append(time.perf_counter() - t)

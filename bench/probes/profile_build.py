@@ -14,7 +14,8 @@ from mpi4py import MPI
 
 from bfs.algorithms import RunContext, get_algorithm
 from bfs.comm.exchange import make_exchange
-from bfs.harness.generated import GeneratedKronecker, place_gpu
+from bfs.build.routing import place_gpu
+from bfs.harness.generated import GeneratedKronecker
 from bfs.algorithms import Block
 from bfs.partition import GridLayout
 

@@ -85,7 +85,7 @@ class Block:
     src: np.ndarray | None     # None: the block routed again a chunk at a time (GPU grids)
     dst: np.ndarray | None
     chunks: object = None      # then: chunks() yields its (src, dst) chunks, a pass a call
-                               # (collective where routed: bfs.harness.generated.RoutedBlock)
+                               # (collective where routed: bfs.build.routing.RoutedBlock)
 
     def entries(self, convert):
         """entries(): the block's entries as convert(src, dst) gives them (local ids, say),

@@ -4,16 +4,16 @@ search of `bfs bench` is measured against in the same run (no custom kernel, no 
 Per level the frontier's edges are enumerated with searchsorted over the degree scan, the
 neighbours gathered, the unvisited ones scattered into parent (any duplicate's write is a valid
 parent) and uniqued into the next frontier. Kernel 1 is the other single-GPU searches'
-(bfs.algorithms.kernel1_gpu); outputs as merrill's.
+(bfs.build.csr_gpu); outputs as merrill's.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from . import SearchResult, kernel1_gpu
+from . import SearchResult, device_csr
 
 
-class CupyBaseline(kernel1_gpu.DeviceCsrSearcher):
+class CupyBaseline(device_csr.DeviceCsrSearcher):
     """Plain CuPy level-synchronous BFS: the frontier's edges are enumerated with searchsorted
     over the degree scan (cupy.repeat takes no device repeats), neighbours gathered, the unvisited
     ones scattered into parent (any duplicate's write is a valid parent) and uniqued into the next
@@ -78,4 +78,4 @@ class CupyBaseline(kernel1_gpu.DeviceCsrSearcher):
 
 
 # the registry's build / from_csr / warm_up: GPU Kernel 1, then this searcher
-build, from_csr, warm_up = kernel1_gpu.entry_points(CupyBaseline)
+build, from_csr, warm_up = device_csr.entry_points(CupyBaseline)

@@ -119,7 +119,7 @@ the per-block path on one GPU), ahead and td_ahead (the chains' lengths past the
 decision), graphs (1: chains replayed as CUDA graphs; 0: launched one by one, every level
 step timed apart), substeps (above), peer (above), adjacency (above).
 
-Memory it adds to 2d's: the block CSC, built on the device as the CSR is (kernel1_gpu's
+Memory it adds to 2d's: the block CSC, built on the device as the CSR is (bfs.build.csr_gpu's
 block_csr with keys and values swapped): int64 offsets per column-range vertex + a uint32 row
 id per block entry, about as much as the CSR again (and 8 bytes a row-range vertex while it is
 built hubs first: the ranks and their inverse); its head copy (4 bytes a column vertex) and the
@@ -135,7 +135,8 @@ import numpy as np
 
 from .. import device
 from ..errors import BfsError
-from . import RunContext, fu_2d_gpu, kernel1_gpu, merrill, merrill_do, tiles
+from . import RunContext, fu_2d_gpu, merrill, merrill_do, tiles
+from ..build import csr_gpu, memory
 from ..comm import peer
 from .fu_2d import WORD
 from .fu_2d_do import TOP_DOWN, DirectionSwitch, adjacency_option
@@ -251,8 +252,8 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         # kept: offsets and row ids; while building: one bucket's keys and the sort's buffer
         # (or, streamed, the fill's cursors)
         need = (8 * (n_col_bits + 1) + 4 * nnz
-                + 16 * min(nnz, kernel1_gpu.SORT_LIMIT if fill == "keys"
-                           else kernel1_gpu.RESORT_LIMIT) + 4 * n_col_bits)
+                + 16 * min(nnz, memory.SORT_LIMIT if fill == "keys"
+                           else memory.RESORT_LIMIT) + 4 * n_col_bits)
         device.check_fits(need, f"2d-do block CSC ({n_col_bits} columns, {nnz} entries)")
         with self.phase("block CSC"):
             perm, rank = self._degree_ranks(need, n_row_bits, row_degree)
@@ -269,12 +270,12 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
                 # made again at each pass: each chunk's rows become ranks as it comes
                 pairs = lambda: ((cols, _to_rank(rank, rows))  # noqa: E731
                                  for rows, cols in entries())
-            self.csc_offsets, self.csc_rows = kernel1_gpu.block_csr(
+            self.csc_offsets, self.csc_rows = csr_gpu.block_csr(
                 pairs, n_col_bits, what="2d-do block CSC", fill=fill)
             rank = pairs = None       # the ranks, and the closure that holds them
             if perm is not None:      # ranks back to row ids, a slice at a time
-                for lo in range(0, nnz, kernel1_gpu.RESORT_LIMIT):
-                    part = self.csc_rows[lo:lo + kernel1_gpu.RESORT_LIMIT]
+                for lo in range(0, nnz, memory.RESORT_LIMIT):
+                    part = self.csc_rows[lo:lo + memory.RESORT_LIMIT]
                     part[...] = perm[part]
             del perm
 
@@ -284,7 +285,7 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         cp = self.cp = device.require_gpu()    # the first pass over a streamed block's chunks
         device.check_fits(8 * n_row_bits, f"2d-do adjacency=csc: {n_row_bits} row degrees")
         degree = cp.zeros(n_row_bits, cp.uint64)
-        count = kernel1_gpu._kernel1_module().get_function("count_degrees")
+        count = csr_gpu.kernel1_function("count_degrees")
         for rows, cols in entries():
             if rows.size:
                 count((device.grid_for(rows.size),), (BLOCK,),

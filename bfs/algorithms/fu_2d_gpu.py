@@ -7,8 +7,9 @@ module runs the local work on the GPU:
 
   CSR         built on the GPU from the block: padded local ids by one kernel (binary search
               of each id's piece in the bounds), then Kernel 1's kernels and sort
-              (kernel1_gpu.block_csr: keys row<<32|col radix-sorted per bucket of rows); bench's
-              1x1 searcher (from_csr) takes the symmetric device CSR. No CSC: see Parents.
+              (bfs.build.csr_gpu.block_csr: keys row<<32|col radix-sorted per bucket of rows);
+              bench's 1x1 searcher (from_csr) takes the symmetric device CSR. No CSC: see
+              Parents.
   Bitmaps     cupy uint64 arrays, piece by piece as in fu_2d (PaddedRange).
   Expand      In_i -> Out_ij minus visited, load-balanced like merrill: the frontier bitmap is
               compacted into a vertex queue with degrees (one warp-aggregated atomic per warp),
@@ -46,11 +47,11 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from . import kernel1_gpu
+from ..build import csr_gpu
 from ..device import load_module
 from .. import device
 from ..errors import BfsError
-from . import Block, RunContext, SearchResult, merrill, tiles
+from . import Block, RunContext, SearchResult, device_csr, merrill, tiles
 from .fu_2d import WORD, Fu2D, PaddedRange
 
 BLOCK, TILE = tiles.BLOCK, tiles.TILE
@@ -149,7 +150,7 @@ class Fu2DGpu(Fu2D):
         if self.R * self.C == 1 and self.ENGINE is not None and _engine_option(ctx.options):
             # one rank: padded local ids are the graph's ids (one piece, padded at its end)
             with self.phase("block CSR"):
-                offsets, columns = kernel1_gpu.block_csr(entries, n_row_bits, fill=fill)
+                offsets, columns = csr_gpu.block_csr(entries, n_row_bits, fill=fill)
             del entries
             with self.phase("engine"):
                 self._start_engine(offsets, columns, ctx.options)
@@ -180,9 +181,9 @@ class Fu2DGpu(Fu2D):
 
     def _build_blocks(self, entries, fill: str) -> None:
         """The block's device CSR from entries(), its (rows, columns) padded local ids, whole
-        or a routed chunk at a time (kernel1_gpu.block_csr's fill); 2d-do adds its CSC."""
+        or a routed chunk at a time (csr_gpu.block_csr's fill); 2d-do adds its CSC."""
         with self.phase("block CSR"):   # streamed: its passes' generation and routing too
-            self.csr_offsets, self.csr_cols = kernel1_gpu.block_csr(
+            self.csr_offsets, self.csr_cols = csr_gpu.block_csr(
                 entries, self.rows.n_words * WORD, fill=fill)
 
     def _finish_blocks(self) -> None:
@@ -428,7 +429,7 @@ class Fu2DGpu(Fu2D):
             self._profile = self._clock.rows(self.profile_steps)
         if self._profile is None and self.engine is not None:
             e = self.engine
-            sizes = kernel1_gpu.level_sizes(e.level)    # no n-entry temporaries
+            sizes = device_csr.level_sizes(e.level)    # no n-entry temporaries
             self._profile = np.array([(lv, f, np.nan, 0.0, 0) for lv, f in enumerate(sizes)],
                                      np.float64).reshape(-1, 5)
         return self._profile

@@ -9,7 +9,7 @@ a BFS kernel over it, level after level, so a graph larger than the GPU's memory
 
 Algorithm (this implementation; gpu_out_of_core.cu).
   Kernel 1   the undirected CSR (int64 offsets, uint32 columns; self-loops dropped,
-             duplicates kept, as bfs.algorithms.kernel1) built on the CPU (Numba counting
+             duplicates kept, as bfs.build.csr_cpu) built on the CPU (Numba counting
              sort) straight into pinned host memory, where it stays. plan_blocks cuts it into
              edge blocks of at most `buffer_bytes` each (a block: its offsets slice, 8 bytes a
              row + 8, and its columns, 4 bytes an edge), the budget being what
@@ -54,7 +54,7 @@ from pathlib import Path
 import numpy as np
 
 from . import SearchResult
-from .kernel1_gpu import DeviceCsrSearcher
+from .device_csr import DeviceCsrSearcher
 from .. import device
 from ..device import BLOCK, parse_bytes
 from ..errors import BfsError
@@ -172,11 +172,11 @@ def _module():
 
 
 def pinned_csr(src, dst, n: int):
-    """CPU Kernel 1 (bfs.algorithms.kernel1's counting sort) into pinned host arrays: (offsets
+    """CPU Kernel 1 (bfs.build.csr_cpu's counting sort) into pinned host arrays: (offsets
     int64[n+1], columns uint32[nnz]), so the search's copies are true asynchronous DMA."""
     import cupyx
 
-    from .kernel1 import build_csr_chunks
+    from ..build.csr_cpu import build_csr_chunks
     n = int(n)
     if n < 1:
         raise BfsError("the graph has no vertices")

@@ -22,9 +22,9 @@ however small the frontier (a 2000 x 2000 grid: ~4000 levels of 4M flags). That 
 baseline the report measures its other implementations against; merrill is the linear-work
 answer to it.
 
-Kernel 1 is the other single-GPU algorithms' (bfs.algorithms.kernel1_gpu: device CSR, int64
+Kernel 1 is the other single-GPU algorithms' (bfs.build.csr_gpu: device CSR, int64
 offsets, uint32 columns, the graph's own ids, so the report's packing of ids is not needed);
-build, from_csr and warm_up are kernel1_gpu.entry_points', as merrill's. Outputs as merrill's:
+build, from_csr and warm_up are device_csr.entry_points', as merrill's. Outputs as merrill's:
 search(root) returns after the device is synchronized, with the device arrays (parent int64,
 level int32); gather(n) copies them to the host. Device memory besides the CSR: 15 bytes per
 vertex (parent 8, level 4, three flags). Vertex ids must be below 2^32.
@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import SearchResult, kernel1_gpu
+from . import SearchResult, device_csr
 from .. import device
 from ..device import BLOCK, load_module
 from ..errors import BfsError
@@ -47,7 +47,7 @@ def _module():
     return load_module(Path(__file__).with_name("gpu_quadratic.cu"))
 
 
-class QuadraticSearcher(kernel1_gpu.DeviceCsrSearcher):
+class QuadraticSearcher(device_csr.DeviceCsrSearcher):
     """Searches over a device CSR (offsets int64[n+1], columns uint32); it takes no options.
 
     profile_levels: when set to a list, each search() replaces its content with one dict per
@@ -133,4 +133,4 @@ class QuadraticSearcher(kernel1_gpu.DeviceCsrSearcher):
 
 
 # the registry's build / from_csr / warm_up: GPU Kernel 1, then this searcher
-build, from_csr, warm_up = kernel1_gpu.entry_points(QuadraticSearcher)
+build, from_csr, warm_up = device_csr.entry_points(QuadraticSearcher)

@@ -51,8 +51,8 @@ thread whose CAS / atomicOr flipped the vertex; between the sides the host's cla
 (workload) or either one-level-up parent is kept (fixed). Every tree is validated by the Graph500
 rules like every algorithm's.
 
-Kernel 1: GPU Kernel 1 (kernel1_gpu) on the device, whose CSR is copied to the host for the CPU
-tasks (rows sorted by column on both). Vertex ids must be below 2^32. The searcher's
+Kernel 1: GPU Kernel 1 (bfs.build.csr_gpu) on the device, whose CSR is copied to the host for
+the CPU tasks (rows sorted by column on both). Vertex ids must be below 2^32. The searcher's
 `task_levels` counts, for the last search, the (task, level) pairs each side ran.
 
 HostHybrid is the same driver with no device: it runs any setting whose tasks all fall to the
@@ -464,7 +464,7 @@ def from_csr(offsets_dev, columns_dev, **options) -> HybridSearcher:
 
 
 def build(graph: EdgeList, ctx: RunContext) -> HybridSearcher:
-    from .kernel1_gpu import csr_from_edges
+    from ..build.csr_gpu import csr_from_edges
     offsets, columns = csr_from_edges(graph.src, graph.dst, graph.n_vertices)
     return from_csr(offsets, columns, **{k: ctx.options[k] for k in DEFAULTS
                                          if ctx.options.get(k) is not None})
@@ -472,7 +472,7 @@ def build(graph: EdgeList, ctx: RunContext) -> HybridSearcher:
 
 def build_host(graph: EdgeList, options: dict | None = None) -> HostHybrid:
     """The host-only driver over the CPU Kernel 1 (no CuPy): the tests' entry point."""
-    from .kernel1 import build_csr
+    from ..build.csr_cpu import build_csr
     opts = parse_options(options or {})
     csr = build_csr(graph.src, graph.dst, graph.n_vertices)
     return HostHybrid(TaskGraph.split(csr.offsets, csr.columns, opts["tasks"]), opts)
@@ -482,7 +482,7 @@ def warm_up(ctx: RunContext) -> None:
     """Compile hybrid.cu and the Numba kernels (a 3-vertex path, every GPU and CPU path) before
     Kernel 1 is timed."""
     from ..device import require_gpu
-    from .kernel1_gpu import build_csr_gpu
+    from ..build.csr_gpu import build_csr_gpu
     cp = require_gpu()
     offsets, columns = build_csr_gpu(cp.asarray([0, 1], cp.uint32),
                                      cp.asarray([1, 2], cp.uint32), 3)

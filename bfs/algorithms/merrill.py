@@ -4,7 +4,7 @@ Paper: D. Merrill, M. Garland, A. Grimshaw, "Scalable GPU Graph Traversal", PPoP
 (slides: "High Performance and Scalable GPU Graph Traversal").
 
 Algorithm. Level-synchronous expand-contract over the undirected CSR held in device memory
-(offsets int64, columns uint32, built by bfs.kernel1_gpu.build_csr_gpu). Per level:
+(offsets int64, columns uint32, built by bfs.build.csr_gpu.build_csr_gpu). Per level:
 
 1. The vertex frontier queue comes with each vertex's degree (written when the vertex was
    claimed). An inclusive prefix sum of the degrees (tiles.Scan: one to three launches; CuPy's
@@ -69,7 +69,8 @@ from pathlib import Path
 
 import numpy as np
 
-from . import kernel1_gpu
+from . import device_csr
+from ..build import csr_gpu, memory
 from ..device import load_module
 from .. import device, nvtx
 from ..errors import BfsError
@@ -160,7 +161,7 @@ def resort_bucket(n_rows: int) -> int:
     state allocated after it and is never a run's peak (at scale 28 a 2^28-entry bucket was:
     47.2 GiB against the search's 43.4)."""
     half = max(1, n_rows // 2)
-    return max(1 << 20, min(kernel1_gpu.RESORT_LIMIT, 1 << (half.bit_length() - 1)))
+    return max(1 << 20, min(memory.RESORT_LIMIT, 1 << (half.bit_length() - 1)))
 
 
 def hubs_first(offsets, columns, rename: bool, what: str, in_place: bool = False):
@@ -197,7 +198,7 @@ def hubs_first(offsets, columns, rename: bool, what: str, in_place: bool = False
 
     offsets_h = new_offsets.get()
     bucket = resort_bucket(n_rows)
-    kernel1_gpu.sort_rows(offsets_h, new_columns, fill_bucket, bucket, what)
+    csr_gpu.sort_rows(offsets_h, new_columns, fill_bucket, bucket, what)
     if not rename:      # the sorted ranks back to the ids, a slice at a time
         for lo in range(0, nnz, bucket):
             part = new_columns[lo:lo + bucket]
@@ -205,7 +206,7 @@ def hubs_first(offsets, columns, rename: bool, what: str, in_place: bool = False
     return new_offsets, new_columns, perm, rank
 
 
-class MerrillSearcher(kernel1_gpu.DeviceCsrSearcher):
+class MerrillSearcher(device_csr.DeviceCsrSearcher):
     level_profiling = True
     nvtx_name = "merrill"     # the algorithm in the level steps' NVTX ranges (bfs.nvtx)
     """Searches over a device CSR (offsets int64[n+1], columns uint32).
@@ -249,7 +250,7 @@ class MerrillSearcher(kernel1_gpu.DeviceCsrSearcher):
         self.queue_cap = min(n, self.n_active + 1)
         device.check_fits(search_state_bytes(n, self.nnz, self.queue_cap),
                           f"merrill search state ({n} vertices)",
-                       lambda free: device.largest_kronecker_scale(free, stage="search"))
+                       lambda free: memory.largest_kronecker_scale(free, stage="search"))
         self.n = n
         self.expand = expand
         self.offsets_out = offsets   # the CSR under the output's ids (nedge's degrees)
@@ -486,4 +487,4 @@ class MerrillSearcher(kernel1_gpu.DeviceCsrSearcher):
 
 
 # the registry's build / from_csr / warm_up: GPU Kernel 1, then this searcher
-build, from_csr, warm_up = kernel1_gpu.entry_points(MerrillSearcher)
+build, from_csr, warm_up = device_csr.entry_points(MerrillSearcher)

@@ -92,7 +92,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import kernel1_gpu
+from . import device_csr
 from ..device import load_module
 from .. import device, nvtx
 from ..errors import BfsError
@@ -404,14 +404,14 @@ class MerrillDoSearcher(MerrillSearcher):
         """Edges read to expand each level's frontier: bottom-up levels count the neighbours
         their kernel loaded; a top-down level reads every edge of its frontier, i.e. the
         degree sum of the vertices at that level (run here, after the search, not inside its
-        timing: one pass over the level array per top-down level, by kernel1_gpu.degree_sum,
+        timing: one pass over the level array per top-down level, by device_csr.degree_sum,
         with no n-entry temporaries, which at scale 28 were the run's memory peak; a bincount
         where there are many top-down levels, as on road graphs, whose n is small)."""
         if self._examined is None:
             cp = self.cp
             top = [lv for lv, d in enumerate(self.directions) if d != "bottom-up"]
             if len(top) <= TOP_DOWN_PASSES:
-                top_down = {lv: kernel1_gpu.degree_sum(self.offsets, self.level, lv)
+                top_down = {lv: device_csr.degree_sum(self.offsets, self.level, lv)
                             for lv in top}
             else:
                 reached = self.level >= 0
@@ -477,4 +477,4 @@ class MerrillDoSearcher(MerrillSearcher):
 
 
 # the registry's build / from_csr / warm_up: GPU Kernel 1, then this searcher
-build, from_csr, warm_up = kernel1_gpu.entry_points(MerrillDoSearcher)
+build, from_csr, warm_up = device_csr.entry_points(MerrillDoSearcher)

@@ -18,7 +18,7 @@ import numba
 import numpy as np
 
 from .fu_2d import compress
-from .kernel1 import CSR
+from ..build.csr_cpu import CSR
 from ..comm.mpi import Timer, displacements
 from . import RunContext, SearchResult, Searcher
 

@@ -3,7 +3,7 @@
 The Graph500 reference's seq-csr: a FIFO queue processed level by level; each frontier vertex
 scans its CSR row and claims every unvisited neighbour (parent == -1) for the next level. Work is
 O(n + m); it is the CPU baseline every other algorithm's depth, reach and nedge are checked
-against. Kernel 1 is bfs.algorithms.kernel1.build_csr_chunks, over the whole list or (--edge-list
+against. Kernel 1 is bfs.build.csr_cpu.build_csr_chunks, over the whole list or (--edge-list
 stream) over chunks made again for each of its two passes.
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .kernel1 import build_csr_chunks
+from ..build.csr_cpu import build_csr_chunks
 from . import EdgeList, RunContext, SearchResult, Searcher
 
 

@@ -112,7 +112,7 @@ def read_edges_to_device(graph_dir, batch_rows: int = 1 << 22):
 
 
 def nonloop_degrees_device(src_d, dst_d, n: int) -> np.ndarray:
-    """Undirected degree of every vertex, self-loops excluded (bfs.algorithms.kernel1.nonloop_degrees),
+    """Undirected degree of every vertex, self-loops excluded (bfs.build.csr_cpu.nonloop_degrees),
     counted on the device; returned on the host for root selection."""
     cp = require_gpu()
     keep = src_d != dst_d

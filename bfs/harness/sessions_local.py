@@ -29,7 +29,7 @@ import numpy as np
 
 from . import envinfo
 from ..algorithms import EdgeList, RunContext
-from ..algorithms.kernel1 import chunk_degrees
+from ..build.csr_cpu import chunk_degrees
 from ..errors import BfsError
 from ..graphs.edge_chunks import EdgeChunks, streamed_graph_dir_host
 from ..graphs.graphdir import GraphMeta, read_edges, read_meta
@@ -59,9 +59,9 @@ class LocalSession:
     """One process: the searcher sees the whole edge list, validation reads it too.
 
     edge_list "stream": the list is never whole in host memory; Kernel 1
-    (kernel1.build_csr_chunks), the degrees and every validation pass over it chunk by chunk,
-    regenerated or re-read from the graph directory's row groups. Algorithms whose build takes
-    only a whole list refuse it."""
+    (bfs.build.csr_cpu.build_csr_chunks), the degrees and every validation pass over it chunk
+    by chunk, regenerated or re-read from the graph directory's row groups. Algorithms whose
+    build takes only a whole list refuse it."""
     rank, size, is_root = 0, 1, True
     gpu = False
     ranks = None   # per-rank facts for run.json's environment (MpiSession's)
@@ -206,7 +206,7 @@ def _level_sizes(level) -> np.ndarray:
     device, where it stays."""
     if isinstance(level, np.ndarray):
         return np.bincount(level[level >= 0])
-    from ..algorithms.kernel1_gpu import level_sizes
+    from ..algorithms.device_csr import level_sizes
     return level_sizes(level)
 
 
@@ -224,10 +224,10 @@ class GpuSession(LocalSession):
     reads it there, and every search is validated on the GPU (bfs.validate.gpu) against it.
 
     edge_list "stream" (or "auto" where the resident list, Kernel 1 and the search state do
-    not fit: device.resident_edges_bytes): the list is never whole on the device. Kernel 1
-    (kernel1_gpu.csr_from_streamed), the degrees and every validation pass over it chunk by
-    chunk, regenerated on the device or re-read from the graph directory. Algorithms whose
-    build takes only a whole list refuse it."""
+    not fit: bfs.build.memory.resident_edges_bytes): the list is never whole on the device.
+    Kernel 1 (bfs.build.csr_gpu.csr_from_streamed), the degrees and every validation pass over
+    it chunk by chunk, regenerated on the device or re-read from the graph directory.
+    Algorithms whose build takes only a whole list refuse it."""
     gpu = True
     EDGE_LISTS = ("auto", "device", "stream")
     HELD_IN = "device"
@@ -248,12 +248,13 @@ class GpuSession(LocalSession):
     @classmethod
     def open(cls, source, backend: str, edge_list: str = "auto"):
         from .. import device
+        from ..build.memory import resident_edges_bytes
         if edge_list not in cls.EDGE_LISTS:
             raise BfsError(f"--edge-list {edge_list!r}: choose auto, device or stream")
         generated = isinstance(source, GeneratedKronecker)
         meta = source.meta(0.0) if generated else read_meta(source)
         if edge_list == "auto":
-            need = device.resident_edges_bytes(meta.n_edges, meta.n_vertices)
+            need = resident_edges_bytes(meta.n_edges, meta.n_vertices)
             edge_list = "device" if need <= device.free_memory()[0] else "stream"
             if edge_list == "stream":
                 log(f"the edge list ({meta.n_edges} edges) with Kernel 1 and the search needs "
@@ -298,7 +299,7 @@ class GpuSession(LocalSession):
         return edges
 
     def degrees(self):
-        from ..algorithms.kernel1_gpu import nonloop_degrees
+        from ..build.csr_gpu import nonloop_degrees
         return nonloop_degrees(self.edges.chunks, self.meta.n_vertices)
 
     def result(self, searcher, result, keep: bool):

@@ -1,19 +1,20 @@
 """The distributed session of the harness: MpiSession, one per MPI rank, holding only the rank's
-block of the graph (read from a partition directory, or generated in place or routed from
-host memory: generated.py), on the rank's GPU (select_gpu) or in host memory. It answers
-runner.py's search loop as the one-process sessions (sessions_local.py) do, with every
-answer agreed across the ranks: roots chosen on rank 0 and broadcast, results gathered on
-rank 0 only where needed, validation each rank its block (bfs.validate.grid_gpu on the GPUs,
-bfs.validate.validate_blocks on the CPUs).
+block of the graph (read from a partition directory, or generated in place or read from host
+memory and routed to the blocks by the build stage, bfs.build.routing), on the rank's GPU
+(select_gpu) or in host memory. It answers runner.py's search loop as the one-process sessions
+(sessions_local.py) do, with every answer agreed across the ranks: roots chosen on rank 0 and
+broadcast, results gathered on rank 0 only where needed, validation each rank its block
+(bfs.validate.grid_gpu on the GPUs, bfs.validate.validate_blocks on the CPUs).
 """
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .. import device
+from ..build import routing
 from ..comm import exchange
 from . import envinfo
 from ..algorithms import Block, RunContext
@@ -38,58 +39,9 @@ def select_gpu(local: int) -> int:
     return index
 
 
-def _choose_build(spec, backend: str, n_vertices: int, n_edges: int, rows: int, cols: int,
-                  edge_list: str, adjacency: str = "both") -> str:
-    """This rank's choice of how its searcher builds its block: "device" (whole) or "stream"
-    (a chunk at a time). On GPUs kernel1_gpu.grid_build (auto: whole where it fits; refused
-    where neither fits; adjacency: 2d-do's, whose csc keeps no block CSR); CPU ranks stream
-    only when asked (--edge-list stream)."""
-    if backend == "gpu":
-        from ..algorithms.kernel1_gpu import grid_build
-        return grid_build(spec.name, n_vertices, n_edges, rows, cols, edge_list, adjacency)
-    if edge_list not in ("auto", "device", "stream"):
-        raise BfsError(f"--edge-list {edge_list!r}: choose one of auto, device, stream")
-    return "stream" if edge_list == "stream" else "device"
-
-
-def _agreed_stream(comm, build: str) -> bool:
-    """Whether every rank streams: one rank whose GPU has less free memory streams them all
-    (a routed block's passes are collective)."""
-    from ..comm.mpi import allreduce_scalar
-    return bool(allreduce_scalar(comm, int(build == "stream"), "MAX", np.int64))
-
-
-class PlacedBlock(NamedTuple):
-    """_place's block of this rank: src, dst (global ids), or None where it is streamed,
-    with chunked (the generated.RoutedBlock routing it again) and marked (its survey's mark
-    of the vertices with an edge here); entries: its directed entries."""
-    src: object
-    dst: object
-    entries: int
-    chunked: object = None
-    marked: object = None
-
-
-class BlockSlices:
-    """A block held whole in host memory (read from a partition directory) that the searcher
-    builds from a slice of ROUTE_CHUNK entries at a time, so its GPU never holds it whole
-    beside the block CSR and CSC (nor, on CPUs, its whole local ids)."""
-
-    def __init__(self, src, dst):
-        from ..algorithms.kernel1_gpu import ROUTE_CHUNK
-        self.src, self.dst, self.step = src, dst, ROUTE_CHUNK
-
-    def chunks(self):
-        for a in range(0, max(len(self.src), 1), self.step):
-            yield self.src[a:a + self.step], self.dst[a:a + self.step]
-
-    def free(self) -> None:
-        pass
-
-
 class MpiSession:
     """One rank of a distributed run: it holds only its own block (read from a partition
-    directory, or generated in place and routed: generated.py)."""
+    directory, or generated in place and routed: bfs.build.routing.place_block)."""
     validated_on_gpus = False   # set by validate(): what run.json names
     gathered = True             # set by result(): whether rank 0 holds the last search whole
     _sources = None             # the host path of count(): the block's non-loop sources
@@ -99,9 +51,9 @@ class MpiSession:
                  chunked=None, marked=None):
         """src, dst: the rank's block (host or device arrays of global ids), or None; chunked:
         what the searcher builds from a chunk at a time where the block is streamed (its
-        chunks()): the block routed again (generated.RoutedBlock; src and dst None, and
-        marked, its survey's mark of the vertices with an edge here) or a block held on the
-        host handed over in slices (BlockSlices)."""
+        chunks()): the block routed again (bfs.build.routing.RoutedBlock; src and dst None,
+        and marked, its survey's mark of the vertices with an edge here) or a block held on
+        the host handed over in slices (routing.BlockSlices)."""
         self.comm = comm
         self.rank, self.size = comm.Get_rank(), comm.Get_size()
         self.is_root = self.rank == 0
@@ -129,7 +81,8 @@ class MpiSession:
              adjacency: str = "both"):
         """The rank's block of a partition directory, or of a generated graph placed on
         `grid` (default: the squarest grid of the ranks; P x 1 for a 1d algorithm); on GPUs
-        the generated block routed whole or a chunk at a time (edge_list: _place)."""
+        the generated block routed whole or a chunk at a time (edge_list:
+        bfs.build.routing.place_block)."""
         from ..comm import mpi
         comm = mpi.world()
         # each rank drives its own GPU: the one SLURM bound it to, or its node-local turn
@@ -149,10 +102,10 @@ class MpiSession:
             mpi.check_world_size(comm, rows * cols, f"partition {source} ({rows}x{cols} grid)")
         with mpi.collective_errors(comm):
             src, dst = read_block(source, manifest, comm.Get_rank())
-            build = _choose_build(spec, backend, manifest["n_vertices"],
-                                  manifest["n_directed_edges"] // 2, rows, cols, edge_list,
-                                  adjacency)
-        chunked = BlockSlices(src, dst) if _agreed_stream(comm, build) else None
+            build = routing.choose_build(spec.name, backend, manifest["n_vertices"],
+                                         manifest["n_directed_edges"] // 2, rows, cols,
+                                         edge_list, adjacency)
+        chunked = routing.BlockSlices(src, dst) if routing.agreed_stream(comm, build) else None
         return cls(comm, manifest, src, dst, backend, gpu,
                    {"dir": manifest["graph"]["dir"], **manifest["graph"]["graph_json"]},
                    {"dir": str(Path(source).resolve()), "kind": manifest["kind"],
@@ -163,8 +116,9 @@ class MpiSession:
     def _generated(cls, comm, graph: GeneratedKronecker, spec, backend, gpu, grid,
                    edge_list: str = "auto", adjacency: str = "both"):
         edges = graph.device_edges if backend == "gpu" else graph.host_edges
-        layout, block, placed = cls._place(comm, spec, backend, grid, graph.n_vertices,
-                                           graph.n_edges, edges, edge_list, adjacency)
+        layout, block, placed = routing.place_block(comm, spec.name, spec.partition, backend,
+                                                    grid, graph.n_vertices, graph.n_edges,
+                                                    edges, edge_list, adjacency)
         meta = graph.meta(placed["generation_s"])
         if comm.Get_rank() == 0:
             log(f"generated {graph.spec} on {layout.rows}x{layout.cols} in "
@@ -190,67 +144,19 @@ class MpiSession:
                 return to_device_edges(*host_edges(lo, hi))
         else:
             edges = host_edges
-        layout, block, placed = cls._place(comm, spec, backend, grid, meta.n_vertices,
-                                           meta.n_edges, edges, edge_list, adjacency)
+        layout, block, placed = routing.place_block(comm, spec.name, spec.partition, backend,
+                                                    grid, meta.n_vertices, meta.n_edges,
+                                                    edges, edge_list, adjacency)
         return cls._from_blocks(comm, spec, backend, gpu, layout, block, placed, meta,
                                 graph_record)
-
-    @staticmethod
-    def _place(comm, spec, backend, grid, n_vertices: int, n_edges: int, edges,
-               edge_list: str = "auto", adjacency: str = "both"):
-        """The layout (grid, default the squarest one of the ranks; 1d on P x 1), this rank's
-        block of the edges (a PlacedBlock), each rank routing its share edges(lo, hi), and the
-        placement's record. The block is whole, or, where edge_list is "stream" (on GPUs also
-        "auto" where the block's build does not fit whole: kernel1_gpu.grid_build, every rank
-        agreeing), a generated.RoutedBlock that routes it again a chunk at a time for each pass
-        of the searcher's build, with the survey pass's entries and mark."""
-        from ..comm import mpi
-        from ..partition import GridLayout, squarest_grid
-        from . import generated
-        p = comm.Get_size()
-        rows, cols = grid or squarest_grid(p)
-        if spec.partition == "1d":   # 1d runs on the P x 1 grid of the same ranks
-            rows, cols = rows * cols, 1
-        with mpi.collective_errors(comm):
-            mpi.check_world_size(comm, rows * cols, f"a {rows}x{cols} grid")
-            layout = GridLayout(n_vertices, rows, cols)
-            # refused before minutes of generation and routing, not by the allocator mid-way
-            build = _choose_build(spec, backend, n_vertices, n_edges, rows, cols, edge_list,
-                                  adjacency)
-        if _agreed_stream(comm, build):
-            routed = generated.RoutedBlock(comm, layout, n_edges, edges, gpu=backend == "gpu")
-            entries, marked, placed = routed.survey(n_vertices)
-            placed["block_entries_max"] = int(mpi.allreduce_scalar(comm, entries, "MAX",
-                                                                   np.int64))
-            if comm.Get_rank() == 0:
-                log(f"the {rows}x{cols} blocks routed a chunk of {routed.chunk} edges a rank at "
-                    f"a time, never whole (largest block {placed['block_entries_max']} "
-                    f"entries; {placed['route_s']:.3f} s a pass)")
-            return layout, PlacedBlock(None, None, entries, routed, marked), placed
-        # generation and routing interleave local work and collectives, so an error is not
-        # agreed on: it aborts every rank (run()'s and bench's abort_on_error)
-        if backend == "gpu":
-            x = generated.world_exchange(comm)
-            src, dst, placed = generated.place_gpu(comm, x, layout, n_edges, edges)
-            x.free()
-        else:
-            src, dst, placed = generated.place_cpu(comm, layout, n_edges, edges)
-        placed["edge_list"] = "whole"
-        placed["block_entries_max"] = int(mpi.allreduce_scalar(comm, int(src.size), "MAX",
-                                                               np.int64))
-        if comm.Get_rank() == 0:
-            log(f"routed to the {rows}x{cols} blocks in {placed['route_s']:.3f} s (largest "
-                f"block {placed['block_entries_max']} entries)")
-        return layout, PlacedBlock(src, dst, int(src.size)), placed
 
     @classmethod
     def _from_blocks(cls, comm, spec, backend, gpu, layout, block, placed, meta,
                      graph_record):
-        """The session over _place's PlacedBlock."""
+        """The session over place_block's PlacedBlock."""
         from ..comm import mpi
-        from . import generated
         total = int(mpi.allreduce_scalar(comm, block.entries, "SUM", np.int64))
-        return cls(comm, generated.manifest(spec.partition, layout, meta, total), block.src,
+        return cls(comm, routing.manifest(spec.partition, layout, meta, total), block.src,
                    block.dst, backend, gpu, graph_record,
                    {"in_memory": True, "kind": spec.partition,
                     "grid": [layout.rows, layout.cols]},

@@ -1,4 +1,4 @@
-"""Stage 6 of the pipeline: run directories -> tables (tables.py) and figures (figures.py), each
+"""Stage 7 of the pipeline: run directories -> tables (tables.py) and figures (figures.py), each
 reproducing a published presentation; runs.py loads, checks and pools the runs."""
 from .figures import FIGURES, write_figure
 from .runs import load_levels, load_runs, read_runs_file

@@ -1,4 +1,4 @@
-"""Stage 6 of the pipeline: tables and figures from run directories, each reproducing one published
+"""Stage 7 of the pipeline: tables and figures from run directories, each reproducing one published
 presentation (tables.py, figures.py). This module loads and pools the runs.
 
 TEPS conventions. "GTEPS" is the Graph500 3.0 figure: the harmonic mean over searches,

@@ -1,9 +1,9 @@
 """Source lines of each algorithm's own files (SEI report Fig. 19 / Table 1: TEPS vs code size).
 
 An algorithm's files are the registry's module for a backend (AlgorithmSpec.modules) and the
-CUDA files that module loads itself (`with_name("x.cu")`); shared helpers (tiles, kernel1,
-the harness) are counted for nobody. A line counts when it holds code: blank lines, comments
-and Python docstrings do not.
+CUDA files that module loads itself (`with_name("x.cu")`); shared helpers (tiles, device_csr,
+the build stage's Kernel 1, the harness) are counted for nobody. A line counts when it holds
+code: blank lines, comments and Python docstrings do not.
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Kernel 1: edge list -> undirected CSR (Graph500 "construction", SEI's Kernel 1).
+"""Kernel 1 on the CPU: edge list -> undirected CSR (Graph500 "construction", SEI's Kernel 1).
 
 Every input edge (u, v) with u != v becomes two directed entries u->v and v->u; self-loops are
 dropped; duplicates are kept (they cost the search a redundant check, as in the reference's

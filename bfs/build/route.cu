@@ -1,4 +1,4 @@
-// Routing input edges to the blocks of an R x C grid on the GPU (bfs/partition/route_gpu.py).
+// Routing input edges to the blocks of an R x C grid on the GPU (bfs/build/routing.py).
 // Each undirected input edge (u, v), u != v, becomes u->v and v->u; directed edge a->b belongs
 // to rank row(a) * C + col(b), where piece(x) is found by binary search in bounds[0..p] and
 // row(x) = piece(x) / C, col(x) = piece(x) % C (bfs/partition/layout.py).
