@@ -322,6 +322,34 @@ def test_grid_memory_model_names_the_largest_scale_a_grid_holds(monkeypatch):
         build("2d", 2 ** 20, 2 ** 24, 1, 2, "disk")
 
 
+def test_the_csc_alone_holds_scale_30_on_four_gpus(monkeypatch):
+    """2d-do with the block's CSC alone (adjacency=csc): the model keeps 4 bytes an entry and
+    the column range's state, so scale 30 fits 1x4 and 2x2 on 80 GB GPUs streamed (both
+    structures: 28 and 29 at most) and its bytes in use during the search (the CSC, its
+    offsets, 44 B a column vertex, 4 row bitmaps: 50 GiB on 1x4) sit under the measured 54
+    GiB (BENCHMARKS.md, nvidia-h100-x4) and under the issue's 8 B an entry + 16 a vertex; the
+    refusal names the largest scale of the adjacency asked for."""
+    from bfs import device
+    from bfs.build import memory
+    gib, n, m = 2 ** 30, 2 ** 30, 2 ** 34
+    entries = 2 * m // 4
+    search = memory.grid_block_bytes(n, m, 1, 4, True, True, csr=False)
+    assert 4 * entries + 8 * n // 4 < search <= 54 * gib
+    assert search <= 8 * entries + 16 * n // 4
+    assert memory.grid_block_bytes(n, m, 1, 4, True, True) == 112 * gib   # both structures
+    assert [memory.largest_grid_scale(78 * gib, 16, r, c, True, True, csr)
+            for r, c in ((1, 4), (2, 2), (1, 2)) for csr in (True, False)] \
+        == [29, 30, 29, 30, 28, 29]
+    monkeypatch.setattr(device, "free_memory", lambda: (78 * gib, 80 * gib))
+    assert memory.grid_build("2d-do", n, m, 1, 4, "auto", "csc") == "stream"
+    with pytest.raises(BfsError, match="fits is 28 on this 1x4 grid with the routed block "
+                                       "whole, 29 routed a chunk at a time"):
+        memory.grid_build("2d-do", n, m, 1, 4)
+    with pytest.raises(BfsError, match="fits is 28 on this 1x4 grid with the routed block "
+                                       "whole, 30 routed a chunk at a time"):
+        memory.grid_build("2d-do", 2 * n, 2 * m, 1, 4, "auto", "csc")
+
+
 def test_streamed_block_chunks_cover_each_share_in_as_many_steps_on_every_rank():
     """A block routed a chunk at a time: each rank's steps cover exactly its share, in order,
     and every rank takes as many steps (each is a collective all-to-all), empty ones where its
