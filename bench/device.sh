@@ -50,7 +50,7 @@ shift || true
 usage() { sed -n '2,/^set -o pipefail/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 case "$stage" in
     ""|-h|--help|help) usage; exit 0 ;;
-    tests|one-gpu|loop|variants|peer|grid|two-gpus|largest|headline|workflow|box|energy|compare|one-adjacency) ;;
+    tests|one-gpu|loop|variants|peer|one-adjacency|grid|two-gpus|largest|headline|workflow|box|energy|compare) ;;
     *) echo "bench/device.sh: no stage '$stage' (bash bench/device.sh help lists them)" >&2
        exit 2 ;;
 esac
