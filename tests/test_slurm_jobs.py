@@ -162,7 +162,7 @@ def test_gpu_box_on_nodes_of_4_or_8_gpus(tmp_path, node_gpus, gpus):
         # the multi-node points: strong scaling's and weak scaling's, at the memory limit too
         eight = {j["output"] for j in jobs if j["rule"] == "bfs_mpi"
                  and re.search(r"-n 8 ", j["shell"])}
-        assert {"results/gpu_box/runs/kron-s31/2d-do/gpu-1x8-scan",
+        assert {"results/gpu_box/runs/kron-s31/2d-do/gpu-1x8-scan-csc",
                 "results/gpu_box/runs/kron-s29/2d/gpu-1x8-scan",
                 "results/gpu_box/runs/kron-s26/2d-do/gpu-2x4-scan-mpi"} <= eight
 

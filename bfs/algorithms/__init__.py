@@ -159,7 +159,11 @@ PEER = Option("peer", "(GPU, 2d-do on a grid of one row) small-frontier levels i
               "never (off: the host's chains over --comm)", choices=("auto", "on", "off"))
 ADJACENCY = Option("adjacency", "(2d-do) a block's structures: its CSR and CSC "
                    "(both, the default), or the CSC alone (csc: top-down levels push through "
-                   "it, half the edge bytes)", choices=("both", "csc"))
+                   "it, half the edge bytes: the largest scales)", choices=("both", "csc"),
+                   flag=True,   # no default given: the module keeps both
+                   # run ids name csc alone (2d-do/gpu-1x4-scan-csc); one rank runs the
+                   # one-GPU engine whatever the blocks hold
+                   sweep=True, id_omits_default=True, between_ranks=True)
 EXPAND = Option("expand", "the multi-block level kernel (merrill.EXPAND_VARIANTS; tiles, the "
                 "default, unless measuring)")
 

@@ -131,7 +131,7 @@ def _place_values(keys, values, cursor, out):
 def compress(entries, n_keys: int):
     """CSR (offsets, int64 values) of (keys -> values) by counting sort; entries() yields
     (keys, values) pairs, keys dense local indices, the same entries at each call: the block
-    whole (one pair), or routed again a chunk at a time (bfs.harness.generated.RoutedBlock),
+    whole (one pair), or routed again a chunk at a time (bfs.build.routing.RoutedBlock),
     then a pass counts and a second places, so the block is never whole beside its CSR. A
     row's values come in entry order (the order chunks bring them)."""
     offsets = np.zeros(n_keys + 1, np.int64)
