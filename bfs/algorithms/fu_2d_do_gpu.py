@@ -860,17 +860,9 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
             self._q, self._edges, _ = self._compact(0)
         sent = self._gather_row(self.visited[self.own], self.seen_row)
         device.zero_async(self.found_row)
-        q, edges = self._q, self._edges
-        if edges:
-            self.scanner(self.qdeg, self.scan, q)
-            n_tiles = -(-edges // tiles.TILE)
-            k["partition_tiles"]((device.grid_for(n_tiles + 1),), (BLOCK,),
-                                 (self.scan, np.int64(q), np.int64(n_tiles), self.tile_first))
-            k["expand_tiles"]((n_tiles,), (BLOCK,),
-                              (self.csc_offsets, self.csc_rows, self.queue, self.scan,
-                               np.int64(q), self.tile_first, self.seen_row, self.found_row,
-                               self.ctl, np.uint64(0), *self.row_ids))
-            self.launches["expand"] += 1
+        edges = self._edges
+        self._expand_tiles(self._q, edges, (self.csc_offsets, self.csc_rows), self.seen_row,
+                           self.found_row, np.uint64(0))
         own_words = self.own.stop - self.own.start
         self.row_x.alltoallv(self.found_row, self.row_counts, self.scattered,
                              np.full(self.C, own_words, np.int64))

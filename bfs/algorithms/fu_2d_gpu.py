@@ -340,20 +340,25 @@ class Fu2DGpu(Fu2D):
         through: In and the block CSR (2d-do's CSC alone: the column's union and the CSC)."""
         return self.in_words, self.csr_offsets
 
-    def _expand_tiles(self, q: int, edges: int) -> None:
+    def _expand_tiles(self, q: int, edges: int, through=None, seen=None, out=None,
+                      pred=None) -> None:
         """The compacted frontier's edges -> Out minus visited; the winner of each new bit
-        records its parent (so no predecessor pass, Fu's Fig. 7, is needed)."""
+        records its parent (so no predecessor pass, Fu's Fig. 7, is needed). through (offsets,
+        ends), seen, out and pred name other buffers (2d-do's push through the CSC alone:
+        rows found, less the rows seen, no parents: pred 0)."""
         if not edges:
             return
         k = self.k
+        offsets, ends = through or (self.csr_offsets, self.csr_cols)
         self.scanner(self.qdeg, self.scan, q)
         tiles = -(-edges // TILE)
         k["partition_tiles"]((device.grid_for(tiles + 1),), (BLOCK,),
                              (self.scan, np.int64(q), np.int64(tiles), self.tile_first))
         k["expand_tiles"]((tiles,), (BLOCK,),
-                          (self.csr_offsets, self.csr_cols, self.queue, self.scan,
-                           np.int64(q), self.tile_first, self.visited, self.out, self.ctl,
-                           self.pred, *self.row_ids))
+                          (offsets, ends, self.queue, self.scan, np.int64(q), self.tile_first,
+                           self.visited if seen is None else seen,
+                           self.out if out is None else out, self.ctl,
+                           self.pred if pred is None else pred, *self.row_ids))
         self.launches["expand"] += 1
 
     def _launch_finish(self, uni, level: int, counted: slice | None = None,
