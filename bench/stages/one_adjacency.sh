@@ -1,26 +1,42 @@
 #!/usr/bin/env bash
 # A stage of bench/device.sh (which sets the environment every stage shares: multicast off,
 # mpiexec as root, PYTHONPATH, $OUT/gpu.txt); run it as `bash bench/device.sh one-adjacency`.
-# 2d-do with the block's CSC alone (adjacency=csc, issue 49) on a four-GPU machine, in one
-# call: the GPU grid checks on 1x2 and 2x2 (stops here if they fail), then scale 26 on 1x4
-# beside the two-structure blocks (one bench) and merrill-do on one GPU, then scale S (default
-# 30) on 1x4 with the CSC alone. ROOTS (default 16) Graph500 roots, every search validated.
-#   OUT=dir [S=30] [ROOTS=16] bash bench/device.sh one-adjacency
+# 2d-do with the block's CSC alone (adjacency=csc, issue 49) on a four-GPU machine, each part
+# sized for one 10-minute call:
+#   checks  the GPU grid checks on 1x2 and 2x2 (stops here if they fail), then scale 26 on 1x4
+#           beside the two-structure blocks (one bench, every level's steps timed:
+#           --profile-levels) and merrill-do on one GPU
+#   big     the largest scales, BIG="SCALE:GRID ..." (default "30:1x4 30:2x2 29:1x2"), with the
+#           CSC alone, each a bench of its own
+# ROOTS (default 16) Graph500 roots, every search validated.
+#   OUT=dir [ROOTS=16] [BIG="30:1x4"] bash bench/device.sh one-adjacency checks|big
 set -uo pipefail
-S=${S:-30} ROOTS=${ROOTS:-16}
-for grid in "1 2" "2 2"; do
-  set -- $grid
-  log="$OUT/check-${1}x${2}.log"
-  if ! timeout 240 mpiexec -n $(( $1 * $2 )) python3 tests/gpu_grid_checks.py search_csc "$1" "$2" \
-      > "$log" 2>&1; then
-    tail -40 "$log"; exit 1
-  fi
-  tail -1 "$log"
-done
-python3 -m bfs bench --backend gpu --scales 26 --roots "$ROOTS" --algorithms merrill-do \
-  --baseline none --out "$OUT/s26-1gpu" 2>&1 | tee "$OUT/s26-1gpu.log" | tail -3
-mpiexec -n 4 python3 -m bfs bench --backend gpu --grid 1x4 --scales 26 --roots "$ROOTS" \
-  --algorithms 2d-do 2d-do@adjacency=csc --out "$OUT/s26-1x4" 2>&1 \
-  | tee "$OUT/s26-1x4.log" | tail -4
-mpiexec -n 4 python3 -m bfs bench --backend gpu --grid 1x4 --scales "$S" --roots "$ROOTS" \
-  --algorithms 2d-do@adjacency=csc --out "$OUT/s$S-1x4" 2>&1 | tee "$OUT/s$S-1x4.log" | tail -4
+ROOTS=${ROOTS:-16}
+part=${1:-checks}
+case "$part" in
+checks)
+  for grid in "1 2" "2 2"; do
+    set -- $grid
+    log="$OUT/check-${1}x${2}.log"
+    if ! timeout 240 mpiexec -n $(( $1 * $2 )) python3 tests/gpu_grid_checks.py search_csc \
+        "$1" "$2" > "$log" 2>&1; then
+      tail -40 "$log"; exit 1
+    fi
+    tail -1 "$log"
+  done
+  python3 -m bfs bench --backend gpu --scales 26 --roots "$ROOTS" --algorithms merrill-do \
+    --baseline none --out "$OUT/s26-1gpu" 2>&1 | tee "$OUT/s26-1gpu.log" | tail -3
+  mpiexec -n 4 python3 -m bfs bench --backend gpu --grid 1x4 --scales 26 --roots "$ROOTS" \
+    --algorithms 2d-do 2d-do@adjacency=csc --profile-levels --out "$OUT/s26-1x4" 2>&1 \
+    | tee "$OUT/s26-1x4.log" | tail -4
+  ;;
+big)
+  for point in ${BIG:-30:1x4 30:2x2 29:1x2}; do
+    s=${point%%:*} g=${point#*:}
+    mpiexec -n $(( ${g%x*} * ${g#*x} )) python3 -m bfs bench --backend gpu --grid "$g" \
+      --scales "$s" --roots "$ROOTS" --algorithms 2d-do@adjacency=csc \
+      --out "$OUT/s$s-$g" 2>&1 | tee "$OUT/s$s-$g.log" | grep -v " search [0-9]" | tail -4
+  done
+  ;;
+*) echo "one-adjacency: checks or big, got '$part'" >&2; exit 2 ;;
+esac
