@@ -93,7 +93,7 @@ import numpy as np
 
 from ..errors import BfsError
 from . import RunContext
-from .fu_2d import WORD, Fu2D, _set_levels, compress
+from .fu_2d import WORD, Fu2D, _set_levels
 
 ALPHA = 15.0
 BETA = 18.0
@@ -247,16 +247,11 @@ class Fu2DDo(DirectionSwitch, Fu2D):
         self.pieces = [slice(int(a), int(b)) for a, b in zip(self.cols.word_offset[:-1],
                                                              self.cols.word_offset[1:])]
 
-    def _build_local(self, block) -> None:
+    def _build_csr(self, entries) -> None:
         if self.adjacency == "both":
-            super()._build_local(block)
-            return
-        with self.phase("local ids"):
-            entries = self._local_edges(block)
-        self.csr_offsets = self.csr_cols = None     # the one structure is the CSC
-        with self.phase("block CSC"):
-            self.csc_offsets, self.csc_rows = compress(
-                lambda: ((cols, rows) for rows, cols in entries()), self.cols.n_words * WORD)
+            super()._build_csr(entries)
+        else:       # the one structure is the CSC, which Fu2D builds next
+            self.csr_offsets = self.csr_cols = None
 
     @property
     def _pushes(self) -> bool:
