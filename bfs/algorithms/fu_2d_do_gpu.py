@@ -837,11 +837,10 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
     def _level_body(self, level: int, clock) -> int:
         if self.adjacency == "both" or self.bottom_up:
             return super()._level_body(level, clock)
-        sent = self._pushed_level(level)
-        clock.mark("expand")
+        sent = self._pushed_level(level, clock)
         return sent + self._share_disjoint(level, clock, self._finish)
 
-    def _pushed_level(self, level: int) -> int:
+    def _pushed_level(self, level: int, clock) -> int:
         """A top-down level through the CSC alone: push, scatter, resolve (fu_2d_do's
         docstring). The frontier is the column's union of the last level (level 0: the root,
         on its grid column), compacted with its CSC degrees by the last level's _finish; its
@@ -858,11 +857,14 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
             if c >= 0:
                 self.uni[c // WORD:c // WORD + 1].fill(np.uint64(1) << np.uint64(c % WORD))
             self._q, self._edges, _ = self._compact(0)
+            clock.mark("begin")
         sent = self._gather_row(self.visited[self.own], self.seen_row)
+        clock.mark("comm")
         device.zero_async(self.found_row)
         edges = self._edges
         self._expand_tiles(self._q, edges, (self.csc_offsets, self.csc_rows), self.seen_row,
                            self.found_row, np.uint64(0))
+        clock.mark("push")
         own_words = self.own.stop - self.own.start
         self.row_x.alltoallv(self.found_row, self.row_counts, self.scattered,
                              np.full(self.C, own_words, np.int64))
@@ -874,10 +876,12 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
             cand |= self.scattered[c * own_words:(c + 1) * own_words]
         cp.invert(cand, out=cand)
         cand |= self.visited[self.own]
+        clock.mark("scatter")
         sent += self._bottom_up_substeps(level, self.one, first=cand)
         k["level_counts"]((1,), (1,), (self.one, self.level_sums, self.counts, np.int32(0)))
         self.counts[3:4] += np.uint64(edges)
         self.launches["bottom_up"] += 1
+        clock.mark("resolve")
         return sent
 
     def _expand_level(self, level: int) -> None:

@@ -370,10 +370,12 @@ class LevelClock:
     # switch: 2d-do's direction numbers; comm / expand: what a caller does not split further;
     # chained: a level of a chain replayed as one CUDA graph, its work and exchanges together
     # by the device clock; replay: the rest of that chain's time (the graph's start, and the
-    # levels past the chain's end, whose kernels return at once and whose exchanges still run)
+    # levels past the chain's end, whose kernels return at once and whose exchanges still run);
+    # push, scatter, resolve: a top-down level through the block's CSC alone (2d-do's
+    # adjacency=csc: the push into a row bitmap, its alltoallv, the candidates' parents found)
     STEPS = ("begin", "expand", "scan", "contract", "union", "finish", "switch", "allreduce",
-             "comm", "chained", "replay")
-    COMM = frozenset({"scan", "union", "allreduce", "comm", "replay"})
+             "comm", "chained", "replay", "push", "scatter", "resolve")
+    COMM = frozenset({"scan", "union", "allreduce", "comm", "replay", "scatter"})
 
     def __init__(self, device: bool, pool: list | None = None):
         """pool (device): CUDA events to record into, reused from search to search (made as
