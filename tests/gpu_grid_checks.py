@@ -283,20 +283,27 @@ def check_search_csc(R, C):
     validates through the CSC (search_equals_cpu); every rank agrees on the directions and
     edges examined; the directions are the GPU's two-structure search's (the same switch
     words: m_f summed over CSC degrees is the frontier's degree sum) and the CPU's
-    adjacency=csc's; a top-down level reads at least the frontier's edges (the push)."""
-    option_sets = ({"alpha": 1.0}, {"alpha": 1e9}, {}, {"beta": 18.0},
+    adjacency=csc's; a top-down level reads at least the frontier's edges (the push). The
+    hub rows' parents carried by the push: every row (hub_degree 1, all top-down, and with
+    the defaults), none (0), the default's few (auto)."""
+    option_sets = ({"alpha": 1.0, "hub_degree": 1}, {"alpha": 1e9}, {}, {"hub_degree": 1},
+                   {"alpha": 1.0, "hub_degree": 0}, {"beta": 18.0},
                    {"comm": "mpi", "exchange": "wave"})
     layout, (bsrc, bdst) = blocks_in_place(R, C)
     cpus = [searcher_for(R, C, bsrc.get(), bdst.get(), layout, "2d-do", "cpu",
                          **{"alpha": merrill_do.ALPHA, "beta": merrill_do.BETA,
                             "adjacency": "csc",
-                            **{k: v for k, v in o.items() if k != "comm"}})
+                            **{k: v for k, v in o.items() if k not in ("comm", "hub_degree")}})
             for o in option_sets]
     twos = [searcher_for(R, C, bsrc, bdst, layout, "2d-do", peer="off", **o)
             for o in option_sets]
 
     def each(k, s, root):
         assert s.csr_offsets is None and s.csr_cols is None and s.adjacency == "csc"
+        if option_sets[k].get("hub_degree") == 1:      # every row of an edge is a hub row
+            assert s.hubs is not None and s.hub_least == 1 and s.hub_caps.sum() > 0
+        if option_sets[k].get("hub_degree") == 0:
+            assert s.hubs is None
         cpus[k].search(root)
         twos[k].search(root)
         mine = (s.directions, s.level_edges_examined, s.edges_examined)

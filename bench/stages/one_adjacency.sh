@@ -4,8 +4,9 @@
 # 2d-do with the block's CSC alone (adjacency=csc, issue 49) on a four-GPU machine, each part
 # sized for one 10-minute call:
 #   checks  the GPU grid checks on 1x2 and 2x2 (stops here if they fail), then scale 26 on 1x4
-#           beside the two-structure blocks (one bench, every level's steps timed:
-#           --profile-levels) and merrill-do on one GPU
+#           beside the two-structure blocks and the CSC alone without hub pairs
+#           (hub_degree=0) (one bench, every level's steps timed: --profile-levels) and
+#           merrill-do on one GPU
 #   big     the largest scales, BIG="SCALE:GRID ..." (default "30:1x4 30:2x2 29:1x2"), with the
 #           CSC alone, each a bench of its own
 # ROOTS (default 16) Graph500 roots, every search validated.
@@ -27,7 +28,8 @@ checks)
   python3 -m bfs bench --backend gpu --scales 26 --roots "$ROOTS" --algorithms merrill-do \
     --baseline none --out "$OUT/s26-1gpu" 2>&1 | tee "$OUT/s26-1gpu.log" | tail -3
   mpiexec -n 4 python3 -m bfs bench --backend gpu --grid 1x4 --scales 26 --roots "$ROOTS" \
-    --algorithms 2d-do 2d-do@adjacency=csc --profile-levels --out "$OUT/s26-1x4" 2>&1 \
+    --algorithms 2d-do 2d-do@adjacency=csc 2d-do@adjacency=csc,hub_degree=0 \
+    --profile-levels --out "$OUT/s26-1x4" 2>&1 \
     | tee "$OUT/s26-1x4.log" | tail -4
   ;;
 big)

@@ -27,8 +27,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import BfsError
-from .options import (Option, byte_count, extra_registry_modules, integral, nonnegative_float,
-                      nonnegative_int, positive_float, positive_int, unit_float)
+from .options import (Option, auto_or_nonnegative_int, byte_count, extra_registry_modules,
+                      integral, nonnegative_float, nonnegative_int, positive_float,
+                      positive_int, unit_float)
 
 
 @dataclass(frozen=True)
@@ -164,6 +165,10 @@ ADJACENCY = Option("adjacency", "(2d-do) a block's structures: its CSR and CSC "
                    # run ids name csc alone (2d-do/gpu-1x4-scan-csc); one rank runs the
                    # one-GPU engine whatever the blocks hold
                    sweep=True, id_omits_default=True, between_ranks=True)
+HUB_DEGREE = Option("hub_degree", "(GPU, 2d-do adjacency=csc) rows of at least this global "
+                    "degree get their parents from the push, not from a walk of their "
+                    "in-edges (auto, the default: a power of two >= 256 leaving at most 2^18 "
+                    "such rows; 0: none)", parse=auto_or_nonnegative_int)
 EXPAND = Option("expand", "the multi-block level kernel (merrill.EXPAND_VARIANTS; tiles, the "
                 "default, unless measuring)")
 
@@ -207,7 +212,7 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
                       "block CSC when the frontier holds many edges (--alpha, --beta)",
                       distributed=True, options=(EXCHANGE, COMM, ALPHA, BETA, ROWS, ENGINE,
                                                  AHEAD, TD_AHEAD, GRAPHS, SUBSTEPS, PEER,
-                                                 ADJACENCY)),
+                                                 ADJACENCY, HUB_DEGREE)),
         AlgorithmSpec("1d", {"cpu": "bfs.algorithms.racherla_1d",
                              "gpu": "bfs.algorithms.racherla_1d_gpu"},
                       "Racherla 1D BFS: discoveries all-gathered (CPU: pairs, small frontiers "

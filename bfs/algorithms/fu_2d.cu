@@ -78,18 +78,18 @@ compact(const u64* __restrict__ words, i64 nw, const i64* __restrict__ offsets,
 }
 
 // Expand: one CTA per TILE edges of the edge frontier (merrill's staging); a neighbour c not
-// visited and not yet in out is atomicOr'd into out; ctl[2] += bits this tile flipped.
-// pred: the edge that flips c's bit records its row vertex's global id as c's parent, so no
-// predecessor pass runs (contract drops the parents a rank above in the grid column claimed).
-// Every thread of the CTA calls it (block-uniform tile).
+// visited and not yet in out is atomicOr'd into out; ctl[2] += bits this tile flipped, and
+// won(c, v) is called for each, v the frontier vertex whose edge flipped it (the searches'
+// parents: Parents below, or push_tiles' pairs). Every thread of the CTA calls it
+// (block-uniform tile).
+template <typename Won>
 __device__ __forceinline__ void expand_tile(i64 tile_idx, const i64* __restrict__ offsets,
                                             const u32* __restrict__ columns,
                                             const u32* __restrict__ qin,
                                             const i64* __restrict__ scan, i64 q,
                                             const i64* __restrict__ tile_first,
                                             const u64* __restrict__ visited, u64* out, u64* ctl,
-                                            i64* pred, const i64* __restrict__ row_word_offset,
-                                            const i64* __restrict__ row_lo, int row_pieces)
+                                            const Won& won_by)
 {
     __shared__ Tile tile;
     __shared__ u32 s_count;
@@ -108,7 +108,7 @@ __device__ __forceinline__ void expand_tile(i64 tile_idx, const i64* __restrict_
         if ((__ldg(visited + w) & bit) || (__ldcg(out + w) & bit)) continue;
         if (!(atomicOr(out + w, bit) & bit)) {
             ++won;
-            if (pred) pred[c[it]] = padded_to_global(v[it], row_word_offset, row_lo, row_pieces);
+            won_by(c[it], v[it]);
         }
     }
 #pragma unroll
@@ -119,6 +119,19 @@ __device__ __forceinline__ void expand_tile(i64 tile_idx, const i64* __restrict_
     __syncthreads();                        // the tile and s_count are staged again next
 }
 
+// pred (may be null): the edge that flips c's bit records its row vertex's global id as c's
+// parent, so no predecessor pass runs (contract drops the parents a rank above in the grid
+// column claimed).
+struct Parents {
+    i64* pred;
+    const i64* __restrict__ row_word_offset;
+    const i64* __restrict__ row_lo;
+    int row_pieces;
+    __device__ __forceinline__ void operator()(u32 c, u32 v) const {
+        if (pred) pred[c] = padded_to_global(v, row_word_offset, row_lo, row_pieces);
+    }
+};
+
 // A CTA per tile, the grid sized by the host (it read the frontier's edges).
 extern "C" __global__ void __launch_bounds__(BLOCK)
 expand_tiles(const i64* __restrict__ offsets, const u32* __restrict__ columns,
@@ -127,8 +140,110 @@ expand_tiles(const i64* __restrict__ offsets, const u32* __restrict__ columns,
              u64* out, u64* ctl, i64* pred, const i64* __restrict__ row_word_offset,
              const i64* __restrict__ row_lo, int row_pieces)
 {
-    expand_tile(blockIdx.x, offsets, columns, qin, scan, q, tile_first, visited, out, ctl, pred,
-                row_word_offset, row_lo, row_pieces);
+    expand_tile(blockIdx.x, offsets, columns, qin, scan, q, tile_first, visited, out, ctl,
+                Parents{pred, row_word_offset, row_lo, row_pieces});
+}
+
+// 2d-do's push through the block's CSC alone (adjacency=csc, fu_2d_do_gpu's _pushed_level):
+// expand_tiles from the column range's frontier into the row range's bitmap out, less seen,
+// with no parents but those of the hub rows: a won row marked in hubs (a row of high degree,
+// whose in-edges the resolve would otherwise walk, one warp a row, to the few frontier
+// vertices of a top-down level: at scale 26 on 1x4 that resolve held level 0 for 4.5 ms) is
+// appended to its piece's segment of pairs as (its offset in the piece, the frontier vertex's
+// global id). Segment k starts at pairs + 2 * base[k]: a count (pairs[2 * base[k]], cleared by
+// the host), then the pairs; it holds the piece's hub rows, and a row is won once a push, so
+// it never overflows. The segments go to their pieces' ranks as they are (one alltoallv), and
+// take_pairs settles them there.
+struct HubPairs {
+    const u64* __restrict__ hubs;
+    i64* pairs;
+    const i64* __restrict__ base;
+    const i64* __restrict__ row_word_offset;
+    int row_pieces;
+    const i64* __restrict__ col_word_offset;
+    const i64* __restrict__ col_lo;
+    int col_pieces;
+    __device__ __forceinline__ void operator()(u32 c, u32 v) const {
+        if (!((__ldg(hubs + (c >> 6)) >> (c & 63)) & 1ULL)) return;
+        const int k = piece_of(c, row_word_offset, row_pieces);
+        i64* seg = pairs + 2 * __ldg(base + k);
+        const i64 at = (i64)atomicAdd((u64*)seg, 1ULL);
+        seg[2 + 2 * at] = (i64)c - __ldg(row_word_offset + k) * 64;
+        seg[3 + 2 * at] = padded_to_global(v, col_word_offset, col_lo, col_pieces);
+    }
+};
+
+extern "C" __global__ void __launch_bounds__(BLOCK)
+push_tiles(const i64* __restrict__ offsets, const u32* __restrict__ rows,
+           const u32* __restrict__ qin, const i64* __restrict__ scan, i64 q,
+           const i64* __restrict__ tile_first, const u64* __restrict__ seen, u64* out, u64* ctl,
+           const u64* __restrict__ hubs, i64* pairs, const i64* __restrict__ base,
+           const i64* __restrict__ row_word_offset, int row_pieces,
+           const i64* __restrict__ col_word_offset, const i64* __restrict__ col_lo,
+           int col_pieces)
+{
+    expand_tile(blockIdx.x, offsets, rows, qin, scan, q, tile_first, seen, out, ctl,
+                HubPairs{hubs, pairs, base, row_word_offset, row_pieces, col_word_offset,
+                         col_lo, col_pieces});
+}
+
+// The own piece's side of push_tiles' pairs: n_segments segments of 2 * (cap + 1) words, one
+// from each rank of the grid row. A pair's row (column first_col + its offset, in the column
+// range) that is no candidate in skip is dropped; else the first pair of it, by paired's bit,
+// settles it: its parent, its bit in paired (which the host ORs into skip, so the resolve does
+// not walk it, and into out after the resolve), found[0] += 1 and found[1] += its block CSC
+// degree (the bottom-up kernel's sums, which level_counts moves).
+extern "C" __global__ void take_pairs(const i64* __restrict__ segs, int n_segments, i64 cap,
+                                      i64 first_col, const u64* __restrict__ skip,
+                                      u64* paired, i64* pred,
+                                      const i64* __restrict__ offsets, u64* found)
+{
+    const i64 stride = 2 * (cap + 1);
+    for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < n_segments * cap;
+         i += (i64)gridDim.x * blockDim.x) {
+        const i64* seg = segs + (i / cap) * stride;
+        const i64 at = i % cap;
+        if (at >= seg[0]) continue;
+        const i64 off = seg[2 + 2 * at];
+        const u64 bit = 1ULL << (off & 63);
+        if (skip[off >> 6] & bit) continue;
+        if (atomicOr(paired + (off >> 6), bit) & bit) continue;
+        const i64 col = first_col + off;
+        pred[col] = seg[3 + 2 * at];
+        atomicAdd(found, 1ULL);
+        atomicAdd(found + 1, (u64)(offsets[col + 1] - offsets[col]));
+    }
+}
+
+// The rows of at least `least` entries of degree (hub rows, push_tiles), one bit a row, and
+// count[k] += those of piece k (pieces by word_offset): a thread a word.
+extern "C" __global__ void hub_rows(const i64* __restrict__ degree, i64 nw, i64 least,
+                                    const i64* __restrict__ word_offset, int pieces, u64* hubs,
+                                    u64* count)
+{
+    for (i64 w = (i64)blockIdx.x * blockDim.x + threadIdx.x; w < nw;
+         w += (i64)gridDim.x * blockDim.x) {
+        u64 bits = 0;
+        for (int b = 0; b < 64; ++b) bits |= (u64)(degree[w * 64 + b] >= least) << b;
+        hubs[w] = bits;
+        if (bits) atomicAdd(count + piece_of(w * 64, word_offset, pieces), (u64)__popcll(bits));
+    }
+}
+
+// How many rows have a degree in [2^b, 2^(b+1)) (b = 0 .. 62; degree 0 in none): the host
+// picks the hub rows' least degree from it (hub_rows).
+extern "C" __global__ void degree_classes(const i64* __restrict__ degree, i64 n, u64* classes)
+{
+    __shared__ u64 local[64];
+    if (threadIdx.x < 64) local[threadIdx.x] = 0;
+    __syncthreads();
+    for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (i64)gridDim.x * blockDim.x) {
+        const i64 d = degree[i];
+        if (d > 0) atomicAdd(local + (63 - __clzll(d)), 1ULL);
+    }
+    __syncthreads();
+    if (threadIdx.x < 64 && local[threadIdx.x]) atomicAdd(classes + threadIdx.x, local[threadIdx.x]);
 }
 
 // The same with the queue's length read from the device (*q_ptr) and its edges from the scan:
@@ -149,8 +264,8 @@ expand_tiles_q(const i64* __restrict__ offsets, const u32* __restrict__ columns,
     if (examined && blockIdx.x == 0 && threadIdx.x == 0) *examined = (u64)edges;
     const i64 tiles = (edges + TILE - 1) / TILE;
     for (i64 t = blockIdx.x; t < tiles; t += gridDim.x)     // block-uniform
-        expand_tile(t, offsets, columns, qin, scan, q, tile_first, visited, out, ctl, pred,
-                    row_word_offset, row_lo, row_pieces);
+        expand_tile(t, offsets, columns, qin, scan, q, tile_first, visited, out, ctl,
+                    Parents{pred, row_word_offset, row_lo, row_pieces});
 }
 
 // Contract (Fig. 5): uni = out | prefix | rest, and the parents the expand recorded for bits a

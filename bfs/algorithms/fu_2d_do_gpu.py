@@ -109,15 +109,23 @@ level pushes the column's frontier (the last level's union, compacted with its C
 through the CSC by the same tiles kernel as a CSR expand, into a row-range bitmap less the
 rows seen; the grid row scatters those bitmaps to the pieces' owners (one alltoallv); the own
 piece's candidates are resolved by the bottom-up kernel in the column's sub-steps, as a
-bottom-up level with the other vertices marked done. Such levels run one at a time (no
-top-down chains, no peer loop: both walk a CSR), and on a grid of one row the levels are
-finished as on a grid of several (reset pass, no whole-level kernel).
+bottom-up level with the other vertices marked done. A candidate's walk ends at the first
+frontier vertex in its in-edges; a hub's runs long (its rows hubs first, the frontier of a
+top-down level few and mostly of low degree: the first level, whose frontier is the root, held
+scale 26 on 1x4 for 4.5 ms), so the push carries the parents of the hub rows (hub_degree: the
+rows of at least that global degree; auto, the least power of two >= HUB_LEAST that leaves at
+most HUB_ROWS of them): each rank sends the owners, beside the bitmaps, a fixed segment of
+(row, parent) pairs a piece (fu_2d.cu's push_tiles, one more alltoallv), and the owner settles
+those rows (take_pairs) before the resolve, which then walks no hub. Such levels run one at a
+time (no top-down chains, no peer loop: both walk a CSR), and on a grid of one row the levels
+are finished as on a grid of several (reset pass, no whole-level kernel).
 
 Options (bench's 2d-do@KEY=VALUE, besides alpha and beta): rows (auto / degree / graph, also
 merrill-do's on one rank), engine (1; 0 runs the grid's levels on one rank too, to measure
 the per-block path on one GPU), ahead and td_ahead (the chains' lengths past the host's
 decision), graphs (1: chains replayed as CUDA graphs; 0: launched one by one, every level
-step timed apart), substeps (above), peer (above), adjacency (above).
+step timed apart), substeps (above), peer (above), adjacency (above), hub_degree (above; 0:
+no pairs, the resolve walks every candidate).
 
 Memory it adds to 2d's: the block CSC, built on the device as the CSR is (bfs.build.csr_gpu's
 block_csr with keys and values swapped): int64 offsets per column-range vertex + a uint32 row
@@ -161,6 +169,10 @@ PEER_LEVELS = 8192   # levels one launch runs at most (its log): a 2000 x 2000 l
 PEER_FLAG_WORDS = 4  # merrill.cu's LOOP_FLAG_WORDS
 PEER_TIMEOUT_S = 5.0  # a rank waits this long for another's flag before the search fails
 PEER_TAGS = 2**22 - 2    # merrill.cu's LOOP_TAG_PERIOD: a flag's tag runs 1 .. PEER_TAGS
+HUB_LEAST = 256     # adjacency=csc: the hub rows' least degree (auto) is a power of two from
+                    # this (a shorter walk is a few warp steps) ...
+HUB_ROWS = 2**18    # ... leaving at most this many hub rows in the row range, so that a
+                    # pushed level's pair segments (16 B a hub row) cost at most 4 MiB a rank
 
 
 class _NoClock:
@@ -196,6 +208,12 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
             setattr(self, key, value)
         if self.adjacency == "csc":
             self.td_ahead = 0      # a pushed top-down level runs one at a time (_pushed_level)
+        self.hub_degree = ctx.options.get("hub_degree", "auto")
+        if not (self.hub_degree == "auto" or (isinstance(self.hub_degree, int)
+                                              and self.hub_degree >= 0)):
+            raise BfsError(f"2d-do hub_degree must be auto or an integer >= 0 (0: no hub "
+                           f"pairs), got {self.hub_degree!r}")
+        self.hubs = None          # the hub rows' bitmap (adjacency=csc, _mark_hubs)
         # set before the communicators (the instance's dict frees in that order), so that
         # dropping the searcher frees the graphs first: NCCL will not destroy a communicator
         # while a graph that captured its collectives lives (ncclCommDestroy waits for them
@@ -244,7 +262,10 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
             self.csr_offsets = self.csr_cols = None
             with self.phase("row degrees"):
                 row_degree = self._row_degrees(entries, n_row_bits)
-            nnz = int(row_degree.sum())
+                nnz = int(row_degree.sum())
+                # the grid row's sum: each row's global degree, in place
+                self.row_x.allreduce(row_degree, row_degree, "sum")
+                self._mark_hubs(row_degree)
         else:
             super()._build_blocks(entries, fill)
             nnz, row_degree = int(self.csr_cols.size), None
@@ -292,10 +313,10 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
                       (rows, cols, np.int64(rows.size), degree, np.int32(1)))
         return degree.view(cp.int64)
 
-    def _degree_ranks(self, csc_need: int, n_row_bits: int, row_degree=None):
+    def _degree_ranks(self, csc_need: int, n_row_bits: int, degree=None):
         """rows=degree (auto: where the ranks fit beside the CSC's build): the row range's
-        vertices ranked by falling global degree (the grid row's sum of its blocks' CSR degrees:
-        one all-reduce), as merrill-do's rows hubs first, so a column's head is its biggest
+        vertices ranked by falling global degree (degree given, else the grid row's sum of its
+        blocks' CSR degrees: one all-reduce), as merrill-do's rows hubs first, so a column's head is its biggest
         in-neighbour here, the one most likely in In at the big levels. Returns (perm, rank),
         or (None, None) for rows=graph. Ordering the CSC's own sort by rank replaced a second
         sort of the whole CSC in place after it (0.25 s of a scale-26 1x2 Kernel 1)."""
@@ -306,13 +327,42 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
             self.rows_order = "graph"
             return None, None
         device.check_fits(peak, f"2d-do rows=degree: the {n_row_bits} rows ranked by degree")
-        degree = cp.empty(n_row_bits, cp.int64)
-        self.row_x.allreduce(cp.diff(self.csr_offsets) if row_degree is None else row_degree,
-                             degree, "sum")
+        if degree is None:
+            degree = cp.empty(n_row_bits, cp.int64)
+            self.row_x.allreduce(cp.diff(self.csr_offsets), degree, "sum")
         perm, rank = merrill.degree_ranks(degree)
         del degree
         self.rows_order = "degree"
         return perm, rank
+
+    def _mark_hubs(self, degree) -> None:
+        """adjacency=csc: the hub rows (module docstring; degree: the row range's global
+        degrees), one bit a row, and how many each piece of the row range holds (hub_caps: its
+        pair segment's size). No hub rows (hub_degree 0, or none of that degree): hubs None."""
+        cp = self.cp
+        least = self.hub_degree
+        mod = fu_2d_gpu._module()
+        if least == "auto":
+            classes = cp.zeros(64, cp.uint64)
+            mod.get_function("degree_classes")((device.grid_for(degree.size),), (BLOCK,),
+                                               (degree, np.int64(degree.size), classes))
+            at_least = np.cumsum(classes.get()[::-1])[::-1]    # rows of degree >= 2^b
+            b = HUB_LEAST.bit_length() - 1
+            while b < 62 and at_least[b] > HUB_ROWS:
+                b += 1
+            least = 0 if at_least[b] == 0 else 1 << b
+        if least == 0:
+            return
+        words = self.rows.word_offset
+        device.check_fits(degree.size // 8, "2d-do adjacency=csc: the hub rows' bitmap")
+        self.hubs = cp.empty(self.rows.n_words, cp.uint64)
+        count = cp.zeros(len(words) - 1, cp.uint64)
+        mod.get_function("hub_rows")((device.grid_for(self.rows.n_words),), (BLOCK,),
+                                     (degree, np.int64(self.rows.n_words), np.int64(least),
+                                      cp.asarray(words), np.int32(len(words) - 1), self.hubs,
+                                      count))
+        self.hub_caps = count.get().astype(np.int64)
+        self.hub_least = least
 
     def _finish_blocks(self) -> None:
         """After the entries' local ids are freed: each column's first row (the head copy),
@@ -358,7 +408,8 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         mod2d = fu_2d_gpu._module()
         self.k.update({name: mod2d.get_function(name) for name in
                        ("scan_sums_q", "scan_totals_q", "scan_chunks_q", "partition_tiles_q",
-                        "expand_tiles_q", "clear_words", "level_start", "decide_top_down")})
+                        "expand_tiles_q", "clear_words", "level_start", "decide_top_down",
+                        "push_tiles", "take_pairs")})
         q_bits = self._queue_bits()
         self.chunk_sums = cp.empty(max(1, -(-q_bits // tiles.SCAN_CHUNK)), cp.int64)
         sms = device.sm_count()
@@ -385,6 +436,24 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
             self.seen_row = cp.empty(self.rows.n_words, cp.uint64)
             self.scattered = cp.empty(self.C * own_words, cp.uint64)
             self.candidates = cp.empty(own_words, cp.uint64)
+            if self.hubs is not None:
+                # a pair segment a piece of the row range (fu_2d.cu's push_tiles): its count,
+                # then room for its hub rows; those of the own piece come from every rank
+                caps = self.hub_caps + 1
+                base = np.concatenate([[0], np.cumsum(caps)[:-1]])
+                cap_own = int(self.hub_caps[self.j])
+                device.check_fits(16 * (int(caps.sum()) + self.C * (cap_own + 1))
+                                  + 8 * own_words, "2d-do adjacency=csc: the hub pairs")
+                self.pair_base = cp.asarray(base)
+                self.pair_heads = cp.asarray(2 * base)
+                self.pairs_out = cp.empty(2 * int(caps.sum()), cp.int64)
+                self.pair_send = 2 * caps
+                self.pairs_in = cp.empty(2 * self.C * (cap_own + 1), cp.int64)
+                self.pair_recv = np.full(self.C, 2 * (cap_own + 1), np.int64)
+                self.paired = cp.empty(own_words, cp.uint64)
+                cols = self.cols
+                self.col_ids = (cp.asarray(cols.word_offset), cp.asarray(cols.lo),
+                                np.int32(len(cols.pieces)))
         elif self.R == 1 and self.C > 1:
             self._open_peers()
 
@@ -862,13 +931,23 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         clock.mark("comm")
         device.zero_async(self.found_row)
         edges = self._edges
+        hubs = self.hubs is not None
+        if hubs:
+            self.pairs_out[self.pair_heads] = 0
+            won = ("push_tiles", (self.hubs, self.pairs_out, self.pair_base, self.row_ids[0],
+                                  self.row_ids[2], *self.col_ids))
+        else:
+            won = ("expand_tiles", (np.uint64(0), *self.row_ids))
         self._expand_tiles(self._q, edges, (self.csc_offsets, self.csc_rows), self.seen_row,
-                           self.found_row, np.uint64(0))
+                           self.found_row, won)
         clock.mark("push")
         own_words = self.own.stop - self.own.start
         self.row_x.alltoallv(self.found_row, self.row_counts, self.scattered,
                              np.full(self.C, own_words, np.int64))
         sent += self.found_row.nbytes - 8 * own_words
+        if hubs:
+            self.row_x.alltoallv(self.pairs_out, self.pair_send, self.pairs_in, self.pair_recv)
+            sent += self.pairs_out.nbytes - 8 * int(self.pair_send[self.j])
         # the resolve's words not to search: the visited and what no rank pushed
         cand = self.candidates
         cand[...] = self.scattered[:own_words]
@@ -877,7 +956,18 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         cp.invert(cand, out=cand)
         cand |= self.visited[self.own]
         clock.mark("scatter")
+        cap_own = self.pair_recv[0] // 2 - 1 if hubs else 0
+        if cap_own:
+            # the hub rows' parents, as the push found them: settled, and not walked
+            device.zero_async(self.paired)
+            k["take_pairs"]((device.grid_for(self.C * cap_own),), (BLOCK,),
+                            (self.pairs_in, np.int32(self.C), np.int64(cap_own),
+                             np.int64(self.own.start * WORD), cand, self.paired, self.pred,
+                             self.csc_offsets, self.level_sums))
+            cand |= self.paired
         sent += self._bottom_up_substeps(level, self.one, first=cand)
+        if cap_own:
+            self.out[self.own] |= self.paired
         k["level_counts"]((1,), (1,), (self.one, self.level_sums, self.counts, np.int32(0)))
         self.counts[3:4] += np.uint64(edges)
         self.launches["bottom_up"] += 1

@@ -341,11 +341,12 @@ class Fu2DGpu(Fu2D):
         return self.in_words, self.csr_offsets
 
     def _expand_tiles(self, q: int, edges: int, through=None, seen=None, out=None,
-                      pred=None) -> None:
+                      won=None) -> None:
         """The compacted frontier's edges -> Out minus visited; the winner of each new bit
         records its parent (so no predecessor pass, Fu's Fig. 7, is needed). through (offsets,
-        ends), seen, out and pred name other buffers (2d-do's push through the CSC alone:
-        rows found, less the rows seen, no parents: pred 0)."""
+        ends), seen and out name other buffers, won (kernel, its last arguments) another
+        winner's record (2d-do's push through the CSC alone: rows found, less the rows seen,
+        the hub rows' parents as pairs: fu_2d.cu's push_tiles)."""
         if not edges:
             return
         k = self.k
@@ -354,11 +355,11 @@ class Fu2DGpu(Fu2D):
         tiles = -(-edges // TILE)
         k["partition_tiles"]((device.grid_for(tiles + 1),), (BLOCK,),
                              (self.scan, np.int64(q), np.int64(tiles), self.tile_first))
-        k["expand_tiles"]((tiles,), (BLOCK,),
-                          (offsets, ends, self.queue, self.scan, np.int64(q), self.tile_first,
-                           self.visited if seen is None else seen,
-                           self.out if out is None else out, self.ctl,
-                           self.pred if pred is None else pred, *self.row_ids))
+        kernel, record = won or ("expand_tiles", (self.pred, *self.row_ids))
+        k[kernel]((tiles,), (BLOCK,),
+                  (offsets, ends, self.queue, self.scan, np.int64(q), self.tile_first,
+                   self.visited if seen is None else seen, self.out if out is None else out,
+                   self.ctl, *record))
         self.launches["expand"] += 1
 
     def _launch_finish(self, uni, level: int, counted: slice | None = None,

@@ -38,6 +38,10 @@ def nonnegative_int(text: str) -> int:
     return value
 
 
+def auto_or_nonnegative_int(text: str) -> str | int:
+    return "auto" if text == "auto" else nonnegative_int(text)
+
+
 def positive_float(text: str) -> float:
     value = float(text)
     if not value > 0:

@@ -22,13 +22,18 @@ __device__ __forceinline__ i64 upper_bound(const i64* scan, i64 lo, i64 hi, i64 
 // k starts at local id 64 * word_offset[k] and holds global ids lo[k], lo[k] + 1, ... A search
 // over the pieces' word offsets (the grid's C of them: a few L1-resident words) replaces a
 // random 8-byte read of a per-row table for every parent a level records.
-__device__ __forceinline__ i64 padded_to_global(i64 p, const i64* __restrict__ word_offset,
-                                                const i64* __restrict__ lo, int pieces) {
+__device__ __forceinline__ int piece_of(i64 p, const i64* __restrict__ word_offset, int pieces) {
     int a = 0, b = pieces;                      // 64 * word_offset[a] <= p < 64 * word_offset[b]
     while (b - a > 1) {
         const int mid = (a + b) >> 1;
         if (__ldg(word_offset + mid) * 64 <= p) a = mid; else b = mid;
     }
+    return a;
+}
+
+__device__ __forceinline__ i64 padded_to_global(i64 p, const i64* __restrict__ word_offset,
+                                                const i64* __restrict__ lo, int pieces) {
+    const int a = piece_of(p, word_offset, pieces);
     return __ldg(lo + a) + p - __ldg(word_offset + a) * 64;
 }
 

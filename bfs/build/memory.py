@@ -127,7 +127,8 @@ def grid_block_bytes(n: int, m: int, rows: int, cols: int, csc: bool,
     csr False (2d-do adjacency=csc: the CSC alone): no CSR; the build counts the rows' degrees
     first (16 B a row-range vertex: this rank's and the grid row's sums), and the search
     queues the column range (44 B a column-range vertex: queue, degrees, scan, levels,
-    parents, head copy) beside four row-range bitmaps."""
+    parents, head copy) beside five row-range bitmaps (In, the push's rows found and seen,
+    the hub rows whose parents the push carries, one spare)."""
     entries = 2 * m // (rows * cols)
     row_range, col_range = -(-n // rows), -(-n // cols)
     kept = (((4 if csr else 0) + (4 if csc else 0)) * entries
@@ -138,7 +139,7 @@ def grid_block_bytes(n: int, m: int, rows: int, cols: int, csc: bool,
     else:
         build = kept + 16 * entries + 16 * min(entries, SORT_LIMIT)
     if not csr:
-        return max(build, kept + 16 * row_range, kept + 44 * col_range + row_range // 2)
+        return max(build, kept + 16 * row_range, kept + 44 * col_range + 5 * row_range // 8)
     return max(build, kept + 32 * row_range + 24 * col_range)
 
 
