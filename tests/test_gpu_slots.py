@@ -180,3 +180,24 @@ def test_no_command_is_a_usage_error(argv, tmp_path):
     run = subprocess.run([sys.executable, "-m", "workflow.gpu_slots", *argv], cwd=tmp_path,
                          env=ENV, capture_output=True, text=True, timeout=60)
     assert run.returncode == 2 and "no command" in run.stderr
+
+
+def test_each_process_gets_one_gpus_share_of_the_cores(tmp_path):
+    """Jobs side by side must not each start a thread pool as wide as the box: the command sees
+    NUMBA_NUM_THREADS and OMP_NUM_THREADS = the launcher's cores // slots (at least 1), and a
+    value the caller set is passed through as it is."""
+    show = ("import os, sys\n"
+            "print(os.environ['NUMBA_NUM_THREADS'], os.environ['OMP_NUM_THREADS'])\n")
+    slots = tmp_path / ".gpu-slots"
+    cores = len(os.sched_getaffinity(0))
+    env = {k: v for k, v in ENV.items() if k not in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS")}
+    for n_slots in (1, 2, 64):
+        got = subprocess.run(launcher(slots / str(n_slots), 1, sys.executable, "-c", show,
+                                      slots=n_slots), cwd=ROOT, env=env, capture_output=True,
+                             text=True, check=True).stdout.split()
+        want = str(max(1, cores // n_slots))
+        assert got == [want, want], (n_slots, got)
+    got = subprocess.run(launcher(slots / "set", 1, sys.executable, "-c", show, slots=2),
+                         cwd=ROOT, env={**env, "NUMBA_NUM_THREADS": "3"}, capture_output=True,
+                         text=True, check=True).stdout.split()
+    assert got == ["3", str(max(1, cores // 2))]
