@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bfs.algorithms import RunContext
 from bfs.algorithms.fu_2d import WORD, compress
@@ -173,3 +174,23 @@ def test_a_replayed_chain_is_split_into_levels_by_the_device_clock():
     rows = clock.rows(steps)            # the chain's 10 ms: 9 of levels, 1 of replay
     np.testing.assert_allclose(rows[1:, 2], [0.005, 0.003, 0.002])
     np.testing.assert_allclose(rows[1:, 3], [0, 0, 0.001])
+
+
+@given(st.lists(st.integers(0, 5000), min_size=1, max_size=300), st.integers(1, 64),
+       st.integers(0, 40))
+def test_the_hub_rows_least_degree_is_the_least_power_of_two_that_keeps_them_few(
+        degrees, least, most):
+    """2d-do adjacency=csc's hub_degree=auto (fu_2d_do_gpu.hub_least) from the degree classes
+    fu_2d.cu's degree_classes counts: the least power of two >= least (rounded down to one)
+    whose rows of at least that degree number at most `most`, 0 where no row has it."""
+    from bfs.algorithms.fu_2d_do_gpu import hub_least
+    d = np.asarray(degrees, np.int64)
+    classes = np.bincount(np.floor(np.log2(d[d > 0])).astype(int), minlength=64) \
+        if (d > 0).any() else np.zeros(64, np.int64)
+    got = hub_least(classes, least, most)
+    t = 1 << (least.bit_length() - 1)
+    while (d >= t).sum() > most:
+        t <<= 1
+    assert got == (t if (d >= t).any() else 0)
+    if got:
+        assert (d >= got).sum() <= most and got >= 1 << (least.bit_length() - 1)

@@ -346,11 +346,7 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
             classes = cp.zeros(64, cp.uint64)
             mod.get_function("degree_classes")((device.grid_for(degree.size),), (BLOCK,),
                                                (degree, np.int64(degree.size), classes))
-            at_least = np.cumsum(classes.get()[::-1])[::-1]    # rows of degree >= 2^b
-            b = HUB_LEAST.bit_length() - 1
-            while b < 62 and at_least[b] > HUB_ROWS:
-                b += 1
-            least = 0 if at_least[b] == 0 else 1 << b
+            least = hub_least(classes.get())
         if least == 0:
             return
         words = self.rows.word_offset
@@ -1002,6 +998,17 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         self._queued = True
         self._launch_compact(n_edges=self.counts[1:2])
         self.clock.mark("switch")
+
+
+def hub_least(classes, least: int = HUB_LEAST, most: int = HUB_ROWS) -> int:
+    """hub_degree=auto: from the rows' degree classes (classes[b]: rows of degree in
+    [2^b, 2^(b+1)), fu_2d.cu's degree_classes), the least power of two >= `least` whose rows
+    (degree at least it) number at most `most`; 0 (no hub rows) where none has that degree."""
+    at_least = np.cumsum(np.asarray(classes, np.int64)[::-1])[::-1]   # rows of degree >= 2^b
+    b = max(int(least), 1).bit_length() - 1
+    while b < len(at_least) - 1 and at_least[b] > most:
+        b += 1
+    return 0 if at_least[b] == 0 else 1 << b
 
 
 def _peer_error(error: int, me: int, level0: int) -> str:
