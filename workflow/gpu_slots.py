@@ -11,12 +11,15 @@ job's ranks then each drive their own: a rank picks visible device local_rank % 
 for it and exits with its status (or dies of the signal that killed it); the locks go with the
 launcher's process (the kernel drops a flock when its holder exits, so a killed launcher leaves
 no stale lock). The lock files are opened close-on-exec: the command's processes never hold
-them. Each of the command's processes gets one GPU's share of the box's cores for its threads
-(NUMBA_NUM_THREADS and OMP_NUM_THREADS = cores // slots, where the caller set neither): jobs
-side by side on a 4-GPU box each started a Numba pool as wide as the box, and hybrid's CPU
-tasks at scale 18 took 2.4-7 s a search where one job alone takes milliseconds. Snakemake's `--resources gpu=N` (N = the slots) keeps the jobs asking for GPUs within the
-box, so K slots are free whenever a job starts; where they are not (another program holding
+them. Snakemake's `--resources gpu=N` (N = the slots) keeps the jobs asking for GPUs within
+the box, so K slots are free whenever a job starts; where they are not (another program holding
 them) the launcher polls until --timeout and then fails with one line naming DIR.
+
+Each of the command's processes gets one GPU's share of the cores for its threads
+(NUMBA_NUM_THREADS and OMP_NUM_THREADS = cores // slots, where the caller did not set them),
+not a pool as wide as the box each (Numba's default): side by side on four H100s, without this
+share, hybrid's CPU-task searches at scale 18 took 2.4-7 s each (at scale 16 alone on one
+GPU: 4-11 ms); the share is the cure the oversubscription suggests, not yet measured there.
 
 Standard library only: it runs in whichever environment the job's rule has (envs/gpu.yaml,
 envs/cpu.yaml or none).

@@ -243,7 +243,8 @@ extern "C" __global__ void degree_classes(const i64* __restrict__ degree, i64 n,
         if (d > 0) atomicAdd(local + (63 - __clzll(d)), 1ULL);
     }
     __syncthreads();
-    if (threadIdx.x < 64 && local[threadIdx.x]) atomicAdd(classes + threadIdx.x, local[threadIdx.x]);
+    if (threadIdx.x < 64 && local[threadIdx.x])
+        atomicAdd(classes + threadIdx.x, local[threadIdx.x]);
 }
 
 // The same with the queue's length read from the device (*q_ptr) and its edges from the scan:

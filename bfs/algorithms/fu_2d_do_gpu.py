@@ -316,10 +316,11 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
     def _degree_ranks(self, csc_need: int, n_row_bits: int, degree=None):
         """rows=degree (auto: where the ranks fit beside the CSC's build): the row range's
         vertices ranked by falling global degree (degree given, else the grid row's sum of its
-        blocks' CSR degrees: one all-reduce), as merrill-do's rows hubs first, so a column's head is its biggest
-        in-neighbour here, the one most likely in In at the big levels. Returns (perm, rank),
-        or (None, None) for rows=graph. Ordering the CSC's own sort by rank replaced a second
-        sort of the whole CSC in place after it (0.25 s of a scale-26 1x2 Kernel 1)."""
+        blocks' CSR degrees: one all-reduce), as merrill-do's rows hubs first, so a column's
+        head is its biggest in-neighbour here, the one most likely in In at the big levels.
+        Returns (perm, rank), or (None, None) for rows=graph. Ordering the CSC's own sort by
+        rank replaced a second sort of the whole CSC in place after it (0.25 s of a scale-26
+        1x2 Kernel 1)."""
         cp = self.cp
         kept, peak = 8 * n_row_bits, 32 * n_row_bits    # perm + rank; + degrees, keys, sort
         if self.rows_order == "graph" or (self.rows_order == "auto" and max(
@@ -446,6 +447,7 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
                 self.pair_send = 2 * caps
                 self.pairs_in = cp.empty(2 * self.C * (cap_own + 1), cp.int64)
                 self.pair_recv = np.full(self.C, 2 * (cap_own + 1), np.int64)
+                self.pair_cap = cap_own     # the own piece's hub rows: a segment's room
                 self.paired = cp.empty(own_words, cp.uint64)
                 cols = self.cols
                 self.col_ids = (cp.asarray(cols.word_offset), cp.asarray(cols.lo),
@@ -952,7 +954,7 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         cp.invert(cand, out=cand)
         cand |= self.visited[self.own]
         clock.mark("scatter")
-        cap_own = self.pair_recv[0] // 2 - 1 if hubs else 0
+        cap_own = self.pair_cap if hubs else 0
         if cap_own:
             # the hub rows' parents, as the push found them: settled, and not walked
             device.zero_async(self.paired)
