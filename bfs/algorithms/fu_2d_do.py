@@ -131,43 +131,36 @@ def _bottom_up(in_words, csc_offsets, csc_rows, todo, lo, row_global, out_words,
     return examined
 
 
-@numba.njit(cache=True)
+def _set_bits(words) -> np.ndarray:
+    """The vertices whose bits are set in a bitmap (bit b of word w: vertex WORD w + b), in
+    order."""
+    return np.flatnonzero(np.unpackbits(words.view(np.uint8), bitorder="little"))
+
+
 def _push(frontier, csc_offsets, csc_rows, seen_row, found_row):
     """Every column vertex whose frontier bit is set marks its in-neighbours (rows) that are
     not in seen_row in found_row. Returns the in-edges read (all of the frontier's)."""
-    examined = 0
-    for w in range(len(frontier)):
-        bits = frontier[w]
-        b = 0
-        while bits:
-            if bits & np.uint64(1):
-                v = w * WORD + b
-                start, stop = csc_offsets[v], csc_offsets[v + 1]
-                for e in range(start, stop):
-                    u = csc_rows[e]
-                    bit = np.uint64(1) << np.uint64(u & 63)
-                    if not seen_row[u >> 6] & bit:
-                        found_row[u >> 6] |= bit
-                examined += stop - start
-            bits >>= np.uint64(1)
-            b += 1
-    return examined
+    return _push_columns(_set_bits(frontier), csc_offsets, csc_rows, seen_row, found_row)
 
 
 @numba.njit(cache=True)
-def _degree_sum(words, offsets):
+def _push_columns(columns, csc_offsets, csc_rows, seen_row, found_row):
+    examined = 0
+    for v in columns:
+        start, stop = csc_offsets[v], csc_offsets[v + 1]
+        for e in range(start, stop):
+            u = csc_rows[e]
+            bit = np.uint64(1) << np.uint64(u & 63)
+            if not seen_row[u >> 6] & bit:
+                found_row[u >> 6] |= bit
+        examined += stop - start
+    return examined
+
+
+def _degree_sum(words, offsets) -> int:
     """Edges of the vertices whose bits are set: the sum of their offsets ranges."""
-    total = 0
-    for w in range(len(words)):
-        bits = words[w]
-        b = 0
-        while bits:
-            if bits & np.uint64(1):
-                v = w * WORD + b
-                total += offsets[v + 1] - offsets[v]
-            bits >>= np.uint64(1)
-            b += 1
-    return total
+    ids = _set_bits(words)
+    return int((offsets[ids + 1] - offsets[ids]).sum())
 
 
 def _positive(options: dict, key: str, default: float) -> float:
