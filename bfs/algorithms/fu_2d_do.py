@@ -46,9 +46,10 @@ structure (half the edge bytes: what lets a GPU grid hold twice the scale, issue
              sub-steps down the grid column that start at the own piece (below), restricted to
              the candidates: a candidate has a neighbour in the frontier, so one rank of the
              column finds it, and the level's finds are disjoint as a bottom-up level's are.
-The GPU runs the same levels (bfs.algorithms.fu_2d_do_gpu). The levels and directions are the
-two-structure search's; the parents are valid ones (each a
-neighbour one level up) but may be other ones; the edges examined are the push's plus the
+The GPU runs the same levels (bfs.algorithms.fu_2d_do_gpu), and there the push also carries
+the parents of the hub rows, whose in-edge walks are long (its hub_degree), so that the resolve
+walks no hub. The levels and directions are the two-structure search's; the parents are valid
+ones (each a neighbour one level up) but may be other ones; the edges examined are the push's plus the
 resolve's. m_f (word [1] below) is summed over CSC degrees of the column's frontier instead of
 CSR degrees of the row's: over all ranks both are the frontier's degree sum.
 
