@@ -9,8 +9,12 @@
 #           merrill-do on one GPU
 #   big     the largest scales, BIG="SCALE:GRID ..." (default "30:1x4 30:2x2 29:1x2"), with the
 #           CSC alone, each a bench of its own
+#   alpha   where the first bottom-up level goes (scale 30 on 1x4: 13.5 ms of a 27.5 ms search
+#           at the default alpha, BENCHMARKS.md): POINT="SCALE:GRID" (default 30:1x4) with
+#           ALPHAS (default "40 200 1000", the first the GPU's default) in one bench
 # ROOTS (default 16) Graph500 roots, every search validated.
-#   OUT=dir [ROOTS=16] [BIG="30:1x4"] bash bench/device.sh one-adjacency checks|big
+#   OUT=dir [ROOTS=16] [BIG="30:1x4"] [POINT=30:1x4 ALPHAS="40 200"] \
+#     bash bench/device.sh one-adjacency checks|big|alpha
 set -uo pipefail
 ROOTS=${ROOTS:-16}
 part=${1:-checks}
@@ -40,5 +44,15 @@ big)
       --out "$OUT/s$s-$g" 2>&1 | tee "$OUT/s$s-$g.log" | grep -v " search [0-9]" | tail -4
   done
   ;;
-*) echo "one-adjacency: checks or big, got '$part'" >&2; exit 2 ;;
+alpha)
+  point=${POINT:-30:1x4}
+  s=${point%%:*} g=${point#*:}
+  variants=()
+  for a in ${ALPHAS:-40 200 1000}; do variants+=("2d-do@adjacency=csc,alpha=$a"); done
+  mpiexec -n $(( ${g%x*} * ${g#*x} )) python3 -m bfs bench --backend gpu --grid "$g" \
+    --scales "$s" --roots "$ROOTS" --algorithms "${variants[@]}" --profile-levels \
+    --out "$OUT/alpha-s$s-$g" 2>&1 | tee "$OUT/alpha-s$s-$g.log" | grep -v " search [0-9]" \
+    | tail -8
+  ;;
+*) echo "one-adjacency: checks, big or alpha, got '$part'" >&2; exit 2 ;;
 esac
