@@ -103,12 +103,10 @@ def take(directory: str, slots: int, count: int, timeout: float,
 THREAD_VARIABLES = ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS")
 
 
-def job_environment(held: list[tuple[int, int]], devices: list[str], slots: int,
-                    environ=None) -> dict:
+def job_environment(held: list[tuple[int, int]], devices: list[str], slots: int) -> dict:
     """The command's environment: the held GPUs visible, and each process's threads one GPU's
     share of the cores this launcher may use (a variable the caller set is kept)."""
-    environ = os.environ if environ is None else environ
-    env = {**environ, "CUDA_VISIBLE_DEVICES": ",".join(devices[k] for k, _ in held)}
+    env = {**os.environ, "CUDA_VISIBLE_DEVICES": ",".join(devices[k] for k, _ in held)}
     share = str(max(1, len(os.sched_getaffinity(0)) // slots))
     for name in THREAD_VARIABLES:
         env.setdefault(name, share)

@@ -49,9 +49,9 @@ structure (half the edge bytes: what lets a GPU grid hold twice the scale, issue
 The GPU runs the same levels (bfs.algorithms.fu_2d_do_gpu), and there the push also carries
 the parents of the hub rows, whose in-edge walks are long (its hub_degree), so that the resolve
 walks no hub. The levels and directions are the two-structure search's; the parents are valid
-ones (each a neighbour one level up) but may be other ones; the edges examined are the push's plus the
-resolve's. m_f (word [1] below) is summed over CSC degrees of the column's frontier instead of
-CSR degrees of the row's: over all ranks both are the frontier's degree sum.
+ones (each a neighbour one level up) but may be other ones; the edges examined are the push's
+plus the resolve's. m_f (word [1] below) is summed over CSC degrees of the column's frontier
+instead of CSR degrees of the row's: over all ranks both are the frontier's degree sum.
 
 Parents: a bottom-up level knows the parent at discovery; where a rank above in the grid column
 claimed the vertex, contract drops this rank's parent, so pred >= 0 exactly where this rank

@@ -128,7 +128,8 @@ def grid_block_bytes(n: int, m: int, rows: int, cols: int, csc: bool,
     first (16 B a row-range vertex: this rank's and the grid row's sums), and the search
     queues the column range (44 B a column-range vertex: queue, degrees, scan, levels,
     parents, head copy) beside five row-range bitmaps (In, the push's rows found and seen,
-    the hub rows whose parents the push carries, one spare)."""
+    the hub rows whose parents the push carries, and the grid row's bitmaps of the own piece
+    scattered to it: C pieces, a row range)."""
     entries = 2 * m // (rows * cols)
     row_range, col_range = -(-n // rows), -(-n // cols)
     kept = (((4 if csr else 0) + (4 if csc else 0)) * entries
