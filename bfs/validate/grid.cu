@@ -20,33 +20,48 @@ typedef unsigned char u8;
 #define REACHED 7
 #define DEPTH 8
 
-// One warp per row: every entry u -> v of the block. found[v] = 1 where u is v's parent.
-extern "C" __global__ void check_block(const i64* __restrict__ off, const u32* __restrict__ cols,
-                                       i64 n_rows, const i64* __restrict__ row_global,
-                                       const int* __restrict__ level_row,
-                                       const int* __restrict__ level_col,
-                                       const i64* __restrict__ parent_col, u8* found, u64* ctl)
+// One entry u -> v of the block (r: u's padded row id, c: v's column id, e: its index in the
+// structure read): the Graph500 edge rules, found[c] = 1 where u is v's parent.
+__device__ __forceinline__ void check_entry(i64 r, u32 c, i64 e,
+                                            const i64* __restrict__ row_global,
+                                            const int* __restrict__ level_row,
+                                            const int* __restrict__ level_col,
+                                            const i64* __restrict__ parent_col, u8* found,
+                                            u64* ctl, u64& reached_edges)
+{
+    const int lu = level_row[r], lv = level_col[c];
+    if ((lu < 0) != (lv < 0)) { atomicMin(ctl + SPAN_AT, (u64)e); return; }
+    if (lu < 0) return;
+    ++reached_edges;
+    if (lu - lv > 1 || lv - lu > 1) atomicMin(ctl + SPREAD_AT, (u64)e);
+    if (parent_col[c] == row_global[r]) {
+        found[c] = 1;
+        if (lv != lu + 1) atomicMin(ctl + TREE_AT, (u64)e);
+    }
+}
+
+// One warp per list of the block's structure (off, ends: n lists): every entry of each, by
+// check_entry; the lists are rows and the ends columns (the CSR), or, BY_COLUMN, the lists
+// columns and the ends rows (the CSC: 2d-do with the CSC alone).
+template <bool BY_COLUMN>
+__device__ __forceinline__ void check_entries(const i64* __restrict__ off,
+                                              const u32* __restrict__ ends, i64 n,
+                                              const i64* __restrict__ row_global,
+                                              const int* __restrict__ level_row,
+                                              const int* __restrict__ level_col,
+                                              const i64* __restrict__ parent_col, u8* found,
+                                              u64* ctl)
 {
     const u32 lane = threadIdx.x & 31;
     const i64 warp = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     const i64 warps = ((i64)gridDim.x * blockDim.x) >> 5;
     u64 reached_edges = 0;
-    for (i64 r = warp; r < n_rows; r += warps) {
-        const i64 a = off[r], b = off[r + 1];
-        if (a == b) continue;
-        const i64 u = row_global[r];
-        const int lu = level_row[r];
+    for (i64 m = warp; m < n; m += warps) {
+        const i64 a = off[m], b = off[m + 1];
         for (i64 e = a + lane; e < b; e += 32) {
-            const u32 c = cols[e];
-            const int lv = level_col[c];
-            if ((lu < 0) != (lv < 0)) { atomicMin(ctl + SPAN_AT, (u64)e); continue; }
-            if (lu < 0) continue;
-            ++reached_edges;
-            if (lu - lv > 1 || lv - lu > 1) atomicMin(ctl + SPREAD_AT, (u64)e);
-            if (parent_col[c] == u) {
-                found[c] = 1;
-                if (lv != lu + 1) atomicMin(ctl + TREE_AT, (u64)e);
-            }
+            const u32 x = ends[e];
+            check_entry(BY_COLUMN ? (i64)x : m, BY_COLUMN ? (u32)m : x, e, row_global,
+                        level_row, level_col, parent_col, found, ctl, reached_edges);
         }
     }
 #pragma unroll
@@ -54,8 +69,19 @@ extern "C" __global__ void check_block(const i64* __restrict__ off, const u32* _
     if (lane == 0 && reached_edges) atomicAdd(ctl + NEDGE, reached_edges);
 }
 
-// The same checks through the block's CSC (2d-do with the CSC alone): one warp per column v,
-// every entry u -> v of it (u a row id). found[v] = 1 where u is v's parent.
+// Through the block's CSR: one warp per row, every entry u -> v of it.
+extern "C" __global__ void check_block(const i64* __restrict__ off, const u32* __restrict__ cols,
+                                       i64 n_rows, const i64* __restrict__ row_global,
+                                       const int* __restrict__ level_row,
+                                       const int* __restrict__ level_col,
+                                       const i64* __restrict__ parent_col, u8* found, u64* ctl)
+{
+    check_entries<false>(off, cols, n_rows, row_global, level_row, level_col, parent_col, found,
+                         ctl);
+}
+
+// Through the block's CSC (2d-do with the CSC alone): one warp per column v, every entry
+// u -> v of it (u a row id).
 extern "C" __global__ void check_block_by_column(const i64* __restrict__ off,
                                                  const u32* __restrict__ rows, i64 n_cols,
                                                  const i64* __restrict__ row_global,
@@ -64,31 +90,8 @@ extern "C" __global__ void check_block_by_column(const i64* __restrict__ off,
                                                  const i64* __restrict__ parent_col, u8* found,
                                                  u64* ctl)
 {
-    const u32 lane = threadIdx.x & 31;
-    const i64 warp = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-    const i64 warps = ((i64)gridDim.x * blockDim.x) >> 5;
-    u64 reached_edges = 0;
-    for (i64 c = warp; c < n_cols; c += warps) {
-        const i64 a = off[c], b = off[c + 1];
-        if (a == b) continue;
-        const int lv = level_col[c];
-        const i64 p = parent_col[c];
-        for (i64 e = a + lane; e < b; e += 32) {
-            const u32 r = rows[e];
-            const int lu = level_row[r];
-            if ((lu < 0) != (lv < 0)) { atomicMin(ctl + SPAN_AT, (u64)e); continue; }
-            if (lu < 0) continue;
-            ++reached_edges;
-            if (lu - lv > 1 || lv - lu > 1) atomicMin(ctl + SPREAD_AT, (u64)e);
-            if (p == row_global[r]) {
-                found[c] = 1;
-                if (lv != lu + 1) atomicMin(ctl + TREE_AT, (u64)e);
-            }
-        }
-    }
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) reached_edges += __shfl_down_sync(FULL, reached_edges, o);
-    if (lane == 0 && reached_edges) atomicAdd(ctl + NEDGE, reached_edges);
+    check_entries<true>(off, rows, n_cols, row_global, level_row, level_col, parent_col, found,
+                        ctl);
 }
 
 // One thread per vertex of the own piece [lo, hi) (padding, col_global < 0, skipped).
