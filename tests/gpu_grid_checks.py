@@ -163,7 +163,8 @@ def check_search_do(R, C):
         {"alpha": 1.0, "td_ahead": 0}, {"alpha": 1.0, "td_ahead": 3},
         {"graphs": 0}, {"beta": 18.0, "graphs": 0},
         {"substeps": 0}, {"substeps": 0, "comm": "mpi", "exchange": "wave"},
-        {"substeps": 0, "beta": 18.0}, {"substeps": 0, "graphs": 0})) \
+        {"substeps": 0, "beta": 18.0}, {"substeps": 0, "graphs": 0},
+        {"fold": 1}, {"fold": 1, "beta": 18.0, "graphs": 0})) \
         + ({}, {"beta": 18.0}, {"alpha": 1e9}, {"alpha": 1.0})
     layout, (bsrc, bdst) = blocks_in_place(R, C)
     # one rule, the parameters the GPU ran with: its defaults are merrill-do's (alpha 40, beta
@@ -171,7 +172,8 @@ def check_search_do(R, C):
     cpus = [searcher_for(R, C, bsrc.get(), bdst.get(), layout, "2d-do", "cpu",
                          **{"alpha": merrill_do.ALPHA, "beta": merrill_do.BETA,
                             **{k: v for k, v in o.items()
-                               if k not in ("comm", "ahead", "td_ahead", "graphs", "peer")}})
+                               if k not in ("comm", "ahead", "td_ahead", "graphs", "peer",
+                                            "fold")}})
             for o in option_sets]
     del bsrc, bdst
     seen = [{} for _ in option_sets]   # per option set: root -> (directions, edges examined)
@@ -288,12 +290,13 @@ def check_search_csc(R, C):
     the defaults), none (0), the default's few (auto)."""
     option_sets = ({"alpha": 1.0, "hub_degree": 1}, {"alpha": 1e9}, {}, {"hub_degree": 1},
                    {"alpha": 1.0, "hub_degree": 0}, {"beta": 18.0},
-                   {"comm": "mpi", "exchange": "wave"})
+                   {"comm": "mpi", "exchange": "wave"}, {"fold": 1}, {"fold": 1, "beta": 18.0})
     layout, (bsrc, bdst) = blocks_in_place(R, C)
     cpus = [searcher_for(R, C, bsrc.get(), bdst.get(), layout, "2d-do", "cpu",
                          **{"alpha": merrill_do.ALPHA, "beta": merrill_do.BETA,
                             "adjacency": "csc",
-                            **{k: v for k, v in o.items() if k not in ("comm", "hub_degree")}})
+                            **{k: v for k, v in o.items()
+                               if k not in ("comm", "hub_degree", "fold")}})
             for o in option_sets]
     twos = [searcher_for(R, C, bsrc, bdst, layout, "2d-do", peer="off", **o)
             for o in option_sets]
@@ -304,6 +307,8 @@ def check_search_csc(R, C):
             assert s.hubs is not None and s.hub_least == 1 and s.hub_caps.sum() > 0
         if option_sets[k].get("hub_degree") == 0:
             assert s.hubs is None
+        # fold 1: In's fold is made and read (scale 11's row range: an eighth of In)
+        assert (s.fold is not None) == (option_sets[k].get("fold") == 1)
         cpus[k].search(root)
         twos[k].search(root)
         mine = (s.directions, s.level_edges_examined, s.edges_examined)

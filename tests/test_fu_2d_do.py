@@ -194,3 +194,22 @@ def test_the_hub_rows_least_degree_is_the_least_power_of_two_that_keeps_them_few
     assert got == (t if (d >= t).any() else 0)
     if got:
         assert (d >= got).sum() <= most and got >= 1 << (least.bit_length() - 1)
+
+
+@given(n_words=st.integers(0, 1 << 26))
+def test_the_frontier_fold_is_a_power_of_two_an_eighth_of_the_bitmap_or_less(n_words):
+    """merrill_do.fold_words (2d-do's and merrill-do's fold option): fold=1 gives a power of
+    two of at most FOLD_WORDS words and an eighth of the bitmap (one word for the smallest),
+    so the kernels' mask is words - 1 and every fold aliases; auto folds only bitmaps of
+    FOLD_FROM words or more, to FOLD_WORDS words; 0 never; any other value is refused."""
+    from bfs.algorithms import merrill_do
+    from bfs.errors import BfsError
+    words = merrill_do.fold_words(n_words, 1)
+    assert words >= 1 and words & (words - 1) == 0
+    assert words <= merrill_do.FOLD_WORDS and words <= max(1, n_words // 8)
+    assert 2 * words > min(merrill_do.FOLD_WORDS, n_words // 8)     # the largest such
+    auto = merrill_do.fold_words(n_words, "auto")
+    assert auto == (merrill_do.FOLD_WORDS if n_words >= merrill_do.FOLD_FROM else 0)
+    assert merrill_do.fold_words(n_words, 0) == 0
+    with pytest.raises(BfsError, match="fold must be auto, 1 or 0"):
+        merrill_do.fold_words(n_words, 2)

@@ -68,11 +68,14 @@ VARIANTS = [("merrill", {"expand": "tiles"}), ("merrill", {"expand": "tiles-cas"
     [("merrill-do", {**DO_SETTINGS["all-bottom-up"], "bu": bu}) for bu in DO_SHAPES] + \
     [("merrill-do", {**DO_SETTINGS["alternate"], **o}) for o in DO_WRITES.values()] + \
     [("merrill-do", {**DO_SETTINGS["all-bottom-up"], "ahead": 1}), ("merrill-do", {"tail": 0})] + \
+    [("merrill-do", {"fold": 1}), ("merrill-do", {**DO_SETTINGS["alternate"], "fold": 1}),
+     ("merrill-do", {"fold": 1, "tail": 0})] + \
     [("merrill", {"loop": "cta"}), ("merrill", {"loop_blocks": 3}),
      ("merrill-do", {"loop": "cta"})]
 VARIANT_IDS = ["tiles", "tiles-cas", "v0", "degree-order"] + [f"do-{k}" for k in DO_SETTINGS] \
     + [f"do-bu{bu}" for bu in DO_SHAPES] + [f"do-{k}" for k in DO_WRITES] \
-    + ["do-all-bottom-up-ahead1", "do-tail0", "loop-cta", "loop-3-blocks", "do-loop-cta"]
+    + ["do-all-bottom-up-ahead1", "do-tail0", "do-fold1", "do-alternate-fold1", "do-fold1-tail0",
+       "loop-cta", "loop-3-blocks", "do-loop-cta"]
 
 
 def test_degree_order_renames_hubs_first_and_is_refused_where_unsupported(monkeypatch):

@@ -12,9 +12,14 @@
 #   alpha   where the first bottom-up level goes (scale 30 on 1x4: 13.5 ms of a 27.5 ms search
 #           at the default alpha, BENCHMARKS.md): POINT="SCALE:GRID" (default 30:1x4) with
 #           ALPHAS (default "40 200 1000", the first the GPU's default) in one bench
+#   fold    the frontier's fold (merrill_do.fold_words; bottom_up.cuh's FoldedFrontier): its
+#           GPU tests (merrill-do's fold variants, the grid checks search_csc on 2x2 and
+#           search_do on 1x2; stops here if they fail), then scale 30 on 1x4 (CSC alone) and
+#           merrill-do at scale 28 on one GPU, each with the fold (auto) and without (fold=0)
+#           in one bench
 # ROOTS (default 16) Graph500 roots, every search validated.
 #   OUT=dir [ROOTS=16] [BIG="30:1x4"] [POINT=30:1x4 ALPHAS="40 200"] \
-#     bash bench/device.sh one-adjacency checks|big|alpha
+#     bash bench/device.sh one-adjacency checks|big|alpha|fold
 set -uo pipefail
 ROOTS=${ROOTS:-16}
 part=${1:-checks}
@@ -54,5 +59,26 @@ alpha)
     --out "$OUT/alpha-s$s-$g" 2>&1 | tee "$OUT/alpha-s$s-$g.log" | grep -v " search [0-9]" \
     | tail -8
   ;;
-*) echo "one-adjacency: checks, big or alpha, got '$part'" >&2; exit 2 ;;
+fold)
+  python3 -m pytest -q -m gpu tests/test_gpu.py -k fold -p no:cacheprovider \
+    > "$OUT/fold-tests.log" 2>&1 || { tail -30 "$OUT/fold-tests.log"; exit 1; }
+  tail -1 "$OUT/fold-tests.log"
+  timeout 300 mpiexec -n 4 python3 tests/gpu_grid_checks.py search_csc 2 2 \
+    > "$OUT/check-csc-2x2.log" 2>&1 &
+  timeout 300 mpiexec -n 2 python3 tests/gpu_grid_checks.py search_do 1 2 \
+    > "$OUT/check-do-1x2.log" 2>&1 &
+  failed=0
+  for job in $(jobs -p); do wait "$job" || failed=1; done
+  tail -1 "$OUT/check-csc-2x2.log" "$OUT/check-do-1x2.log"
+  [ "$failed" = 0 ] || { tail -30 "$OUT"/check-*.log; exit 1; }
+  mpiexec -n 4 python3 -m bfs bench --backend gpu --grid 1x4 --scales 30 --roots "$ROOTS" \
+    --algorithms 2d-do@adjacency=csc 2d-do@adjacency=csc,fold=0 --profile-levels \
+    --out "$OUT/fold-s30-1x4" 2>&1 | tee "$OUT/fold-s30-1x4.log" | grep -v " search [0-9]" \
+    | tail -4
+  python3 -m bfs bench --backend gpu --scales 28 --roots "$ROOTS" \
+    --algorithms merrill-do merrill-do@fold=0 --baseline none --profile-levels \
+    --out "$OUT/fold-s28-1gpu" 2>&1 | tee "$OUT/fold-s28-1gpu.log" \
+    | grep -v " search [0-9]" | tail -4
+  ;;
+*) echo "one-adjacency: checks, big, alpha or fold, got '$part'" >&2; exit 2 ;;
 esac

@@ -169,6 +169,10 @@ HUB_DEGREE = Option("hub_degree", "(GPU, 2d-do adjacency=csc) rows of at least t
                     "degree get their parents from the push, not from a walk of their "
                     "in-edges (auto, the default: a power of two >= 256 leaving at most 2^18 "
                     "such rows; 0: none)", parse=auto_or_nonnegative_int)
+FOLD = Option("fold", "(GPU) a bottom-up level whose frontier is small checks a 1 MiB fold of "
+              "its bitmap (the OR of the bits congruent mod 2^23) before the bitmap: auto (the "
+              "default: bitmaps of 16 MiB or more, which L2 does not hold), 1, or 0 (never)",
+              parse=auto_or_nonnegative_int)
 EXPAND = Option("expand", "the multi-block level kernel (merrill.EXPAND_VARIANTS; tiles, the "
                 "default, unless measuring)")
 
@@ -212,7 +216,7 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
                       "block CSC when the frontier holds many edges (--alpha, --beta)",
                       distributed=True, options=(EXCHANGE, COMM, ALPHA, BETA, ROWS, ENGINE,
                                                  AHEAD, TD_AHEAD, GRAPHS, SUBSTEPS, PEER,
-                                                 ADJACENCY, HUB_DEGREE)),
+                                                 ADJACENCY, HUB_DEGREE, FOLD)),
         AlgorithmSpec("1d", {"cpu": "bfs.algorithms.racherla_1d",
                              "gpu": "bfs.algorithms.racherla_1d_gpu"},
                       "Racherla 1D BFS: discoveries all-gathered (CPU: pairs, small frontiers "
@@ -252,7 +256,7 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
                                       choices=(0, 1)),
                                Option("tail", "1 (the default): the last levels search a list "
                                       "of the vertices still open; 0: the bitmap", parse=int,
-                                      choices=(0, 1)), LOOP, LOOP_BLOCKS, LOOP_EDGES)),
+                                      choices=(0, 1)), FOLD, LOOP, LOOP_BLOCKS, LOOP_EDGES)),
         AlgorithmSpec("cupy-baseline", {"gpu": "bfs.algorithms.cupy_baseline"},
                       "plain level-synchronous BFS in CuPy array operations (searchsorted "
                       "expansion, gather, unique): bench's baseline"),

@@ -214,6 +214,8 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
             raise BfsError(f"2d-do hub_degree must be auto or an integer >= 0 (0: no hub "
                            f"pairs), got {self.hub_degree!r}")
         self.hubs = None          # the hub rows' bitmap (adjacency=csc, _mark_hubs)
+        self.fold_option = ctx.options.get("fold", "auto")
+        merrill_do.fold_words(0, self.fold_option)      # fail fast on a bad value
         # set before the communicators (the instance's dict frees in that order), so that
         # dropping the searcher frees the graphs first: NCCL will not destroy a communicator
         # while a graph that captured its collectives lives (ncclCommDestroy waits for them
@@ -247,7 +249,7 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         super().close()
 
     def _engine_options(self, options: dict) -> dict:
-        extra = {"ahead": options["ahead"]} if "ahead" in options else {}
+        extra = {key: options[key] for key in ("ahead", "fold") if key in options}
         return {"alpha": self.alpha, "beta": self.beta, "rows": self.rows_order, **extra}
 
     def _build_blocks(self, entries, fill: str) -> None:
@@ -394,6 +396,10 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         mod = merrill_do.module(self.bu_kernel)
         self.k["bottom_up"] = mod.get_function(self.bu_kernel)
         self.k["complete"] = mod.get_function("complete_outputs")
+        self.k["fold"] = mod.get_function("fold_frontier")
+        # In's fold, checked before In by the bottom-up kernel (merrill_do.fold_words)
+        words = merrill_do.fold_words(2 * self.rows.n_words, self.fold_option)
+        self.fold = cp.zeros(words + 1, cp.uint32) if words else None
         self.bu_blocks = device.resident_grid(self.k["bottom_up"], BLOCK)
         self.root_blocks = 2 * device.sm_count()      # expand_root's grid over one row
         # the bottom-up kernel's sums: [0] found, [1] their CSC degrees, [2:4] its other
@@ -788,8 +794,9 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
 
         def one_level(lv, go, clock):
             stepped = self.substeps and not self.own_levels
-            sent = self._bottom_up_substeps(lv, go) if stepped \
-                else self._chained_bottom_up(lv, go)
+            self._fold_in(go, self.chain[2:3])    # the level's frontier size: chain[2]
+            sent = self._bottom_up_substeps(lv, go, folded=True) if stepped \
+                else self._chained_bottom_up(lv, go, folded=True)
             clock.mark("expand")
             if not self.own_levels:
                 k["level_counts"]((1,), (1,), (go, self.level_sums, self.counts, np.int32(0)))
@@ -812,14 +819,25 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         self.level_known = True
         return run
 
-    def _chained_bottom_up(self, level: int, go, piece=None, visited=None) -> int:
+    def _fold_in(self, go, size=None, host_size: int = 0) -> None:
+        """In's fold for the level about to run (merrill_do.cu's fold_frontier: made where the
+        frontier, size on the device or host_size, is small), where fold is on."""
+        if self.fold is not None:
+            self.k["fold"]((device.grid_for(self.fold.size),), (BLOCK,),
+                           (go, self.in_words.view(self.cp.uint32),
+                            np.int64(2 * self.rows.n_words),
+                            *merrill_do.fold_args(self.fold, size, host_size)))
+
+    def _chained_bottom_up(self, level: int, go, piece=None, visited=None,
+                           folded: bool = False) -> int:
         """One chained bottom-up level's kernel (merrill_do.cu's bottom_up over the block CSC);
         on a grid of one row in merrill-do's write modes (DENSE at the search's first
         bottom-up level), else leaving visited and levels to finish (LEVEL_KNOWN). piece: the
         column words (w0, w1) it searches (default all), visited: that piece's words of the
         vertices not to search (default the column range's visited), both for a sub-step; the
         kernel indexes a column by its place in the piece, so every column-indexed array goes
-        in from the piece's first column. Returns the bytes sent: none."""
+        in from the piece's first column. folded: _fold_in made In's fold for this level.
+        Returns the bytes sent: none."""
         cp = self.cp
         w0, w1 = piece or (0, self.cols.n_words)
         if self.own_levels:
@@ -840,10 +858,16 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
                              self.level_sums[0:2], self.level_sums[2:4], self.level_sums[4:5], go,
                              np.uint64(0) if self.head is None else self.head[first:],
                              np.uint64(0), np.uint64(0), np.uint64(0), np.int64(0),
-                             *self.row_ids))
+                             *self.row_ids, *self._fold_words(folded)))
         return 0
 
-    def _bottom_up_substeps(self, level: int, go, first=None) -> int:
+    def _fold_words(self, folded: bool) -> tuple:
+        """The bottom-up kernel's fold and mask: none unless _fold_in made it for the level."""
+        if not folded or self.fold is None:
+            return np.uint64(0), np.int64(0)
+        return self.fold, np.int64(self.fold.size - 2)
+
+    def _bottom_up_substeps(self, level: int, go, first=None, folded: bool = False) -> int:
         """A bottom-up level in R sub-steps down the grid column (fu_2d_do's docstring: Beamer
         et al.'s 2D bottom-up): rank i searches its own piece's open vertices, then passes the
         piece's still-unfound bits to rank i - 1 and takes piece i + s from rank i + 1 (one
@@ -853,8 +877,8 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         the kernel's visited_init), as another rank may hold their in-edges. Out ends with this
         rank's finds over the whole column range (each piece written by one sub-step), disjoint
         from every other rank's. first: the own piece's words not to search (default its
-        visited; a pushed level's resolve gives those that are no candidate too). Returns the
-        bytes sent."""
+        visited; a pushed level's resolve gives those that are no candidate too); folded: as
+        _chained_bottom_up's. Returns the bytes sent."""
         R, i = self.R, self.i
         done, spare = self.unfound
         k = i
@@ -864,7 +888,7 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         for step in range(R):
             w0, w1 = self.pieces[k]
             here = done[:w1 - w0]
-            self._chained_bottom_up(level, go, (w0, w1), here)
+            self._chained_bottom_up(level, go, (w0, w1), here, folded)
             if step == R - 1:
                 break
             here |= self.out[w0:w1]              # found here: no rank after searches them
@@ -963,7 +987,8 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
                              np.int64(self.own.start * WORD), cand, self.paired, self.pred,
                              self.csc_offsets, self.level_sums))
             cand |= self.paired
-        sent += self._bottom_up_substeps(level, self.one, first=cand)
+        self._fold_in(self.one, host_size=self.last_frontier)
+        sent += self._bottom_up_substeps(level, self.one, first=cand, folded=True)
         if cap_own:
             self.out[self.own] |= self.paired
         k["level_counts"]((1,), (1,), (self.one, self.level_sums, self.counts, np.int32(0)))

@@ -80,6 +80,32 @@ __device__ __forceinline__ void add_block_counts(u64 a, u64 b, u64 c, u64* count
 #define TAIL_SPARSE 2
 #define HEAD_K 4      // open vertices per lane in flight while bottom_up reads heads
 
+// A bottom-up level's folded frontier (bottom_up.cuh's FoldedFrontier): fold[w] = the OR of the
+// frontier's words w, w + F, w + 2F, ... (F = mask + 1, a power of two), and fold[F] = 1, where
+// the frontier holds at most `most` vertices; else only fold[F] = 0 (a fold that dense would
+// clear no check), and so where the level searches merrill-do's tail list (tail non-null, mode
+// TAIL_SPARSE: no bitmap read). size: the frontier's size on the device (a chain's newest, read
+// where the level runs: go[0]); null: host_size. One pass over the bitmap (128 MiB at scale 30
+// on 1x4: ~45 us), each thread ORing its word's strided copies, independent loads.
+extern "C" __global__ void fold_frontier(const u64* __restrict__ go,
+                                         const u32* __restrict__ frontier, i64 n_words,
+                                         u32* __restrict__ fold, i64 mask,
+                                         const u64* __restrict__ size, u64 host_size, u64 most,
+                                         const u64* __restrict__ tail)
+{
+    if (go && go[0] == 0) return;
+    const bool on = (size ? size[0] : host_size) <= most && !(tail && (tail[0] & TAIL_SPARSE));
+    if (blockIdx.x == 0 && threadIdx.x == 0) fold[mask + 1] = on ? 1u : 0u;
+    if (!on) return;
+    for (i64 w = (i64)blockIdx.x * blockDim.x + threadIdx.x; w <= mask;
+         w += (i64)gridDim.x * blockDim.x) {
+        u32 x = 0;
+#pragma unroll 8
+        for (i64 j = w; j < n_words; j += mask + 1) x |= __ldg(frontier + j);
+        fold[w] = x;
+    }
+}
+
 // One bottom-up level (bottom_up.cuh says why this shape): a warp takes 32 words of the
 // visited bitmask (1024 vertices) and deals their open vertices to its lanes in two steps.
 // 1. Heads (head non-null): every vertex's first row entry, a vertex-indexed copy read beside
@@ -119,9 +145,13 @@ bottom_up(const O* __restrict__ offsets, const u32* __restrict__ columns, i64 n_
           u64* counter, u64* other_counter, u64* read, const u64* __restrict__ go,
           const u32* __restrict__ head, u64* tail, u32* __restrict__ lists,
           u32* __restrict__ list_len, i64 list_cap, const i64* __restrict__ row_word_offset,
-          const i64* __restrict__ row_lo, int row_pieces)
+          const i64* __restrict__ row_lo, int row_pieces, const u32* __restrict__ fold,
+          i64 fold_mask)
 {
     if (go && go[0] == 0) return;            // grid-uniform: decide_bottom_up ran before
+    // the frontier's fold where fold_frontier made one for this level (its flag word)
+    const FoldedFrontier in_bitmap{frontier, fold && fold[fold_mask + 1] ? fold : nullptr,
+                                   (u32)fold_mask};
     // a found vertex's parent: the row's global id over a block (BLOCK_IDS), else the vertex
     auto row_id = [&](u32 p) -> i64 {
         return BLOCK_IDS ? padded_to_global(p, row_word_offset, row_lo, row_pieces) : (i64)p;
@@ -240,7 +270,7 @@ bottom_up(const O* __restrict__ offsets, const u32* __restrict__ columns, i64 n_
                 for (int k = 0; k < HEAD_K; ++k) {
                     if (deg[k] <= 0) continue;
                     ++n_read;
-                    const bool hit = in_frontier(frontier, h[k]);
+                    const bool hit = in_bitmap(h[k]);
                     if (!hit && deg[k] > 1) atomicOr(miss_words + owner[k], 1u << (v[k] & 31));
                     else settle(hit, v[k], owner[k], h[k], deg[k]);
                 }
@@ -265,8 +295,7 @@ bottom_up(const O* __restrict__ offsets, const u32* __restrict__ columns, i64 n_
             }
             bool found[K];
             u32 p[K];
-            find_in_frontier<K, HEAD>(columns, BitmapFrontier<u32>{frontier}, b, len, found, p,
-                                      n_read);
+            find_in_frontier<K, HEAD>(columns, in_bitmap, b, len, found, p, n_read);
 #pragma unroll
             for (int k = 0; k < K; ++k)
                 if (on[k]) settle(found[k], v[k], owner[k], p[k], len[k] + skip);

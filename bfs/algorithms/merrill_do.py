@@ -127,6 +127,35 @@ HEAD_SLICE = 1 << 24    # rows of head_entries' int64 temporary at a time (128 M
 # every entry and bottom-up levels write the vertices they find (the earlier scheme, measured)
 WRITES = ("dense", "reset")
 DENSE, GUESS, LEVEL_KNOWN, OWN_VISITED = 1, 2, 4, 8     # bottom_up's mode bits
+# A bottom-up level with a small frontier checks a fold of its bitmap first (bottom_up.cuh's
+# FoldedFrontier): FOLD_WORDS 32-bit words (1 MiB, held in L2), made where the frontier sets
+# at most one fold bit in FOLD_DENSITY; fold=auto folds bitmaps of FOLD_FROM words or more
+# (16 MiB: scale 27 on one GPU, 2^27 rows of a grid's row range), which L2 does not hold.
+FOLD_WORDS = 1 << 18
+FOLD_DENSITY = 8
+FOLD_FROM = 1 << 22
+
+
+def fold_words(n_words: int, fold) -> int:
+    """The 32-bit words of the fold of a frontier bitmap of n_words words: a power of two, at
+    most FOLD_WORDS and an eighth of the bitmap (so that fold=1 aliases on a small graph too);
+    0 for none (fold=0, or auto below FOLD_FROM words)."""
+    if fold not in ("auto", 0, 1):
+        raise BfsError(f"fold must be auto, 1 or 0 (a bottom-up level's frontier bitmap "
+                       f"checked through a fold of it first, or not), got {fold!r}")
+    if fold == 0 or (fold == "auto" and n_words < FOLD_FROM):
+        return 0
+    return min(FOLD_WORDS, 1 << max(0, (n_words // 8).bit_length() - 1))
+
+
+def fold_args(fold, size, host_size: int, tail=None) -> tuple:
+    """fold_frontier's last arguments after its bitmap's: the fold (None: no launch), its mask,
+    the frontier's size on the device (size, u64[1]) or from the host, the most vertices it is
+    made for, the tail control (merrill-do's, or none)."""
+    words = fold.size - 1
+    return (fold, np.int64(words - 1), np.uint64(0) if size is None else size,
+            np.uint64(host_size), np.uint64(32 * words // FOLD_DENSITY),
+            np.uint64(0) if tail is None else tail)
 
 
 def tail_lists_bytes(n: int) -> int:
@@ -179,7 +208,7 @@ class MerrillDoSearcher(MerrillSearcher):
     def __init__(self, offsets, columns, alpha: float = ALPHA, beta: float = BETA,
                  bu: str = BOTTOM_UP, writes: str = "dense", offset_bits: int = 0,
                  rows: str = "auto", ahead: int = AHEAD, head: int = 1, tail: int = 1,
-                 own_csr: bool = False, **options):
+                 fold="auto", own_csr: bool = False, **options):
         if bu not in BOTTOM_UP_VARIANTS:
             raise BfsError(f"merrill-do bu must be one of {sorted(BOTTOM_UP_VARIANTS)}, "
                            f"got {bu!r}")
@@ -211,6 +240,8 @@ class MerrillDoSearcher(MerrillSearcher):
         self.bottom_up_floor = int(self.n * BOTTOM_UP_FLOOR) if self.alpha != float("inf") else 0
         self.fronts = (cp.empty(self.n_words, dtype=cp.uint32),
                        cp.empty(self.n_words, dtype=cp.uint32))
+        words = fold_words(self.n_words, fold)
+        self.fold = cp.zeros(words + 1, dtype=cp.uint32) if words else None
         # isolated vertices and the padding past n start visited: bottom-up never reads them
         # (half the vertices of a Kronecker graph at scale 26 have no edge)
         closed = cp.ones(self.n_words * 32, dtype=cp.bool_)
@@ -256,6 +287,7 @@ class MerrillDoSearcher(MerrillSearcher):
         self.k_complete = mod.get_function("complete_outputs")
         self.k_bottom_up = mod.get_function(kernel)
         self.k_decide = mod.get_function("decide_bottom_up")
+        self.k_fold = mod.get_function("fold_frontier")
         self.launches["bottom_up"] = 0
         self.bu_blocks = device.resident_grid(self.k_bottom_up, BLOCK)
         self.tail = None
@@ -327,6 +359,13 @@ class MerrillDoSearcher(MerrillSearcher):
                     device.zero_async(bm)
                     self.k_bitmap((device.grid_for(q),), (BLOCK,),
                                   (self.queues[self.cur], np.int64(q), bm))
+                if self.fold is not None:     # made for the level's frontier, if it runs
+                    first = k == 0
+                    self.k_fold((device.grid_for(self.fold.size),), (BLOCK,),
+                                (np.uint64(0) if first else self.chain, self.fronts[front],
+                                 np.int64(self.n_words),
+                                 *fold_args(self.fold, None if first else self.chain[2:3], q,
+                                            self.tail)))
                 self.k_bottom_up((self.bu_blocks,), (BLOCK,),
                                  (self.bu_offsets, self.columns, np.int64(self.n_words),
                                   np.int64(self.n), self.fronts[front], self.fronts[1 - front],
@@ -336,7 +375,9 @@ class MerrillDoSearcher(MerrillSearcher):
                                   self.level_read[d:d + 1],
                                   np.uint64(0) if k == 0 else self.chain,
                                   np.uint64(0) if self.head is None else self.head, *tail_args,
-                                  np.uint64(0), np.uint64(0), np.int32(0)))
+                                  np.uint64(0), np.uint64(0), np.int32(0),
+                                  np.uint64(0) if self.fold is None else self.fold,
+                                  np.int64(0 if self.fold is None else self.fold.size - 2)))
                 self.k_decide((1,), (1,), (self.ctl_slots[slot], self.chain, np.uint64(q),
                                            np.int32(k == 0), n_over_beta, *decide_tail))
             if self.dense:
