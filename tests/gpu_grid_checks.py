@@ -153,7 +153,7 @@ def check_search_do(R, C):
     (substeps=1, the default) search as every block at once (substeps=0), reading no more
     in-edges. On a grid of one row the level loop across GPUs (peer, the default there)
     searches as the host's chains (peer=off) in every direction setting, and a search it runs
-    whole reads the device once."""
+    whole reads the device once. In's fold (fold=1) searches as without it."""
     # the host's chains (peer off), then the level loop across GPUs (peer, the default where
     # every rank has a GPU of its own: on a grid of one row), from the root and back from
     # bottom-up (beta 18)
@@ -228,8 +228,8 @@ def check_search_do(R, C):
 
     search_equals_cpu(R, C, "2d-do", option_sets, each)
     top_down, heavy, default, wave, one_level, chained, td_one, td_long, launched, \
-        launched_back, whole, whole_mpi, whole_back, whole_launched, looped, looped_back, \
-        looped_heavy, looped_top_down = seen
+        launched_back, whole, whole_mpi, whole_back, whole_launched, folded, folded_back, \
+        looped, looped_back, looped_heavy, looped_top_down = seen
     # the level loop across GPUs: the directions and edges examined of the host's chains, from
     # the root (every level top-down until Beamer's rule), back from bottom-up, and handing the
     # search back to the host's bottom-up levels at once (alpha 1e9)
@@ -263,6 +263,9 @@ def check_search_do(R, C):
     assert [d for d, _ in whole_mpi.values()] == [d for d, _ in whole.values()]
     assert [d for d, _ in whole_back.values()] == [d for d, _ in chained.values()]
     assert whole_launched == whole, (whole_launched, whole)
+    # In's fold (fold 1: made at every small-frontier bottom-up level, an eighth of In at
+    # scale 11) changes no direction and no in-edge read
+    assert folded == default and folded_back == chained, (folded, default, folded_back, chained)
 
 
 def check_search_semiring(R, C):
