@@ -394,3 +394,17 @@ def test_visible_gpus_reads_cuda_visible_devices_else_nvidia_smi(tmp_path):
     smi.chmod(0o755)
     assert experiment_plan.visible_gpus({}, smi=str(smi)) == 8
     assert experiment_plan.visible_gpus({}, smi=str(tmp_path / "none")) == 0
+
+
+def test_planning_gpus_hands_the_main_process_count_to_its_jobs():
+    """snakemake's main process reads the GPUs (here CUDA_VISIBLE_DEVICES) and hands the count
+    on in the environment; a job's process (not main) plans with that count, 0 where none was
+    handed on or it is not a count."""
+    env = {"CUDA_VISIBLE_DEVICES": "0,1,2,3"}
+    assert experiment_plan.planning_gpus(True, env) == 4
+    assert env[experiment_plan.PLAN_GPUS_ENV] == "4"
+    job_env = {experiment_plan.PLAN_GPUS_ENV: env[experiment_plan.PLAN_GPUS_ENV],
+               "CUDA_VISIBLE_DEVICES": "2"}            # a job given one GPU of the four
+    assert experiment_plan.planning_gpus(False, job_env) == 4
+    assert experiment_plan.planning_gpus(False, {}) == 0
+    assert experiment_plan.planning_gpus(False, {experiment_plan.PLAN_GPUS_ENV: "x"}) == 0

@@ -829,3 +829,24 @@ def test_a_wrong_comparison_is_refused(tmp_path, comparison, says):
     assert says in said, said[-3000:]
     assert "rule bfs_" not in said
 
+
+
+def test_a_run_rule_job_plans_the_box_the_main_process_planned(tmp_path):
+    """The box's GPU count, where the config gives none, is the GPUs the machine shows, read by
+    snakemake's main process and handed to the processes it starts: the `landing` job (a
+    `run:` rule, run in a snakemake subprocess, which plans its inputs again) asks for the runs
+    the main process planned. Here one GPU is visible and the CPU runs ask for GPUs
+    (request_gpus: always): the 2-rank point is left out, and the whole workflow finishes."""
+    config = {"results": "results", "roots": 2, "request_gpus": "always",
+              "graphs": {"kronecker": {"kron-s8": {"scale": 8, "edgefactor": 8}}},
+              "experiments": {"weak_scaling": {
+                  "algorithm": "2d", "points": [{"ranks": 1, "graph": "kron-s8"},
+                                                {"ranks": 2, "graph": "kron-s8"}]}}}
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    one = {**os.environ, "CUDA_VISIBLE_DEVICES": "0"}
+    one.pop("BFS_PLAN_GPUS", None)     # experiment_plan.PLAN_GPUS_ENV: none handed on yet
+    proc = snakemake(tmp_path, "-c", "2", "--resources", "gpu=1", env=one, check=False)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
+    assert (tmp_path / "results/report/landing.json").is_file()
+    assert sorted(p.name for p in (tmp_path / "results/runs/kron-s8/2d").iterdir()) \
+        == ["cpu-1x1-scan"]

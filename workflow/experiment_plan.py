@@ -155,6 +155,25 @@ def visible_gpus(environ=None, smi: str = "nvidia-smi") -> int:
     return sum(1 for line in out.stdout.splitlines() if line.startswith("GPU "))
 
 
+PLAN_GPUS_ENV = "BFS_PLAN_GPUS"
+
+
+def planning_gpus(main_process: bool, environ=None, smi: str = "nvidia-smi") -> int:
+    """The GPUs a plan is made for where the config gives no `gpus`: in snakemake's main
+    process the GPUs this machine shows (visible_gpus), handed on in the environment
+    (PLAN_GPUS_ENV); in a process snakemake starts for a job (a `run:` rule's subprocess, a job
+    on a cluster's node), the main process's count from there, 0 where none was handed on. A
+    job's inputs are planned again in its process: with a count of its own (0: every point the
+    config lists) a `run:` job on a four-GPU box asked for the eight-GPU runs as its input."""
+    environ = os.environ if environ is None else environ
+    if main_process:
+        count = visible_gpus(environ, smi)
+        environ[PLAN_GPUS_ENV] = str(count)
+        return count
+    text = environ.get(PLAN_GPUS_ENV, "")
+    return int(text) if text.isdigit() else 0
+
+
 def repeat_suffix(i: int) -> str:
     """A run id's repeat part: none for the first run of a point (`repeats: N`), -r{i} for
     the others, so a config that adds repeats keeps the runs it has."""

@@ -35,9 +35,9 @@ def validate_config():
 
 
 validate_config()
-# The GPUs this machine shows: the box's size where the config gives no `gpus` (a job that a
-# cluster's executor runs on a node plans nothing: not asked there)
-VISIBLE_GPUS = experiment_plan.visible_gpus() if workflow.is_main_process else 0
+# The GPUs this machine shows: the box's size where the config gives no `gpus`; a job's own
+# process (a run: rule's, a cluster node's) plans with the main process's count
+VISIBLE_GPUS = experiment_plan.planning_gpus(workflow.is_main_process)
 PLAN = experiment_plan.Plan(config, visible_gpus=VISIBLE_GPUS)
 PLAN.check()
 
