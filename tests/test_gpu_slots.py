@@ -201,3 +201,16 @@ def test_each_process_gets_one_gpus_share_of_the_cores(tmp_path):
                          cwd=ROOT, env={**env, "NUMBA_NUM_THREADS": "3"}, capture_output=True,
                          text=True, check=True).stdout.split()
     assert got == ["3", str(max(1, cores // 2))]
+
+
+def test_the_command_is_told_the_box_is_shared(tmp_path):
+    """The slot count reaches the command under the name run.json reads it by
+    (bfs.harness.envinfo.GPU_SLOTS_ENV), so the report marks side-by-side timings."""
+    from bfs.harness import envinfo
+    from workflow import gpu_slots
+    assert gpu_slots.GPU_SLOTS_ENV == envinfo.GPU_SLOTS_ENV
+    show = f"import os; print(os.environ['{envinfo.GPU_SLOTS_ENV}'])"
+    got = subprocess.run(launcher(tmp_path / ".gpu-slots", 1, sys.executable, "-c", show,
+                                  slots=4), cwd=ROOT, env=ENV, capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert got == ["4"]

@@ -650,6 +650,23 @@ def test_placement_flags_more_ranks_than_cores_and_a_shared_gpu():
     gpus = [{**rank, "gpu_index": 0, "cuda_visible_devices": d} for d in ("0", "1")]
     assert placement(gpus, 2)["gpu_shared"] is False    # SLURM bound each rank its own GPU
     assert placement([{**rank, "gpu_index": 0}] * 2, 2)["gpu_shared"] is True
+    # jobs side by side on a shared box's GPUs (the slot launcher's count): marked from 2
+    assert placement(gpus, 2, 4)["side_by_side"] == 4
+    assert placement(gpus, 2, 1)["side_by_side"] is None
+    assert placement(gpus, 2)["side_by_side"] is None
+
+
+def test_a_run_beside_other_jobs_on_a_shared_box_is_marked(runs, tmp_path):
+    """A run whose launcher said the box had 4 GPU slots (share_gpus) carries the note in its
+    tables and figures, as a run on shared cores does."""
+    beside = with_environment(runs[2], tmp_path / "beside")
+    info = json.loads((beside / "run.json").read_text())
+    info["environment"]["placement"] = {**info["environment"]["placement"], "side_by_side": 4}
+    (beside / "run.json").write_text(json.dumps(info))
+    loaded = report.load_runs([runs[1], beside])
+    assert loaded["shared"].tolist()[1] == "GPU jobs side by side (4 slots)"
+    table = report.TABLES["strong_scaling"](loaded)
+    assert table["shared hardware"].tolist()[1] == "GPU jobs side by side (4 slots)"
 
 
 def test_markdown_numbers_stay_positional():

@@ -101,12 +101,16 @@ def take(directory: str, slots: int, count: int, timeout: float,
 
 
 THREAD_VARIABLES = ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS")
+GPU_SLOTS_ENV = "BFS_GPU_SLOTS"   # bfs.harness.envinfo's: this launcher imports no package
 
 
 def job_environment(held: list[tuple[int, int]], devices: list[str], slots: int) -> dict:
-    """The command's environment: the held GPUs visible, and each process's threads one GPU's
-    share of the cores this launcher may use (a variable the caller set is kept)."""
-    env = {**os.environ, "CUDA_VISIBLE_DEVICES": ",".join(devices[k] for k, _ in held)}
+    """The command's environment: the held GPUs visible, each process's threads one GPU's
+    share of the cores this launcher may use (a variable the caller set is kept), and the slot
+    count, which run.json records (bfs.harness.envinfo.GPU_SLOTS_ENV): the report marks the
+    timings of jobs that ran side by side."""
+    env = {**os.environ, "CUDA_VISIBLE_DEVICES": ",".join(devices[k] for k, _ in held),
+           GPU_SLOTS_ENV: str(slots)}
     share = str(max(1, len(os.sched_getaffinity(0)) // slots))
     for name in THREAD_VARIABLES:
         env.setdefault(name, share)

@@ -143,6 +143,17 @@ def rank_info(node_rank: int | None = None) -> dict:
             "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES")}
 
 
+# Set by the workflow's GPU-slot launcher (workflow/gpu_slots.py, config share_gpus): the
+# box's GPU slots, whose jobs run side by side; recorded so the report marks their timings.
+GPU_SLOTS_ENV = "BFS_GPU_SLOTS"
+
+
+def gpu_slots() -> int | None:
+    """The slots of the shared box this job ran on (GPU_SLOTS_ENV), None off one."""
+    text = os.environ.get(GPU_SLOTS_ENV, "")
+    return int(text) if text.isdigit() else None
+
+
 def environment(hostnames: list[str] | None = None, mpi_size: int = 1,
                 ranks: list[dict] | None = None) -> dict:
     return {
@@ -157,18 +168,21 @@ def environment(hostnames: list[str] | None = None, mpi_size: int = 1,
         # per rank: host, SLURM_PROCID/LOCALID, node-local rank, CUDA_VISIBLE_DEVICES and the
         # device index it used (gpu runs)
         "ranks": ranks or [rank_info()],
-        "placement": placement(ranks or [rank_info()], os.cpu_count()),
+        "placement": placement(ranks or [rank_info()], os.cpu_count(), gpu_slots()),
         "packages": package_versions(),
         "git": git_commit(),
     }
 
 
-def placement(ranks: list[dict], cores: int | None) -> dict:
+def placement(ranks: list[dict], cores: int | None, slots: int | None = None) -> dict:
     """Whether the ranks had the machine to themselves: the most ranks on one host against that
     host's cores (os.cpu_count(); a rank list from before cpu_cores was recorded uses `cores`),
-    and the most ranks driving one GPU (same host, CUDA_VISIBLE_DEVICES and device index).
-    More ranks than cores time-share them, and ranks sharing a GPU share its memory and SMs:
-    either way the point measures contention, not scaling, and the report marks it."""
+    the most ranks driving one GPU (same host, CUDA_VISIBLE_DEVICES and device index), and
+    whether other jobs ran beside this one on the box's other GPUs (slots: the GPU slots of a
+    shared box, gpu_slots(); side_by_side where more than one). More ranks than cores
+    time-share them, ranks sharing a GPU share its memory and SMs, and jobs side by side share
+    the host's cores and links: each way the point measures contention, not scaling, and the
+    report marks it."""
     hosts = Counter(r.get("hostname") for r in ranks)
     host, on_host = hosts.most_common(1)[0]
     host_cores = next((r.get("cpu_cores") for r in ranks if r.get("hostname") == host), None)
@@ -179,7 +193,8 @@ def placement(ranks: list[dict], cores: int | None) -> dict:
     return {"ranks_per_host": on_host, "cores_per_host": host_cores,
             "ranks_per_gpu": per_gpu,
             "oversubscribed": bool(host_cores) and on_host > host_cores,
-            "gpu_shared": per_gpu > 1}
+            "gpu_shared": per_gpu > 1,
+            "side_by_side": slots if slots and slots > 1 else None}
 
 
 def rank_infos(comm, extra: dict | None = None) -> list[dict]:

@@ -93,8 +93,9 @@ def experiment_facts(kind: str, planned: list[tuple[str, str, str]]) -> dict:
             "algorithms": list(dict.fromkeys(r.split("/")[0] for _, r, _ in planned)),
             "layouts": list(dict.fromkeys(r.split("/")[1].split("-")[1] for _, r, _ in planned)),
             "runs": len(planned), "headline": headline,
-            "shared": f"{len(shared)} of {len(runs)} runs had more ranks than cores or "
-                      f"shared a GPU ({', '.join(sorted(set(shared)))}): marked in the tables "
+            "shared": f"{len(shared)} of {len(runs)} runs had more ranks than cores, "
+                      f"shared a GPU or ran beside other GPU jobs "
+                      f"({', '.join(sorted(set(shared)))}): marked in the tables "
                       "and figures, no efficiency computed" if len(shared) else None,
             "rerun": planned[0][2]}
 

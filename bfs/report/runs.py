@@ -114,9 +114,10 @@ def _hybrid_setting(params: dict) -> dict:
 
 
 def shared_note(env: dict) -> str | None:
-    """'4 ranks on 2 cores' / '2 ranks on 1 GPU' where the run's ranks outnumbered its host's
-    cores or shared a GPU (run.json's environment.placement; derived from the per-rank record
-    for runs made before it was written), else None."""
+    """'4 ranks on 2 cores' / '2 ranks on 1 GPU' / 'GPU jobs side by side (4 slots)' where the
+    run's ranks outnumbered its host's cores, shared a GPU, or ran beside other jobs on a
+    shared box (run.json's environment.placement; derived from the per-rank record for runs
+    made before it was written), else None."""
     from ..harness.envinfo import placement
     place = env.get("placement") or placement(env.get("ranks") or [{}], env.get("cpu_cores"))
     notes = []
@@ -125,6 +126,8 @@ def shared_note(env: dict) -> str | None:
         notes.append(f"{place['ranks_per_host']} ranks on {cores} core{'s' * (cores != 1)}")
     if place["gpu_shared"]:
         notes.append(f"{place['ranks_per_gpu']} ranks on 1 GPU")
+    if place.get("side_by_side"):
+        notes.append(f"GPU jobs side by side ({place['side_by_side']} slots)")
     return ", ".join(notes) or None
 
 
