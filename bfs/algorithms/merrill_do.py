@@ -59,6 +59,12 @@ segment, no atomics), and once at most n/32 are, the next levels search only tha
 frontier tested by level (no bitmap). With the 3-block shape and chains of 4 they lost a
 little (381 -> 369 GTEPS at scale 25); with 1x4m4 and ahead=8 they win, root by root in one
 process, 5.5% at scale 25 and 5.7% at scale 26 (BENCHMARKS.md).
+The frontier's fold (fold=auto, the default, for bitmaps of 16 MiB or more; 1; 0): before a
+bottom-up level whose frontier has at most 2^20 vertices, fold_frontier ORs the bitmap down to
+1 MiB (bit v mod 2^23), which the kernel checks first (bottom_up.cuh's FoldedFrontier): the
+first bottom-up level's vertices that find no parent walk their whole rows, every entry a
+random bit of a bitmap L2 does not hold; their checks now hit L2. Scale 28, same bench: that
+level 10.0 -> 6.4 ms, 360.4 -> 437.6 GTEPS (BENCHMARKS.md, "The frontier's fold").
 The kernel counts the neighbours it loads (edges examined); top-down levels read every edge of
 their frontier, so their count is the level's degree sum, taken after the search.
 
