@@ -155,9 +155,9 @@ def fold_words(n_words: int, fold) -> int:
 
 
 def fold_args(fold, size, host_size: int, tail=None) -> tuple:
-    """fold_frontier's last arguments after its bitmap's: the fold (None: no launch), its mask,
-    the frontier's size on the device (size, u64[1]) or from the host, the most vertices it is
-    made for, the tail control (merrill-do's, or none)."""
+    """fold_frontier's last arguments after its bitmap's: the fold (fold_words + 1 words, the
+    last its flag), its mask, the frontier's size on the device (size, u64[1]) or from the
+    host, the most vertices it is made for, the tail control (merrill-do's, or none)."""
     words = fold.size - 1
     return (fold, np.int64(words - 1), np.uint64(0) if size is None else size,
             np.uint64(host_size), np.uint64(32 * words // FOLD_DENSITY),
