@@ -1770,7 +1770,7 @@ def test_peer_level_loop_leaves_its_wait_when_a_rank_stops(tmp_path):
                           env={**os.environ, "PYTHONPATH": str(ROOT),
                                "OMPI_ALLOW_RUN_AS_ROOT": "1",
                                "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"})
-    from bfs.algorithms.fu_2d_do_gpu import PEER_TIMEOUT_S
+    from bfs.algorithms.fu_2d_do_peer import PEER_TIMEOUT_S
     out = proc.stdout + proc.stderr
     assert "raised: 2d-do level loop, rank 0 of the grid row: level 0: rank 1 did not " \
            f"arrive within {PEER_TIMEOUT_S:g} s" in out, out[-3000:]

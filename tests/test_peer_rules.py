@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from bfs.algorithms import fu_2d_do_gpu, merrill
-from bfs.algorithms.fu_2d_do_gpu import (PEER_TAGS, PEER_TIMEOUT_S, TOTALS, Fu2DDoGpu,
-                                         _peer_error)
+from bfs.algorithms.fu_2d_do_gpu import TOTALS, Fu2DDoGpu
+from bfs.algorithms.fu_2d_do_peer import PEER_TAGS, PEER_TIMEOUT_S, _peer_error
 from bfs.comm import peer
 from bfs.errors import BfsError
 

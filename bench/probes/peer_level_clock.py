@@ -13,7 +13,7 @@ import numpy as np
 from mpi4py import MPI
 
 from bfs.algorithms import Block, RunContext, get_algorithm
-from bfs.algorithms import fu_2d_do_gpu as m
+from bfs.algorithms import fu_2d_do_peer as m
 from bfs.graphs.lattice import lattice_edges
 from bfs.harness.sessions_mpi import select_gpu
 from bfs.partition import GridLayout

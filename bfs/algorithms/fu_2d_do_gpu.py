@@ -85,23 +85,7 @@ grid column by one NCCL send/recv a sub-step, so a vertex is searched on one ran
 until one finds it and the in-edges read add up to about one sweep of the column. The finds are
 disjoint: the union is one all-reduce (sum) down the column, with no scan and no contract.
 
-The level loop across GPUs (peer; a grid of one row on one host): a road-like search is
-thousands of small levels, and each chained level above costs its collectives and the host
-(~76 us a level on 1x2 of a 2000 x 2000 lattice). There, every rank runs the small levels in
-one persistent kernel (merrill.cu's level_loop_peers, merrill's level loop with the rank's
-block CSR for the CSR): each frontier row is walked over the rank's own columns, a claimed
-column's row is written, tagged with its level, into every rank's window in peer memory
-(bfs.comm.peer: CUDA IPC over NVLink), and the ranks meet at tagged flags that carry each
-rank's counts, so each decides the next level, the direction (Beamer's rule, as the host's
-switch words would) and the end alike; a level costs ~9.6 us on 1x2 (BENCHMARKS.md). The
-host reads one block of words and a per-level log a launch, whose levels it files as its own
-(directions, edges examined, the device clock); where the loop stops short of the end (a
-frontier too big, Beamer's rule), the last frontier goes back into In and the chains go on.
-Only graphs without a vertex of over LOOP_DEGREE edges take it (_loop_takes): a Kronecker
-search would run a level in it and hand back at the hubs, which costs more than it saves.
-peer=auto (the default) takes it where every rank has a GPU of its own on one host; on (the
-tests: ranks sharing a GPU); off (the chains over --comm). A rank that stops leaves the others
-waiting at most PEER_TIMEOUT_S, and the search raises naming the rank and the level.
+The level loop across GPUs (peer; a grid of one row on one host): fu_2d_do_peer's PeerLoop.
 
 The block's CSC alone (adjacency=csc; fu_2d_do's docstring, "One adjacency"): no block CSR
 is built, which halves the bytes an entry costs (issue 49: scale 30 on four H100s). A top-down
@@ -149,7 +133,8 @@ from . import RunContext, fu_2d_gpu, merrill, merrill_do, tiles
 from ..build import csr_gpu, memory
 from ..comm import peer
 from .fu_2d import WORD
-from .fu_2d_do import TOP_DOWN, DirectionSwitch, adjacency_option
+from .fu_2d_do import DirectionSwitch, adjacency_option
+from .fu_2d_do_peer import PEER, PeerLoop
 from .fu_2d_gpu import BLOCK, EngineAnswers, Fu2DGpu
 
 TOTALS, COUNTS, CHAIN = 4, 8, 12   # ctl offsets: all-reduced totals, this rank's counts, chain
@@ -163,14 +148,6 @@ LOG, LEVEL_WORDS = 4, 5   # chain words before the per-level log, and a level's 
 GRAPHS = 1       # chains replayed as CUDA graphs where the exchanges are NCCL
 SUBSTEPS = 1     # bottom-up levels of a grid of several rows in sub-steps down the column:
                  # 2x1 at scale 26 went from 207 to 287 GTEPS (BENCHMARKS.md, 64 roots)
-PEER = "auto"    # the level loop across a grid row's GPUs through peer memory (comm/peer.py)
-PEER_STATE = 32  # merrill.cu's level_loop_peers: the loop's words, then its per-level log
-PEER_LOG = 8     # ... LOOP_LOG_WORDS: found, found here, edges examined, and block 0's
-                 # device clock (ns): flags in, walk done, blocks arrived, flags sent
-PEER_LEVELS = 8192   # levels one launch runs at most (its log): a 2000 x 2000 lattice's ~4000
-PEER_FLAG_WORDS = 4  # merrill.cu's LOOP_FLAG_WORDS
-PEER_TIMEOUT_S = 5.0  # a rank waits this long for another's flag before the search fails
-PEER_TAGS = 2**22 - 2    # merrill.cu's LOOP_TAG_PERIOD: a flag's tag runs 1 .. PEER_TAGS
 HUB_LEAST = 256     # adjacency=csc: the hub rows' least degree (auto) is a power of two from
                     # this (a shorter walk is a few warp steps) ...
 HUB_ROWS = 2**18    # ... leaving at most this many hub rows in the row range, so that a
@@ -188,7 +165,7 @@ class _NoClock:
         return []
 
 
-class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
+class Fu2DDoGpu(PeerLoop, DirectionSwitch, Fu2DGpu):
     """Fu2DGpu whose levels run top-down or bottom-up (see the module docstring)."""
 
     ENGINE = merrill_do.MerrillDoSearcher
@@ -463,38 +440,6 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         elif self.R == 1 and self.C > 1:
             self._open_peers()
 
-    def _open_peers(self) -> None:
-        """A grid of one row on GPUs of one host: the small levels run in one persistent
-        kernel a rank (merrill.cu's level_loop_peers), each rank pushing its finds into the
-        others' windows (comm/peer.py). A rank finds at most a level's edges, and at most its
-        own columns, so a window's segment holds min(LOOP_E, columns) entries (8 bytes: a
-        row and its level's tag)."""
-        import cupyx
-        cp, C = self.cp, self.C
-        if self.row_comm.Get_rank() != self.j:
-            raise BfsError("2d-do peer: the grid row's communicator is not in column order")
-        cap = min(merrill.LOOP_E, self.cols.n_words * WORD)
-        flag_bytes = 2 * C * PEER_FLAG_WORDS * 8
-        window = peer.open_window(self.peer_request, self.row_comm, flag_bytes + 2 * C * cap * 8)
-        if window is None:
-            return
-        self.peers, self.peer_cap, self.peer_tag = window, cap, 0
-        memory = cp.cuda.UnownedMemory(window.address, window.nbytes, window)
-        self.peer_entries = cp.ndarray((2, C, cap), cp.uint64,
-                                       cp.cuda.MemoryPointer(memory, flag_bytes))
-        self.peer_degs = (cp.empty(cap, cp.int64), cp.empty(cap, cp.int64))
-        self.peer_starts = (cp.empty(cap, cp.int64), cp.empty(cap, cp.int64))
-        self.loop_state = cp.zeros(PEER_STATE + PEER_LOG * PEER_LEVELS, cp.uint64)
-        self.host_loop = cupyx.empty_pinned((self.loop_state.size,), dtype=np.uint64)
-        self.k["loop"] = merrill._module().get_function("level_loop_peers")
-        self.k["queue_to_bits"] = fu_2d_gpu._module().get_function("queue_to_bits")
-        self.loop_blocks = min(device.sm_count(), device.resident_grid(self.k["loop"], BLOCK))
-        self.nnz_total = self.comm.allreduce(int(self.csc_nnz))
-        # a column's degree in a grid row's block CSC is the vertex's whole degree
-        top = int(cp.diff(self.csc_offsets).max()) if self.csc_offsets.size > 1 else 0
-        self.hubless = self.comm.allreduce(top, op=self.MPI.MAX) <= merrill.LOOP_DEGREE
-        self.launches["loop"] = 0
-
     def _reset_device(self, r_local: int, c_local: int) -> None:
         self._r_root, self._c_root = r_local, c_local
         if not self.own_levels:
@@ -537,6 +482,11 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
                                         self.csc_offsets[w * WORD:], self.counts[2:3]))
         super()._level_loop()
 
+    def _host_totals(self):
+        """The last all-reduce's four switch words as the host last read them (a view of
+        host_ctl: [n_f, m_f, unvisited CSC edges, edges examined])."""
+        return self.host_ctl[TOTALS:COUNTS]
+
     def _begin_level(self, level: int) -> int:
         """The level's direction from the last all-reduce's totals: one read of ctl (none just
         after a chain, which read it). A top-down level takes the queue the last level's
@@ -565,89 +515,6 @@ class Fu2DDoGpu(DirectionSwitch, Fu2DGpu):
         if self.td_ahead:
             return self._top_down_chain(level, frontier, clock)
         return super()._levels(level, frontier, clock)
-
-    def _loop_takes(self, level: int, frontier: int) -> bool:
-        """The peer level loop starts on a top-down frontier of at most LOOP_Q vertices and
-        LOOP_E edges with no hub in it (merrill's rule; a root of any degree: its row is walked
-        grid-wide), the edges being the last all-reduce's (global) m_f; and only on a graph with
-        no hub (a road-like graph, whose every level it runs): on a Kronecker graph the loop
-        ran a level or two before a hub sent the search back to the host's chains, and that
-        hand-back cost 2d-do at scale 26 on 1x2 (four H100s) 571 -> 502 GTEPS (BENCHMARKS.md)."""
-        if not self.hubless:
-            return False
-        if level == 0:
-            return True
-        edges = int(self.host_ctl[TOTALS + 1])
-        no_hub_row = edges <= merrill.LOOP_DEGREE or frontier <= merrill.LOOP_SPLIT_Q
-        return frontier <= merrill.LOOP_Q and edges <= merrill.LOOP_E and no_hub_row
-
-    def _peer_levels(self, level: int, frontier: int, clock) -> int:
-        """Levels from `level` on in one launch a rank (merrill.cu's level_loop_peers) until the
-        frontier outgrows the loop, empties, or Beamer's rule goes bottom-up; one read of the
-        loop's words and log, whose levels are then filed as the host's would be (directions,
-        edges examined, the device clock's times). Where the frontier empties the search ends
-        without another read; else the last frontier goes back into In, is compacted and its
-        counts all-reduced for the host's next level. Returns the levels run."""
-        cp, C = self.cp, self.C
-        if level == 0:
-            self.queue[0:1].fill(self._r_root)
-            unreached = self.nnz_total
-        else:
-            unreached = int(self.host_ctl[TOTALS + 2])
-        device.zero_async(self.loop_state[:PEER_STATE])
-        self.k["loop"]((self.loop_blocks,), (BLOCK,),
-                       (self.csr_offsets, self.csr_cols, self.queue, self.peer_degs[0],
-                        self.peer_degs[1], self.peer_starts[0], self.peer_starts[1],
-                        np.int64(frontier), np.int32(level), np.int64(merrill.LOOP_Q),
-                        np.int64(merrill.LOOP_E), np.int64(merrill.LOOP_DEGREE),
-                        np.int32(PEER_LEVELS), np.float64(self.alpha), np.int64(unreached),
-                        self.ctl, self.loop_state, np.uint64(PEER_TIMEOUT_S * 1e9), self.pred,
-                        self.level_col, self.visited.view(cp.uint32), self.peers.bases,
-                        np.int32(self.j), np.int32(C), np.int64(self.peer_cap),
-                        np.uint64(self.peer_tag),
-                        np.int64(int(self.rows.word_offset[self.j]) * WORD),
-                        self.csc_offsets, self.row_ids[0], self.row_ids[1], self.counts,
-                        self.loop_state[PEER_STATE:]))
-        self.launches["loop"] += 1
-        clock.mark("expand")
-        marks = clock.take()
-        state = self._read_ctl(self.loop_state, self.host_loop)
-        error = int(state[12])
-        if error:
-            raise BfsError(_peer_error(error, self.j, level))
-        q, run = int(state[16]), int(state[18])
-        self.peer_tag = (self.peer_tag + run) % PEER_TAGS   # the next launch's tags: new ones
-        log = state[PEER_STATE:PEER_STATE + PEER_LOG * run].reshape(run, PEER_LOG)
-        first = len(clock.levels)
-        flag_bytes = 2 * 8 * (C - 1)       # a flag line's two words to each peer
-        for k in range(run):
-            if k:
-                self.directions.append(TOP_DOWN)
-                self.level_edges_examined.append(int(log[k - 1][2]))
-                self.last_frontier = int(log[k - 1][0])
-            clock.add_level(level + k, frontier if k == 0 else int(log[k - 1][0]),
-                            8 * (C - 1) * int(log[k][1]) + flag_bytes, marks if k == 0 else [])
-        stamps = np.concatenate(([state[30]], log[:, 3])).astype(np.int64)
-        clock.split_chain(first, np.diff(stamps) / 1e9)
-        self.level_known = False
-        if q == 0:
-            # the search is over: the totals the next level's switch reads, set here (no read)
-            self.host_ctl[TOTALS:COUNTS] = (0, 0, 0, int(log[run - 1][2]))
-            self._fresh = True
-            return run
-        # the last frontier (its segments, one a source rank) back into In, for the host
-        device.zero_async(self.in_words)
-        parity = run & 1
-        for s in range(C):
-            a, b = int(state[20 + s]), int(state[21 + s])
-            if b > a:
-                self.k["queue_to_bits"]((device.grid_for(b - a),), (BLOCK,),
-                                        (self.peer_entries[parity, s], np.int64(b - a),
-                                         self.in_words))
-        self._launch_compact(n_edges=self.counts[1:2])
-        self.world_x.allreduce(self.counts, self.totals)
-        self._queued, self._fresh = True, False
-        return run
 
     def _top_down_chain(self, level: int, frontier: int, clock) -> int:
         """The top-down level `level` (the host's decision) and `td_ahead` more (_chain),
@@ -1038,19 +905,6 @@ def hub_least(classes, least: int = HUB_LEAST, most: int = HUB_ROWS) -> int:
     while b < len(at_least) - 1 and at_least[b] > most:
         b += 1
     return 0 if at_least[b] == 0 else 1 << b
-
-
-def _peer_error(error: int, me: int, level0: int) -> str:
-    """The message of a level loop's error word (merrill.cu: (level << 8) | (rank + 1) << 1 |
-    1 for a wait on another rank's flag, rank -1 for this GPU's own grid barrier)."""
-    level, waited = error >> 8, ((error >> 1) & 0x7F) - 1
-    if waited < 0:
-        return (f"2d-do level loop, rank {me} of the grid row: a grid barrier of level {level} "
-                f"on this GPU waited more than {PEER_TIMEOUT_S:g} s (its blocks not all resident "
-                f"at once?)")
-    return (f"2d-do level loop, rank {me} of the grid row: level {level}: rank {waited} did "
-            f"not arrive within {PEER_TIMEOUT_S:g} s (it stopped, failed or was killed; the "
-            f"loop started at level {level0})")
 
 
 @functools.cache

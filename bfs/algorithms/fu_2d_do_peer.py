@@ -1,0 +1,179 @@
+"""2d-do's level loop across GPUs through peer memory: the small levels of a grid of one row, on
+GPUs of one host, in one persistent kernel a rank (bfs.algorithms.fu_2d_do_gpu's Fu2DDoGpu
+takes it as the mixin PeerLoop; its docstring says where the loop sits among the levels).
+
+The level loop across GPUs (peer; a grid of one row on one host): a road-like search is
+thousands of small levels, and each of fu_2d_do_gpu's chained levels costs its collectives
+and the host (~76 us a level on 1x2 of a 2000 x 2000 lattice). There, every rank runs the small levels in
+one persistent kernel (merrill.cu's level_loop_peers, merrill's level loop with the rank's
+block CSR for the CSR): each frontier row is walked over the rank's own columns, a claimed
+column's row is written, tagged with its level, into every rank's window in peer memory
+(bfs.comm.peer: CUDA IPC over NVLink), and the ranks meet at tagged flags that carry each
+rank's counts, so each decides the next level, the direction (Beamer's rule, as the host's
+switch words would) and the end alike; a level costs ~9.6 us on 1x2 (BENCHMARKS.md). The
+host reads one block of words and a per-level log a launch, whose levels it files as its own
+(directions, edges examined, the device clock); where the loop stops short of the end (a
+frontier too big, Beamer's rule), the last frontier goes back into In and the chains go on.
+Only graphs without a vertex of over LOOP_DEGREE edges take it (_loop_takes): a Kronecker
+search would run a level in it and hand back at the hubs, which costs more than it saves.
+peer=auto (the default) takes it where every rank has a GPU of its own on one host; on (the
+tests: ranks sharing a GPU); off (the chains over --comm). A rank that stops leaves the others
+waiting at most PEER_TIMEOUT_S, and the search raises naming the rank and the level.
+
+What PeerLoop reads of the searcher: its grid (C, j, row_comm, comm, rows, cols), block CSR and
+CSC, kernels dict k, control words (ctl, counts, _host_totals(): the last all-reduce's four
+switch words on the host), level state (queue, in_words, visited, pred, level_col, row_ids) and
+the switch (alpha, directions, level_edges_examined, last_frontier).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import device
+from ..comm import peer
+from ..errors import BfsError
+from . import fu_2d_gpu, merrill
+from .fu_2d import WORD
+from .fu_2d_do import TOP_DOWN
+from .fu_2d_gpu import BLOCK
+
+PEER = "auto"    # the level loop across a grid row's GPUs through peer memory (comm/peer.py)
+PEER_STATE = 32  # merrill.cu's level_loop_peers: the loop's words, then its per-level log
+PEER_LOG = 8     # ... LOOP_LOG_WORDS: found, found here, edges examined, and block 0's
+                 # device clock (ns): flags in, walk done, blocks arrived, flags sent
+PEER_LEVELS = 8192   # levels one launch runs at most (its log): a 2000 x 2000 lattice's ~4000
+PEER_FLAG_WORDS = 4  # merrill.cu's LOOP_FLAG_WORDS
+PEER_TIMEOUT_S = 5.0  # a rank waits this long for another's flag before the search fails
+PEER_TAGS = 2**22 - 2    # merrill.cu's LOOP_TAG_PERIOD: a flag's tag runs 1 .. PEER_TAGS
+
+
+class PeerLoop:
+    """The level loop across a grid row's GPUs (module docstring), a mixin of Fu2DDoGpu."""
+
+    def _open_peers(self) -> None:
+        """A grid of one row on GPUs of one host: the small levels run in one persistent
+        kernel a rank (merrill.cu's level_loop_peers), each rank pushing its finds into the
+        others' windows (comm/peer.py). A rank finds at most a level's edges, and at most its
+        own columns, so a window's segment holds min(LOOP_E, columns) entries (8 bytes: a
+        row and its level's tag)."""
+        import cupyx
+        cp, C = self.cp, self.C
+        if self.row_comm.Get_rank() != self.j:
+            raise BfsError("2d-do peer: the grid row's communicator is not in column order")
+        cap = min(merrill.LOOP_E, self.cols.n_words * WORD)
+        flag_bytes = 2 * C * PEER_FLAG_WORDS * 8
+        window = peer.open_window(self.peer_request, self.row_comm, flag_bytes + 2 * C * cap * 8)
+        if window is None:
+            return
+        self.peers, self.peer_cap, self.peer_tag = window, cap, 0
+        memory = cp.cuda.UnownedMemory(window.address, window.nbytes, window)
+        self.peer_entries = cp.ndarray((2, C, cap), cp.uint64,
+                                       cp.cuda.MemoryPointer(memory, flag_bytes))
+        self.peer_degs = (cp.empty(cap, cp.int64), cp.empty(cap, cp.int64))
+        self.peer_starts = (cp.empty(cap, cp.int64), cp.empty(cap, cp.int64))
+        self.loop_state = cp.zeros(PEER_STATE + PEER_LOG * PEER_LEVELS, cp.uint64)
+        self.host_loop = cupyx.empty_pinned((self.loop_state.size,), dtype=np.uint64)
+        self.k["loop"] = merrill._module().get_function("level_loop_peers")
+        self.k["queue_to_bits"] = fu_2d_gpu._module().get_function("queue_to_bits")
+        self.loop_blocks = min(device.sm_count(), device.resident_grid(self.k["loop"], BLOCK))
+        self.nnz_total = self.comm.allreduce(int(self.csc_nnz))
+        # a column's degree in a grid row's block CSC is the vertex's whole degree
+        top = int(cp.diff(self.csc_offsets).max()) if self.csc_offsets.size > 1 else 0
+        self.hubless = self.comm.allreduce(top, op=self.MPI.MAX) <= merrill.LOOP_DEGREE
+        self.launches["loop"] = 0
+
+    def _loop_takes(self, level: int, frontier: int) -> bool:
+        """The peer level loop starts on a top-down frontier of at most LOOP_Q vertices and
+        LOOP_E edges with no hub in it (merrill's rule; a root of any degree: its row is walked
+        grid-wide), the edges being the last all-reduce's (global) m_f; and only on a graph with
+        no hub (a road-like graph, whose every level it runs): on a Kronecker graph the loop
+        ran a level or two before a hub sent the search back to the host's chains, and that
+        hand-back cost 2d-do at scale 26 on 1x2 (four H100s) 571 -> 502 GTEPS (BENCHMARKS.md)."""
+        if not self.hubless:
+            return False
+        if level == 0:
+            return True
+        edges = int(self._host_totals()[1])
+        no_hub_row = edges <= merrill.LOOP_DEGREE or frontier <= merrill.LOOP_SPLIT_Q
+        return frontier <= merrill.LOOP_Q and edges <= merrill.LOOP_E and no_hub_row
+
+    def _peer_levels(self, level: int, frontier: int, clock) -> int:
+        """Levels from `level` on in one launch a rank (merrill.cu's level_loop_peers) until the
+        frontier outgrows the loop, empties, or Beamer's rule goes bottom-up; one read of the
+        loop's words and log, whose levels are then filed as the host's would be (directions,
+        edges examined, the device clock's times). Where the frontier empties the search ends
+        without another read; else the last frontier goes back into In, is compacted and its
+        counts all-reduced for the host's next level. Returns the levels run."""
+        cp, C = self.cp, self.C
+        if level == 0:
+            self.queue[0:1].fill(self._r_root)
+            unreached = self.nnz_total
+        else:
+            unreached = int(self._host_totals()[2])
+        device.zero_async(self.loop_state[:PEER_STATE])
+        self.k["loop"]((self.loop_blocks,), (BLOCK,),
+                       (self.csr_offsets, self.csr_cols, self.queue, self.peer_degs[0],
+                        self.peer_degs[1], self.peer_starts[0], self.peer_starts[1],
+                        np.int64(frontier), np.int32(level), np.int64(merrill.LOOP_Q),
+                        np.int64(merrill.LOOP_E), np.int64(merrill.LOOP_DEGREE),
+                        np.int32(PEER_LEVELS), np.float64(self.alpha), np.int64(unreached),
+                        self.ctl, self.loop_state, np.uint64(PEER_TIMEOUT_S * 1e9), self.pred,
+                        self.level_col, self.visited.view(cp.uint32), self.peers.bases,
+                        np.int32(self.j), np.int32(C), np.int64(self.peer_cap),
+                        np.uint64(self.peer_tag),
+                        np.int64(int(self.rows.word_offset[self.j]) * WORD),
+                        self.csc_offsets, self.row_ids[0], self.row_ids[1], self.counts,
+                        self.loop_state[PEER_STATE:]))
+        self.launches["loop"] += 1
+        clock.mark("expand")
+        marks = clock.take()
+        state = self._read_ctl(self.loop_state, self.host_loop)
+        error = int(state[12])
+        if error:
+            raise BfsError(_peer_error(error, self.j, level))
+        q, run = int(state[16]), int(state[18])
+        self.peer_tag = (self.peer_tag + run) % PEER_TAGS   # the next launch's tags: new ones
+        log = state[PEER_STATE:PEER_STATE + PEER_LOG * run].reshape(run, PEER_LOG)
+        first = len(clock.levels)
+        flag_bytes = 2 * 8 * (C - 1)       # a flag line's two words to each peer
+        for k in range(run):
+            if k:
+                self.directions.append(TOP_DOWN)
+                self.level_edges_examined.append(int(log[k - 1][2]))
+                self.last_frontier = int(log[k - 1][0])
+            clock.add_level(level + k, frontier if k == 0 else int(log[k - 1][0]),
+                            8 * (C - 1) * int(log[k][1]) + flag_bytes, marks if k == 0 else [])
+        stamps = np.concatenate(([state[30]], log[:, 3])).astype(np.int64)
+        clock.split_chain(first, np.diff(stamps) / 1e9)
+        self.level_known = False
+        if q == 0:
+            # the search is over: the totals the next level's switch reads, set here (no read)
+            self._host_totals()[:] = (0, 0, 0, int(log[run - 1][2]))
+            self._fresh = True
+            return run
+        # the last frontier (its segments, one a source rank) back into In, for the host
+        device.zero_async(self.in_words)
+        parity = run & 1
+        for s in range(C):
+            a, b = int(state[20 + s]), int(state[21 + s])
+            if b > a:
+                self.k["queue_to_bits"]((device.grid_for(b - a),), (BLOCK,),
+                                        (self.peer_entries[parity, s], np.int64(b - a),
+                                         self.in_words))
+        self._launch_compact(n_edges=self.counts[1:2])
+        self.world_x.allreduce(self.counts, self.totals)
+        self._queued, self._fresh = True, False
+        return run
+
+
+def _peer_error(error: int, me: int, level0: int) -> str:
+    """The message of a level loop's error word (merrill.cu: (level << 8) | (rank + 1) << 1 |
+    1 for a wait on another rank's flag, rank -1 for this GPU's own grid barrier)."""
+    level, waited = error >> 8, ((error >> 1) & 0x7F) - 1
+    if waited < 0:
+        return (f"2d-do level loop, rank {me} of the grid row: a grid barrier of level {level} "
+                f"on this GPU waited more than {PEER_TIMEOUT_S:g} s (its blocks not all resident "
+                f"at once?)")
+    return (f"2d-do level loop, rank {me} of the grid row: level {level}: rank {waited} did "
+            f"not arrive within {PEER_TIMEOUT_S:g} s (it stopped, failed or was killed; the "
+            f"loop started at level {level0})")
