@@ -63,11 +63,8 @@ with tarfile.open(sys.argv[2], "w:gz") as tar:
             tar.add(verdict, arcname=f"results/validation/{rel}.json")
 print(f"packed {len(verdicts)} validated runs into {sys.argv[2]}")
 PY
-[ "$status" = 0 ] || { tail -20 "$OUT/workflow.log"; exit "$status"; }
-[ -z "${TARGETS:-}" ] && "${smk[@]}" --report "$WORK/results/report.html" >> "$OUT/workflow.log" 2>&1
 cp "$WORK"/results/tables/*.md "$WORK"/results/figures/*.png "$OUT/" 2>/dev/null || true
 cp "$WORK/config.yaml" "$OUT/"
-[ -f "$WORK/results/report.html" ] && cp "$WORK/results/report.html" "$OUT/"
 python3 - "$WORK" > "$OUT/runs.txt" <<'PY'
 import json, sys, pathlib
 for rj in sorted(pathlib.Path(sys.argv[1], "results/runs").glob("*/*/*/run.json")):
@@ -75,3 +72,9 @@ for rj in sorted(pathlib.Path(sys.argv[1], "results/runs").glob("*/*/*/run.json"
     print(rj.parent.relative_to(sys.argv[1]), r["parameters"].get("comm"),
           r.get("validation", "cpu"), "valid" if r.get("valid", True) else "INVALID")
 PY
+# what a failed or cut call made is kept above (tables, figures, runs); the report needs all
+[ "$status" = 0 ] || { tail -20 "$OUT/workflow.log"; exit "$status"; }
+if [ -z "${TARGETS:-}" ]; then
+  "${smk[@]}" --report "$WORK/results/report.html" >> "$OUT/workflow.log" 2>&1
+  cp "$WORK/results/report.html" "$OUT/"
+fi
