@@ -19,7 +19,8 @@ Each of the command's processes gets one GPU's share of the cores for its thread
 (NUMBA_NUM_THREADS and OMP_NUM_THREADS = cores // slots, where the caller did not set them),
 not a pool as wide as the box each (Numba's default): side by side on four H100s, without this
 share, hybrid's CPU-task searches at scale 18 took 2.4-7 s each (at scale 16 alone on one
-GPU: 4-11 ms); the share is the cure the oversubscription suggests, not yet measured there.
+GPU: 4-11 ms) and its 16 serial jobs 700 s in all; with it, the 18 serial jobs of the same
+config took 129 s in all, 11 s at most (BENCHMARKS.md, "The frontier's fold").
 
 Standard library only: it runs in whichever environment the job's rule has (envs/gpu.yaml,
 envs/cpu.yaml or none).
