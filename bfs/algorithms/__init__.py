@@ -169,6 +169,9 @@ HUB_DEGREE = Option("hub_degree", "(GPU, 2d-do adjacency=csc) rows of at least t
                     "degree get their parents from the push, not from a walk of their "
                     "in-edges (auto, the default: a power of two >= 256 leaving at most 2^18 "
                     "such rows; 0: none)", parse=auto_or_nonnegative_int)
+SMALL_PUSH = Option("small_push", "(GPU, 2d-do adjacency=csc) a top-down level of at most "
+                    "this many frontier edges sends (row, parent) pairs, not the row bitmaps, "
+                    "and walks no in-edges (default 2^18; 0: never)", parse=nonnegative_int)
 FOLD = Option("fold", "(GPU) a bottom-up level whose frontier is small checks a 1 MiB fold of "
               "its bitmap (the OR of the bits congruent mod 2^23) before the bitmap: auto (the "
               "default: bitmaps of 16 MiB or more, which L2 does not hold), 1, or 0 (never)",
@@ -216,7 +219,8 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
                       "block CSC when the frontier holds many edges (--alpha, --beta)",
                       distributed=True, options=(EXCHANGE, COMM, ALPHA, BETA, ROWS, ENGINE,
                                                  AHEAD, TD_AHEAD, GRAPHS, SUBSTEPS, PEER,
-                                                 ADJACENCY, HUB_DEGREE, FOLD)),
+                                                 ADJACENCY, HUB_DEGREE, SMALL_PUSH,
+                                                 FOLD)),
         AlgorithmSpec("1d", {"cpu": "bfs.algorithms.racherla_1d",
                              "gpu": "bfs.algorithms.racherla_1d_gpu"},
                       "Racherla 1D BFS: discoveries all-gathered (CPU: pairs, small frontiers "

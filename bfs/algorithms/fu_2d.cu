@@ -153,7 +153,8 @@ expand_tiles(const i64* __restrict__ offsets, const u32* __restrict__ columns,
 // global id). Segment k starts at pairs + 2 * base[k]: a count (pairs[2 * base[k]], cleared by
 // the host), then the pairs; it holds the piece's hub rows, and a row is won once a push, so
 // it never overflows. The segments go to their pieces' ranks as they are (one alltoallv), and
-// take_pairs settles them there.
+// take_pairs settles them there. hubs null: every won row is a pair (a small push: segments of
+// room for all the level's edges, _paired_level), and the bitmaps are not sent at all.
 struct HubPairs {
     const u64* __restrict__ hubs;
     i64* pairs;
@@ -164,7 +165,7 @@ struct HubPairs {
     const i64* __restrict__ col_lo;
     int col_pieces;
     __device__ __forceinline__ void operator()(u32 c, u32 v) const {
-        if (!((__ldg(hubs + (c >> 6)) >> (c & 63)) & 1ULL)) return;
+        if (hubs && !((__ldg(hubs + (c >> 6)) >> (c & 63)) & 1ULL)) return;
         const int k = piece_of(c, row_word_offset, row_pieces);
         i64* seg = pairs + 2 * __ldg(base + k);
         const i64 at = (i64)atomicAdd((u64*)seg, 1ULL);

@@ -152,6 +152,10 @@ HUB_LEAST = 256     # adjacency=csc: the hub rows' least degree (auto) is a powe
                     # this (a shorter walk is a few warp steps) ...
 HUB_ROWS = 2**18    # ... leaving at most this many hub rows in the row range, so that a
                     # pushed level's pair segments (16 B a hub row) cost at most 4 MiB a rank
+SMALL_PUSH = 2**18  # adjacency=csc: a pushed level of at most this many frontier edges (the
+                    # grid's) sends every row it wins as a (row, parent) pair, in segments of
+                    # room for them all (16 B an edge, a segment a piece): no row bitmaps
+                    # (128 MiB a rank at scale 30 on 1x4), no seen gather, no resolve
 
 
 class _NoClock:
@@ -193,6 +197,10 @@ class Fu2DDoGpu(PeerLoop, DirectionSwitch, Fu2DGpu):
             raise BfsError(f"2d-do hub_degree must be auto or an integer >= 0 (0: no hub "
                            f"pairs), got {self.hub_degree!r}")
         self.hubs = None          # the hub rows' bitmap (adjacency=csc, _mark_hubs)
+        self.small_push = ctx.options.get("small_push", SMALL_PUSH)
+        if not (isinstance(self.small_push, int) and self.small_push >= 0):
+            raise BfsError(f"2d-do small_push must be an integer >= 0 (0: every pushed level "
+                           f"sends its bitmaps), got {self.small_push!r}")
         self.fold_option = ctx.options.get("fold", "auto")
         merrill_do.fold_words(0, self.fold_option)      # fail fast on a bad value
         # set before the communicators (the instance's dict frees in that order), so that
@@ -433,10 +441,17 @@ class Fu2DDoGpu(PeerLoop, DirectionSwitch, Fu2DGpu):
                 self.pairs_in = cp.empty(2 * self.C * (cap_own + 1), cp.int64)
                 self.pair_recv = np.full(self.C, 2 * (cap_own + 1), np.int64)
                 self.pair_cap = cap_own     # the own piece's hub rows: a segment's room
-                self.paired = cp.empty(own_words, cp.uint64)
-                cols = self.cols
-                self.col_ids = (cp.asarray(cols.word_offset), cp.asarray(cols.lo),
-                                np.int32(len(cols.pieces)))
+            self.paired = cp.empty(own_words, cp.uint64)
+            cols = self.cols
+            self.col_ids = (cp.asarray(cols.word_offset), cp.asarray(cols.lo),
+                            np.int32(len(cols.pieces)))
+            if self.small_push:
+                # a small push's segments, one a piece each way, of room for every edge
+                # (_paired_level), sized at each level to its edges' power of two
+                words = 2 * self.C * (self.small_push + 1)
+                device.check_fits(16 * words, "2d-do adjacency=csc: the small push's pairs")
+                self.small_out = cp.empty(words, cp.int64)
+                self.small_in = cp.empty(words, cp.int64)
         elif self.R == 1 and self.C > 1:
             self._open_peers()
 
@@ -818,6 +833,12 @@ class Fu2DDoGpu(PeerLoop, DirectionSwitch, Fu2DGpu):
                 self.uni[c // WORD:c // WORD + 1].fill(np.uint64(1) << np.uint64(c % WORD))
             self._q, self._edges, _ = self._compact(0)
             clock.mark("begin")
+        if self.small_push:
+            # the grid's frontier edges (a scalar all-reduce: every rank takes the same path)
+            total = int(self._edges) if self.comm is None \
+                else self.comm.allreduce(int(self._edges))
+            if total <= self.small_push:
+                return self._paired_level(level, clock, total)
         sent = self._gather_row(self.visited[self.own], self.seen_row)
         clock.mark("comm")
         device.zero_async(self.found_row)
@@ -863,6 +884,44 @@ class Fu2DDoGpu(PeerLoop, DirectionSwitch, Fu2DGpu):
         k["level_counts"]((1,), (1,), (self.one, self.level_sums, self.counts, np.int32(0)))
         self.counts[3:4] += np.uint64(edges)
         self.launches["bottom_up"] += 1
+        clock.mark("resolve")
+        return sent
+
+    def _paired_level(self, level: int, clock, total: int) -> int:
+        """A pushed level of at most small_push frontier edges (`total`, the grid's): the push
+        appends every row it wins, with its parent, to its piece's segment (push_tiles with no
+        hub bitmap), each segment of room for `total` rounded up to a power of two (a rank
+        wins at most its own edges' rows); one alltoallv takes them to the pieces' owners, and
+        take_pairs settles the own piece's rows not visited, first pair first. Every row found
+        has its parent, so there is no resolve, and nothing filters the push but Out (no seen
+        gather): what a rank finds is the paired rows of its own piece. Sent: the segments,
+        not the row bitmaps. Returns the bytes sent."""
+        cp, k = self.cp, self.k
+        cap = 1 << max(0, total - 1).bit_length()
+        stride = 2 * (cap + 1)
+        base = np.arange(self.C, dtype=np.int64) * (cap + 1)
+        out, inn = self.small_out[:self.C * stride], self.small_in[:self.C * stride]
+        out[::stride] = 0                                  # the segments' counts
+        device.zero_async(self.seen_row)
+        device.zero_async(self.found_row)
+        won = ("push_tiles", (np.uint64(0), out, cp.asarray(base), self.row_ids[0],
+                              self.row_ids[2], *self.col_ids))
+        self._expand_tiles(self._q, self._edges, (self.csc_offsets, self.csc_rows),
+                           self.seen_row, self.found_row, won)
+        clock.mark("push")
+        counts = np.full(self.C, stride, np.int64)
+        self.row_x.alltoallv(out, counts, inn, counts)
+        sent = 8 * stride * (self.C - 1)
+        clock.mark("scatter")
+        device.zero_async(self.paired)
+        k["take_pairs"]((device.grid_for(self.C * cap),), (BLOCK,),
+                        (inn, np.int32(self.C), np.int64(cap), np.int64(self.own.start * WORD),
+                         self.visited[self.own], self.paired, self.pred, self.csc_offsets,
+                         self.level_sums))
+        device.zero_async(self.out)
+        self.out[self.own] = self.paired
+        k["level_counts"]((1,), (1,), (self.one, self.level_sums, self.counts, np.int32(0)))
+        self.counts[3:4] += np.uint64(self._edges)
         clock.mark("resolve")
         return sent
 
