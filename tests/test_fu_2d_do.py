@@ -213,3 +213,14 @@ def test_the_frontier_fold_is_a_power_of_two_an_eighth_of_the_bitmap_or_less(n_w
     assert merrill_do.fold_words(n_words, 0) == 0
     with pytest.raises(BfsError, match="fold must be auto, 1 or 0"):
         merrill_do.fold_words(n_words, 2)
+
+
+@given(st.integers(0, 1 << 40))
+def test_a_small_push_segment_holds_every_edge_of_its_level(edges):
+    """2d-do adjacency=csc's small push (fu_2d_do_gpu._segment_room): a segment has room for
+    every frontier edge of the level (a rank wins at most one row an edge), as a power of two
+    under twice that, so the buffers made for small_push serve every level up to it."""
+    from bfs.algorithms.fu_2d_do_gpu import _segment_room
+    room = _segment_room(edges)
+    assert room >= max(edges, 1) and room & (room - 1) == 0 and room < 2 * max(edges, 1)
+    assert _segment_room(min(edges, 1000)) <= _segment_room(1000)

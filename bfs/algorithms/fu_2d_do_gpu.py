@@ -448,7 +448,7 @@ class Fu2DDoGpu(PeerLoop, DirectionSwitch, Fu2DGpu):
             if self.small_push:
                 # a small push's segments, one a piece each way, of room for every edge
                 # (_paired_level), sized at each level to its edges' power of two
-                words = 2 * self.C * (self.small_push + 1)
+                words = 2 * self.C * (_segment_room(self.small_push) + 1)
                 device.check_fits(16 * words, "2d-do adjacency=csc: the small push's pairs")
                 self.small_out = cp.empty(words, cp.int64)
                 self.small_in = cp.empty(words, cp.int64)
@@ -897,7 +897,7 @@ class Fu2DDoGpu(PeerLoop, DirectionSwitch, Fu2DGpu):
         gather): what a rank finds is the paired rows of its own piece. Sent: the segments,
         not the row bitmaps. Returns the bytes sent."""
         cp, k = self.cp, self.k
-        cap = 1 << max(0, total - 1).bit_length()
+        cap = _segment_room(total)
         stride = 2 * (cap + 1)
         base = np.arange(self.C, dtype=np.int64) * (cap + 1)
         out, inn = self.small_out[:self.C * stride], self.small_in[:self.C * stride]
@@ -964,6 +964,12 @@ def hub_least(classes, least: int = HUB_LEAST, most: int = HUB_ROWS) -> int:
     while b < len(at_least) - 1 and at_least[b] > most:
         b += 1
     return 0 if at_least[b] == 0 else 1 << b
+
+
+def _segment_room(edges: int) -> int:
+    """A small push's segment room for a level of `edges` frontier edges (the grid's): the
+    power of two at least edges (1 for none), so that a few sizes serve every level."""
+    return 1 << max(0, edges - 1).bit_length()
 
 
 @functools.cache
