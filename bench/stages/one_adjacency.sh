@@ -17,9 +17,13 @@
 #           search_do on 1x2; stops here if they fail), then scale 30 on 1x4 (CSC alone) and
 #           merrill-do at scale 28 on one GPU, each with the fold (auto) and without (fold=0)
 #           in one bench
+#   pairs   the small push (small_push: a pushed level's rows sent as pairs): the grid checks
+#           search_csc on 1x2 and 2x2 (stops here if they fail), then scale 26 and scale 30
+#           on 1x4, each with the CSC alone, small_push at its default and 0 in one bench
+#           (every level's steps timed)
 # ROOTS (default 16) Graph500 roots, every search validated.
 #   OUT=dir [ROOTS=16] [BIG="30:1x4"] [POINT=30:1x4 ALPHAS="40 200"] \
-#     bash bench/device.sh one-adjacency checks|big|alpha|fold
+#     bash bench/device.sh one-adjacency checks|big|alpha|fold|pairs
 set -uo pipefail
 ROOTS=${ROOTS:-16}
 part=${1:-checks}
@@ -80,5 +84,22 @@ fold)
     --out "$OUT/fold-s28-1gpu" 2>&1 | tee "$OUT/fold-s28-1gpu.log" \
     | grep -v " search [0-9]" | tail -4
   ;;
-*) echo "one-adjacency: checks, big, alpha or fold, got '$part'" >&2; exit 2 ;;
+pairs)
+  for grid in "1 2" "2 2"; do
+    set -- $grid
+    log="$OUT/check-${1}x${2}.log"
+    if ! timeout 280 mpiexec -n $(( $1 * $2 )) python3 tests/gpu_grid_checks.py search_csc \
+        "$1" "$2" > "$log" 2>&1; then
+      tail -40 "$log"; exit 1
+    fi
+    tail -1 "$log"
+  done
+  for s in 26 30; do
+    mpiexec -n 4 python3 -m bfs bench --backend gpu --grid 1x4 --scales "$s" --roots "$ROOTS" \
+      --algorithms 2d-do@adjacency=csc 2d-do@adjacency=csc,small_push=0 --profile-levels \
+      --out "$OUT/pairs-s$s-1x4" 2>&1 | tee "$OUT/pairs-s$s-1x4.log" \
+      | grep -v " search [0-9]" | tail -4
+  done
+  ;;
+*) echo "one-adjacency: checks, big, alpha, fold or pairs, got '$part'" >&2; exit 2 ;;
 esac
