@@ -291,13 +291,15 @@ def check_search_csc(R, C):
     adjacency=csc's; a top-down level reads at least the frontier's edges (the push). The
     hub rows' parents carried by the push: every row (hub_degree 1, all top-down, and with
     the defaults), none (0), the default's few (auto). Small pushed levels sent as pairs
-    (small_push: the default 2^18 takes every level of scale 11's 2^16 directed edges, 1000
-    some of them), or never (0): the same searches."""
+    (small_push: 2^18 takes every level of scale 11's 2^16 directed edges, 1000 some of them),
+    or never (0, and auto at this scale, whose row bitmaps are under 16 MiB): the same
+    searches."""
     option_sets = ({"alpha": 1.0, "hub_degree": 1, "small_push": 0}, {"alpha": 1e9}, {},
                    {"hub_degree": 1, "small_push": 0}, {"alpha": 1.0, "hub_degree": 0},
                    {"beta": 18.0}, {"comm": "mpi", "exchange": "wave"}, {"fold": 1},
                    {"fold": 1, "beta": 18.0}, {"alpha": 1.0, "small_push": 0},
-                   {"alpha": 1.0, "small_push": 1000}, {"beta": 18.0, "small_push": 1000})
+                   {"alpha": 1.0, "small_push": 1000}, {"beta": 18.0, "small_push": 1000},
+                   {"small_push": 2**18})
     layout, (bsrc, bdst) = blocks_in_place(R, C)
     cpus = [searcher_for(R, C, bsrc.get(), bdst.get(), layout, "2d-do", "cpu",
                          **{"alpha": merrill_do.ALPHA, "beta": merrill_do.BETA,

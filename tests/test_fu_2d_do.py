@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bfs.algorithms import RunContext
+from bfs.errors import BfsError
 from bfs.algorithms.fu_2d import WORD, compress
 from bfs.algorithms.fu_2d_do import _bottom_up, _degree_sum, _push
 from bfs.validate import validate
@@ -213,6 +214,21 @@ def test_the_frontier_fold_is_a_power_of_two_an_eighth_of_the_bitmap_or_less(n_w
     assert merrill_do.fold_words(n_words, 0) == 0
     with pytest.raises(BfsError, match="fold must be auto, 1 or 0"):
         merrill_do.fold_words(n_words, 2)
+
+
+def test_the_small_push_is_on_by_default_where_the_row_bitmaps_are_16_mib_or_more():
+    """2d-do's small_push=auto (fu_2d_do_gpu.small_push_edges): off under 2^21 words of row
+    range (scale 26 on 1x2: 2^20), SMALL_PUSH edges from there (s29 on 1x2, s30 on 1x4); an
+    integer is the threshold on any range; anything else is refused, naming the value."""
+    from bfs.algorithms.fu_2d_do_gpu import SMALL_PUSH, small_push_edges
+    assert small_push_edges("auto", 2**26 // 64) == 0
+    assert small_push_edges("auto", 2**21 - 1) == 0
+    assert small_push_edges("auto", 2**21) == SMALL_PUSH == 2**18
+    assert small_push_edges("auto", 2**30 // 64) == SMALL_PUSH
+    assert small_push_edges(1000, 1) == 1000 and small_push_edges(0, 2**30) == 0
+    for bad in (-1, "on", 2.5, True):
+        with pytest.raises(BfsError, match="small_push must be auto or an integer"):
+            small_push_edges(bad, 2**21)
 
 
 @given(st.integers(0, 1 << 40))

@@ -19,7 +19,8 @@
 #           in one bench
 #   pairs   the small push (small_push: a pushed level's rows sent as pairs): the grid checks
 #           search_csc on 1x2 and 2x2 (stops here if they fail), then scale 26 and scale 30
-#           on 1x4, each with the CSC alone, small_push at its default and 0 in one bench
+#           on 1x4, each with the CSC alone, small_push on (s30: auto; s26: 2^18, under
+#           auto's 16 MiB of row bitmap) and 0 in one bench
 #           (every level's steps timed)
 # ROOTS (default 16) Graph500 roots, every search validated.
 #   OUT=dir [ROOTS=16] [BIG="30:1x4"] [POINT=30:1x4 ALPHAS="40 200"] \
@@ -94,9 +95,12 @@ pairs)
     fi
     tail -1 "$log"
   done
+  # s26's row bitmaps (8 MiB) are under auto's 16 MiB: the small push forced on there
   for s in 26 30; do
+    on=2d-do@adjacency=csc
+    [ "$s" = 26 ] && on=2d-do@adjacency=csc,small_push=262144
     mpiexec -n 4 python3 -m bfs bench --backend gpu --grid 1x4 --scales "$s" --roots "$ROOTS" \
-      --algorithms 2d-do@adjacency=csc 2d-do@adjacency=csc,small_push=0 --profile-levels \
+      --algorithms "$on" 2d-do@adjacency=csc,small_push=0 --profile-levels \
       --out "$OUT/pairs-s$s-1x4" 2>&1 | tee "$OUT/pairs-s$s-1x4.log" \
       | grep -v " search [0-9]" | tail -4
   done

@@ -171,7 +171,8 @@ HUB_DEGREE = Option("hub_degree", "(GPU, 2d-do adjacency=csc) rows of at least t
                     "such rows; 0: none)", parse=auto_or_nonnegative_int)
 SMALL_PUSH = Option("small_push", "(GPU, 2d-do adjacency=csc) a top-down level of at most "
                     "this many frontier edges sends (row, parent) pairs, not the row bitmaps, "
-                    "and walks no in-edges (default 2^18; 0: never)", parse=nonnegative_int)
+                    "and walks no in-edges (auto, the default: 2^18 where the row range's "
+                    "bitmap is 16 MiB or more; 0: never)", parse=auto_or_nonnegative_int)
 FOLD = Option("fold", "(GPU) a bottom-up level whose frontier is small checks a 1 MiB fold of "
               "its bitmap (the OR of the bits congruent mod 2^23) before the bitmap: auto (the "
               "default: bitmaps of 16 MiB or more, which L2 does not hold), 1, or 0 (never)",

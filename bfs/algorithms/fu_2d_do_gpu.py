@@ -109,9 +109,10 @@ merrill-do's on one rank), engine (1; 0 runs the grid's levels on one rank too, 
 the per-block path on one GPU), ahead and td_ahead (the chains' lengths past the host's
 decision), graphs (1: chains replayed as CUDA graphs; 0: launched one by one, every level
 step timed apart), substeps (above), peer (above), adjacency (above), hub_degree (above; 0:
-no pairs, the resolve walks every candidate), fold (merrill-do's: In folded to 1 MiB before a
-small-frontier bottom-up level or resolve, auto where In is 16 MiB or more; scale 30 on 1x4:
-the first bottom-up level 14.8 -> 8.3 ms).
+no pairs, the resolve walks every candidate), small_push (SMALL_PUSH: auto, an edge count,
+or 0), fold (merrill-do's: In folded to 1 MiB before a small-frontier bottom-up level or
+resolve, auto where In is 16 MiB or more; scale 30 on 1x4: the first bottom-up level 14.8 ->
+8.3 ms).
 
 Memory it adds to 2d's: the block CSC, built on the device as the CSR is (bfs.build.csr_gpu's
 block_csr with keys and values swapped): int64 offsets per column-range vertex + a uint32 row
@@ -132,6 +133,7 @@ from ..errors import BfsError
 from . import RunContext, fu_2d_gpu, merrill, merrill_do, tiles
 from ..build import csr_gpu, memory
 from ..comm import peer
+from ..comm.mpi import allreduce_scalar
 from .fu_2d import WORD
 from .fu_2d_do import DirectionSwitch, adjacency_option
 from .fu_2d_do_peer import PEER, PeerLoop
@@ -155,7 +157,11 @@ HUB_ROWS = 2**18    # ... leaving at most this many hub rows in the row range, s
 SMALL_PUSH = 2**18  # adjacency=csc: a pushed level of at most this many frontier edges (the
                     # grid's) sends every row it wins as a (row, parent) pair, in segments of
                     # room for them all (16 B an edge, a segment a piece): no row bitmaps
-                    # (128 MiB a rank at scale 30 on 1x4), no seen gather, no resolve
+                    # (128 MiB a rank at scale 30 on 1x4), no seen gather, no resolve ...
+SMALL_PUSH_FROM = 2**21  # ... by default (auto) where the row range's bitmap has at least this
+                    # many words (16 MiB): there the bitmaps' passes cost more than the pairs'
+                    # fixed steps (BENCHMARKS.md, "The small push": s30 1x4, 128 MiB, 1.08x
+                    # faster; s29 1x2, 64 MiB, the same; s26 1x2, 8 MiB, 0.90x)
 
 
 class _NoClock:
@@ -197,10 +203,9 @@ class Fu2DDoGpu(PeerLoop, DirectionSwitch, Fu2DGpu):
             raise BfsError(f"2d-do hub_degree must be auto or an integer >= 0 (0: no hub "
                            f"pairs), got {self.hub_degree!r}")
         self.hubs = None          # the hub rows' bitmap (adjacency=csc, _mark_hubs)
-        self.small_push = ctx.options.get("small_push", SMALL_PUSH)
-        if not (isinstance(self.small_push, int) and self.small_push >= 0):
-            raise BfsError(f"2d-do small_push must be an integer >= 0 (0: every pushed level "
-                           f"sends its bitmaps), got {self.small_push!r}")
+        self.small_push_option = ctx.options.get("small_push", "auto")
+        small_push_edges(self.small_push_option, 0)     # fail fast on a bad value
+        self.small_push = 0       # the frontier edges a pair-sent level may have (_setup)
         self.fold_option = ctx.options.get("fold", "auto")
         merrill_do.fold_words(0, self.fold_option)      # fail fast on a bad value
         # set before the communicators (the instance's dict frees in that order), so that
@@ -445,6 +450,7 @@ class Fu2DDoGpu(PeerLoop, DirectionSwitch, Fu2DGpu):
             cols = self.cols
             self.col_ids = (cp.asarray(cols.word_offset), cp.asarray(cols.lo),
                             np.int32(len(cols.pieces)))
+            self.small_push = small_push_edges(self.small_push_option, self.rows.n_words)
             if self.small_push:
                 # a small push's segments, one a piece each way, of room for every edge
                 # (_paired_level), sized at each level to its edges' power of two
@@ -836,7 +842,7 @@ class Fu2DDoGpu(PeerLoop, DirectionSwitch, Fu2DGpu):
         if self.small_push:
             # the grid's frontier edges (a scalar all-reduce: every rank takes the same path)
             total = int(self._edges) if self.comm is None \
-                else self.comm.allreduce(int(self._edges))
+                else allreduce_scalar(self.comm, int(self._edges), dtype=np.int64)
             if total <= self.small_push:
                 return self._paired_level(level, clock, total)
         sent = self._gather_row(self.visited[self.own], self.seen_row)
@@ -964,6 +970,18 @@ def hub_least(classes, least: int = HUB_LEAST, most: int = HUB_ROWS) -> int:
     while b < len(at_least) - 1 and at_least[b] > most:
         b += 1
     return 0 if at_least[b] == 0 else 1 << b
+
+
+def small_push_edges(option, row_words: int) -> int:
+    """The small push's threshold (SMALL_PUSH; 0: off) for a row range of row_words 64-bit
+    words: option auto (on from SMALL_PUSH_FROM words) or an integer >= 0 (that many edges,
+    whatever the range)."""
+    if option == "auto":
+        return SMALL_PUSH if row_words >= SMALL_PUSH_FROM else 0
+    if not (isinstance(option, int) and not isinstance(option, bool) and option >= 0):
+        raise BfsError(f"2d-do small_push must be auto or an integer >= 0 (0: every pushed "
+                       f"level sends its bitmaps), got {option!r}")
+    return option
 
 
 def _segment_room(edges: int) -> int:
