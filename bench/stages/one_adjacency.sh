@@ -28,17 +28,20 @@
 set -uo pipefail
 ROOTS=${ROOTS:-16}
 part=${1:-checks}
-case "$part" in
-checks)
+csc_checks() {   # the grid checks search_csc on 1x2 and 2x2; the stage stops where one fails
   for grid in "1 2" "2 2"; do
     set -- $grid
     log="$OUT/check-${1}x${2}.log"
-    if ! timeout 240 mpiexec -n $(( $1 * $2 )) python3 tests/gpu_grid_checks.py search_csc \
+    if ! timeout 280 mpiexec -n $(( $1 * $2 )) python3 tests/gpu_grid_checks.py search_csc \
         "$1" "$2" > "$log" 2>&1; then
       tail -40 "$log"; exit 1
     fi
     tail -1 "$log"
   done
+}
+case "$part" in
+checks)
+  csc_checks
   python3 -m bfs bench --backend gpu --scales 26 --roots "$ROOTS" --algorithms merrill-do \
     --baseline none --out "$OUT/s26-1gpu" 2>&1 | tee "$OUT/s26-1gpu.log" | tail -3
   mpiexec -n 4 python3 -m bfs bench --backend gpu --grid 1x4 --scales 26 --roots "$ROOTS" \
@@ -86,15 +89,7 @@ fold)
     | grep -v " search [0-9]" | tail -4
   ;;
 pairs)
-  for grid in "1 2" "2 2"; do
-    set -- $grid
-    log="$OUT/check-${1}x${2}.log"
-    if ! timeout 280 mpiexec -n $(( $1 * $2 )) python3 tests/gpu_grid_checks.py search_csc \
-        "$1" "$2" > "$log" 2>&1; then
-      tail -40 "$log"; exit 1
-    fi
-    tail -1 "$log"
-  done
+  csc_checks
   # s26's row bitmaps (8 MiB) are under auto's 16 MiB: the small push forced on there
   for s in 26 30; do
     on=2d-do@adjacency=csc
