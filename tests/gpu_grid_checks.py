@@ -153,7 +153,8 @@ def check_search_do(R, C):
     (substeps=1, the default) search as every block at once (substeps=0), reading no more
     in-edges. On a grid of one row the level loop across GPUs (peer, the default there)
     searches as the host's chains (peer=off) in every direction setting, and a search it runs
-    whole reads the device once. In's fold (fold=1) searches as without it."""
+    whole reads the device once. In's fold (fold=1) searches as without it, and the block CSR's
+    rows left unsorted (csr_sort=0) as sorted."""
     # the host's chains (peer off), then the level loop across GPUs (peer, the default where
     # every rank has a GPU of its own: on a grid of one row), from the root and back from
     # bottom-up (beta 18)
@@ -164,8 +165,8 @@ def check_search_do(R, C):
         {"graphs": 0}, {"beta": 18.0, "graphs": 0},
         {"substeps": 0}, {"substeps": 0, "comm": "mpi", "exchange": "wave"},
         {"substeps": 0, "beta": 18.0}, {"substeps": 0, "graphs": 0},
-        {"fold": 1}, {"fold": 1, "beta": 18.0, "graphs": 0})) \
-        + ({}, {"beta": 18.0}, {"alpha": 1e9}, {"alpha": 1.0})
+        {"fold": 1}, {"fold": 1, "beta": 18.0, "graphs": 0}, {"csr_sort": 0})) \
+        + ({}, {"beta": 18.0}, {"alpha": 1e9}, {"alpha": 1.0}, {"alpha": 1.0, "csr_sort": 0})
     layout, (bsrc, bdst) = blocks_in_place(R, C)
     # one rule, the parameters the GPU ran with: its defaults are merrill-do's (alpha 40, beta
     # inf), the CPU's GAPBS's (15, 18), so the reference takes the GPU's where none is given
@@ -173,7 +174,7 @@ def check_search_do(R, C):
                          **{"alpha": merrill_do.ALPHA, "beta": merrill_do.BETA,
                             **{k: v for k, v in o.items()
                                if k not in ("comm", "ahead", "td_ahead", "graphs", "peer",
-                                            "fold")}})
+                                            "fold", "csr_sort")}})
             for o in option_sets]
     del bsrc, bdst
     seen = [{} for _ in option_sets]   # per option set: root -> (directions, edges examined)
