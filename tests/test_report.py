@@ -659,14 +659,26 @@ def test_placement_flags_more_ranks_than_cores_and_a_shared_gpu():
 def test_a_run_beside_other_jobs_on_a_shared_box_is_marked(runs, tmp_path):
     """A run whose launcher said the box had 4 GPU slots (share_gpus) carries the note in its
     tables and figures, as a run on shared cores does."""
-    beside = with_environment(runs[2], tmp_path / "beside")
-    info = json.loads((beside / "run.json").read_text())
-    info["environment"]["placement"] = {**info["environment"]["placement"], "side_by_side": 4}
-    (beside / "run.json").write_text(json.dumps(info))
-    loaded = report.load_runs([runs[1], beside])
-    assert loaded["shared"].tolist()[1] == "GPU jobs side by side (4 slots)"
+    def beside(run, name):
+        out = with_environment(run, tmp_path / name)
+        info = json.loads((out / "run.json").read_text())
+        info["environment"]["placement"] = {**info["environment"]["placement"],
+                                            "side_by_side": 4}
+        (out / "run.json").write_text(json.dumps(info))
+        return out
+
+    note = "GPU jobs side by side (4 slots)"
+    loaded = report.load_runs([runs[1], beside(runs[2], "beside")])
+    assert loaded["shared"].tolist()[1] == note
     table = report.TABLES["strong_scaling"](loaded)
-    assert table["shared hardware"].tolist()[1] == "GPU jobs side by side (4 slots)"
+    assert table["shared hardware"].tolist()[1] == note
+    # one count: the note beside its point; every count (a whole shared box): once a panel
+    ax = figures.strong_scaling_figure(loaded).axes[0]
+    assert note in {t.get_text() for t in ax.texts}
+    ax = figures.strong_scaling_figure(
+        report.load_runs([beside(runs[1], "beside1"), beside(runs[2], "beside2")])).axes[0]
+    texts = [t.get_text() for t in ax.texts]
+    assert texts.count(f"ringed: {note}") == 1 and note not in texts
 
 
 def test_markdown_numbers_stay_positional():

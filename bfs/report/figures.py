@@ -159,19 +159,29 @@ SHARED_LABEL = "ranks outnumber cores or share a GPU (no efficiency computed)"
 
 def _mark_shared(ax, x, y, shared) -> None:
     """A red ring, and the note ('4 ranks on 2 cores'), on points whose ranks shared cores
-    or a GPU: they measure contention, not scaling."""
+    or a GPU: they measure contention, not scaling. A note is written once per count (series
+    sharing it say the same); one that stands at several counts ('GPU jobs side by side (4
+    slots)', a whole shared box's) is written once for the panel, in its lower left corner."""
     shared = pd.Series(list(shared), dtype=object)
     hit = shared.notna().to_numpy()
     if not hit.any():
         return
     xs, ys = pd.Series(list(x))[hit], pd.Series(list(y))[hit]
     ax.plot(xs, ys, "o", ms=15, mfc="none", mec="red", mew=1.5, label=SHARED_LABEL)
-    noted = {(t.xy[0], t.get_text()) for t in ax.texts if hasattr(t, "xy")}
+    notes = ax.__dict__.setdefault("_bfs_shared_notes", {})   # note -> {count: annotation}
     for xi, yi, note in zip(xs, ys, shared[hit]):
-        if (xi, note) not in noted:   # once per count: series sharing it say the same
-            noted.add((xi, note))
-            ax.annotate(note, (xi, yi), textcoords="offset points", xytext=(0, -20),
-                        fontsize=7, color="red", ha="center")
+        at = notes.setdefault(note, {})
+        if xi in at or at.get("panel"):
+            continue
+        if at:   # a second count: the panel's note replaces the points'
+            for annotation in at.values():
+                annotation.remove()
+            at.clear()
+            at["panel"] = ax.text(0.01, 0.02, f"ringed: {note}", transform=ax.transAxes,
+                                  fontsize=7, color="red", ha="left", va="bottom")
+            continue
+        at[xi] = ax.annotate(note, (xi, yi), textcoords="offset points", xytext=(0, -20),
+                             fontsize=7, color="red", ha="center")
 
 
 def _suptitle(fig, text: str, fontsize: int = 11) -> None:
