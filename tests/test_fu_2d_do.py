@@ -181,10 +181,10 @@ def test_a_replayed_chain_is_split_into_levels_by_the_device_clock():
        st.integers(0, 40))
 def test_the_hub_rows_least_degree_is_the_least_power_of_two_that_keeps_them_few(
         degrees, least, most):
-    """2d-do adjacency=csc's hub_degree=auto (fu_2d_do_gpu.hub_least) from the degree classes
+    """2d-do adjacency=csc's hub_degree=auto (fu_2d_do_push.hub_least) from the degree classes
     fu_2d.cu's degree_classes counts: the least power of two >= least (rounded down to one)
     whose rows of at least that degree number at most `most`, 0 where no row has it."""
-    from bfs.algorithms.fu_2d_do_gpu import hub_least
+    from bfs.algorithms.fu_2d_do_push import hub_least
     d = np.asarray(degrees, np.int64)
     classes = np.bincount(np.floor(np.log2(d[d > 0])).astype(int), minlength=64) \
         if (d > 0).any() else np.zeros(64, np.int64)
@@ -217,10 +217,10 @@ def test_the_frontier_fold_is_a_power_of_two_an_eighth_of_the_bitmap_or_less(n_w
 
 
 def test_the_small_push_is_on_by_default_where_the_row_bitmaps_are_16_mib_or_more():
-    """2d-do's small_push=auto (fu_2d_do_gpu.small_push_edges): off under 2^21 words of row
+    """2d-do's small_push=auto (fu_2d_do_push.small_push_edges): off under 2^21 words of row
     range (scale 26 on 1x2: 2^20), SMALL_PUSH edges from there (s29 on 1x2, s30 on 1x4); an
     integer is the threshold on any range; anything else is refused, naming the value."""
-    from bfs.algorithms.fu_2d_do_gpu import SMALL_PUSH, small_push_edges
+    from bfs.algorithms.fu_2d_do_push import SMALL_PUSH, small_push_edges
     assert small_push_edges("auto", 2**26 // 64) == 0
     assert small_push_edges("auto", 2**21 - 1) == 0
     assert small_push_edges("auto", 2**21) == SMALL_PUSH == 2**18
@@ -233,10 +233,10 @@ def test_the_small_push_is_on_by_default_where_the_row_bitmaps_are_16_mib_or_mor
 
 @given(st.integers(0, 1 << 40))
 def test_a_small_push_segment_holds_every_edge_of_its_level(edges):
-    """2d-do adjacency=csc's small push (fu_2d_do_gpu._segment_room): a segment has room for
+    """2d-do adjacency=csc's small push (fu_2d_do_push._segment_room): a segment has room for
     every frontier edge of the level (a rank wins at most one row an edge), as a power of two
     under twice that, so the buffers made for small_push serve every level up to it."""
-    from bfs.algorithms.fu_2d_do_gpu import _segment_room
+    from bfs.algorithms.fu_2d_do_push import _segment_room
     room = _segment_room(edges)
     assert room >= max(edges, 1) and room & (room - 1) == 0 and room < 2 * max(edges, 1)
     assert _segment_room(min(edges, 1000)) <= _segment_room(1000)
