@@ -37,7 +37,6 @@ import numpy as np
 
 from .. import device
 from ..build import csr_gpu
-from ..comm.mpi import allreduce_scalar
 from ..errors import BfsError
 from . import fu_2d_gpu
 from .fu_2d import WORD
@@ -188,11 +187,11 @@ class CscPush:
             self._q, self._edges, _ = self._compact(0)
             clock.mark("begin")
         if self.small_push:
-            # the grid's frontier edges (a scalar all-reduce: every rank takes the same path)
-            total = int(self._edges) if self.comm is None \
-                else allreduce_scalar(self.comm, int(self._edges), dtype=np.int64)
-            if total <= self.small_push:
-                return self._paired_level(level, clock, total)
+            # every rank's frontier edges: their sum (the grid's) decides, the same on every
+            # rank; the most a rank has sizes the segments (it wins at most its own edges' rows)
+            edges = self._frontier_edges()
+            if int(edges.sum()) <= self.small_push:
+                return self._paired_level(level, clock, int(edges.max()))
         sent = self._gather_row(self.visited[self.own], self.seen_row)
         clock.mark("comm")
         device.zero_async(self.found_row)
@@ -241,17 +240,28 @@ class CscPush:
         clock.mark("resolve")
         return sent
 
-    def _paired_level(self, level: int, clock, total: int) -> int:
-        """A pushed level of at most small_push frontier edges (`total`, the grid's): the push
-        appends every row it wins, with its parent, to its piece's segment (push_tiles with no
-        hub bitmap), each segment of room for `total` rounded up to a power of two (a rank
-        wins at most its own edges' rows); one alltoallv takes them to the pieces' owners, and
-        take_pairs settles the own piece's rows not visited, first pair first. Every row found
-        has its parent, so there is no resolve, and nothing filters the push but Out (no seen
-        gather): what a rank finds is the paired rows of its own piece. Sent: the segments,
-        not the row bitmaps. Returns the bytes sent."""
+    def _frontier_edges(self) -> np.ndarray:
+        """Every rank's frontier edges this level (one all-gather of a word a rank)."""
+        mine = np.array([self._edges], np.int64)
+        if self.comm is None:
+            return mine
+        every = np.empty(self.comm.Get_size(), np.int64)
+        self.comm.Allgather(mine, every)
+        return every
+
+    def _paired_level(self, level: int, clock, most: int) -> int:
+        """A pushed level of at most small_push frontier edges (the grid's): the push appends every
+        row it wins, with its parent, to its piece's segment (push_tiles with no hub bitmap),
+        each segment of room for `most` (the most frontier edges a rank has) rounded up to a
+        power of two (a rank wins at most its own edges' rows, so a level whose edges are spread
+        over the ranks sends segments that much smaller than the grid's sum: at the root's level
+        one rank has them all); one alltoallv takes them to the pieces' owners, and take_pairs
+        settles the own piece's rows not visited, first pair first. Every row found has its
+        parent, so there is no resolve, and nothing filters the push but Out (no seen gather):
+        what a rank finds is the paired rows of its own piece. Sent: the segments, not the row
+        bitmaps. Returns the bytes sent."""
         cp, k = self.cp, self.k
-        cap = _segment_room(total)
+        cap = _segment_room(most)
         stride = 2 * (cap + 1)
         base = np.arange(self.C, dtype=np.int64) * (cap + 1)
         out, inn = self.small_out[:self.C * stride], self.small_in[:self.C * stride]
@@ -304,6 +314,7 @@ def small_push_edges(option, row_words: int) -> int:
 
 
 def _segment_room(edges: int) -> int:
-    """A small push's segment room for a level of `edges` frontier edges (the grid's): the
-    power of two at least edges (1 for none), so that a few sizes serve every level."""
+    """A small push's segment room for a rank of `edges` frontier edges (the most any rank
+    has): the power of two at least edges (1 for none), so that a few sizes serve every
+    level."""
     return 1 << max(0, edges - 1).bit_length()
