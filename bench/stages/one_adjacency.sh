@@ -31,17 +31,17 @@
 set -uo pipefail
 ROOTS=${ROOTS:-16}
 part=${1:-checks}
-csc_checks() {   # the grid checks search_csc on 1x2 and 2x2; the stage stops where one fails
-  for grid in "1 2" "2 2"; do
-    set -- $grid
-    log="$OUT/check-${1}x${2}.log"
-    if ! timeout 280 mpiexec -n $(( $1 * $2 )) python3 tests/gpu_grid_checks.py search_csc \
-        "$1" "$2" > "$log" 2>&1; then
-      tail -40 "$log"; exit 1
-    fi
-    tail -1 "$log"
-  done
+grid_check() {   # CHECK R C [SECONDS]: tests/gpu_grid_checks.py CHECK on an R x C grid, its
+  # log $OUT/check-CHECK-RxC.log; where it fails, its tail and the stage's exit (a job's, in
+  # the background)
+  local log="$OUT/check-$1-$2x$3.log"
+  if ! timeout "${4:-280}" mpiexec -n $(( $2 * $3 )) python3 tests/gpu_grid_checks.py "$1" \
+      "$2" "$3" > "$log" 2>&1; then
+    tail -40 "$log"; exit 1
+  fi
+  tail -1 "$log"
 }
+csc_checks() { grid_check search_csc 1 2 && grid_check search_csc 2 2; }
 case "$part" in
 checks)
   csc_checks
@@ -74,14 +74,11 @@ fold)
   python3 -m pytest -q -m gpu tests/test_gpu.py -k fold -p no:cacheprovider \
     > "$OUT/fold-tests.log" 2>&1 || { tail -30 "$OUT/fold-tests.log"; exit 1; }
   tail -1 "$OUT/fold-tests.log"
-  timeout 300 mpiexec -n 4 python3 tests/gpu_grid_checks.py search_csc 2 2 \
-    > "$OUT/check-csc-2x2.log" 2>&1 &
-  timeout 300 mpiexec -n 2 python3 tests/gpu_grid_checks.py search_do 1 2 \
-    > "$OUT/check-do-1x2.log" 2>&1 &
+  grid_check search_csc 2 2 300 &       # side by side: six ranks, four GPUs
+  grid_check search_do 1 2 300 &
   failed=0
   for job in $(jobs -p); do wait "$job" || failed=1; done
-  tail -1 "$OUT/check-csc-2x2.log" "$OUT/check-do-1x2.log"
-  [ "$failed" = 0 ] || { tail -30 "$OUT"/check-*.log; exit 1; }
+  [ "$failed" = 0 ] || exit 1
   mpiexec -n 4 python3 -m bfs bench --backend gpu --grid 1x4 --scales 30 --roots "$ROOTS" \
     --algorithms 2d-do@adjacency=csc 2d-do@adjacency=csc,fold=0 --profile-levels \
     --out "$OUT/fold-s30-1x4" 2>&1 | tee "$OUT/fold-s30-1x4.log" | grep -v " search [0-9]" \
@@ -106,12 +103,7 @@ pairs)
 unsorted)
   # the grid checks search_do on 1x2 (csr_sort=0 among its option sets), then 2d-do with both
   # structures at s26 and s28 on 1x4, the block CSR sorted (default) and not, in one bench
-  log="$OUT/check-do-1x2.log"
-  if ! timeout 280 mpiexec -n 2 python3 tests/gpu_grid_checks.py search_do 1 2 > "$log" 2>&1
-  then
-    tail -40 "$log"; exit 1
-  fi
-  tail -1 "$log"
+  grid_check search_do 1 2
   for s in 26 28; do
     mpiexec -n 4 python3 -m bfs bench --backend gpu --grid 1x4 --scales "$s" --roots "$ROOTS" \
       --algorithms 2d-do 2d-do@csr_sort=0 --out "$OUT/unsorted-s$s-1x4" 2>&1 \
