@@ -230,7 +230,7 @@ def check_search_do(R, C):
     search_equals_cpu(R, C, "2d-do", option_sets, each)
     top_down, heavy, default, wave, one_level, chained, td_one, td_long, launched, \
         launched_back, whole, whole_mpi, whole_back, whole_launched, folded, folded_back, \
-        looped, looped_back, looped_heavy, looped_top_down = seen
+        unsorted, looped, looped_back, looped_heavy, looped_top_down, looped_unsorted = seen
     # the level loop across GPUs: the directions and edges examined of the host's chains, from
     # the root (every level top-down until Beamer's rule), back from bottom-up, and handing the
     # search back to the host's bottom-up levels at once (alpha 1e9)
@@ -267,6 +267,8 @@ def check_search_do(R, C):
     # In's fold (fold 1: made at every small-frontier bottom-up level, an eighth of In at
     # scale 11) changes no direction and no in-edge read
     assert folded == default and folded_back == chained, (folded, default, folded_back, chained)
+    # the block CSR's rows in the scatter fill's order (csr_sort 0) search as sorted ones
+    assert unsorted == default and looped_unsorted == top_down, (unsorted, looped_unsorted)
 
 
 def check_search_semiring(R, C):
