@@ -16,6 +16,10 @@ Each check raises (and the rank exits non-zero) on a mismatch; rank 0 prints `ok
              CPU BFS, and every tree the CPU semiring's, parent for parent (the min is
              deterministic)
   faults     a fault planted in one rank's results is caught, whichever rank holds it
+  share      the grid row's all-gather through peer memory (bfs.comm.peer's PeerShare, peer=on:
+             ranks sharing a GPU too) equals MPI's, for empty, sparse and dense pieces, launched
+             and replayed as a CUDA graph; a share whose go word is 0 leaves In as it was; a rank
+             that does not come is named by the others within the timeout
   streamed   a block routed again a chunk at a time (RoutedBlock, chunks of a few hundred
              edges, ragged shares) builds the same block CSR (and 2d-do's CSC) as the block
              routed whole, for 2d, 2d-do and 1d, and its survey the same entries and sources;
@@ -450,6 +454,62 @@ def check_faults(R, C):
                 assert verdict.rule in (2, 5), (fault, faulty, verdict)
             if rank == 0:
                 print(f"fault {fault} on rank {faulty}: {verdict.message}", flush=True)
+
+
+def check_share(R, C):
+    """PeerShare over the whole world as one grid row (see the module docstring), pieces of
+    uneven lengths."""
+    from bfs import device
+    from bfs.comm import peer
+    P = comm.Get_size()
+    counts = np.array([1000 + 37 * j for j in range(P)], np.int64)
+    displs = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
+    n = int(counts.sum())
+    share = peer.PeerShare.open("on", comm, n, displs, counts)
+    assert share is not None, "peer=on opened no window"
+    rng = np.random.default_rng(rank)
+    go, stop = cp.ones(1, cp.uint64), cp.zeros(1, cp.uint64)
+
+    def piece_of(density):
+        words = rng.integers(1, 2**63, int(counts[rank]), dtype=np.uint64)
+        return words * (rng.random(int(counts[rank])) < density).astype(np.uint64)
+
+    def expect(piece):
+        whole = np.empty(n, np.uint64)
+        comm.Allgatherv(piece, [whole, counts, displs, MPI.UINT64_T])
+        return whole
+
+    def same(level):
+        share.enqueue_error_read()
+        got = share.words.get()
+        assert share.error() == "", share.error()
+        return got
+
+    for level, density in enumerate((0.0, 0.001, 0.3, 1.0, 0.01)):
+        piece = piece_of(density)
+        share.share(cp.asarray(piece), go, level)
+        assert (same(level) == expect(piece)).all(), (rank, density)
+    before = same(5)
+    share.share(cp.asarray(piece_of(0.5)), stop, 5)       # a level that does not run
+    assert (same(5) == before).all()
+    dev = cp.zeros(int(counts[rank]), cp.uint64)
+    graph, _ = device.GraphCapture().capture(lambda: share.share(dev, go, 6))
+    for density in (0.2, 0.0, 1.0):
+        piece = piece_of(density)
+        dev[...] = cp.asarray(piece)
+        graph.launch()
+        assert (same(6) == expect(piece)).all(), (rank, density, "graph")
+    comm.Barrier()
+    # the last rank stays away: the others leave their wait, naming it and the level
+    peer.SHARE_TIMEOUT_S = 0.5
+    if rank != P - 1:
+        share.share(cp.asarray(piece_of(0.1)), go, 7)
+        share.enqueue_error_read()
+        cp.cuda.get_current_stream().synchronize()
+        message = share.error()
+        assert f"level 7: rank {P - 1} did not arrive" in message, message
+    comm.Barrier()
+    share.close()
 
 
 if __name__ == "__main__":

@@ -41,7 +41,7 @@ def mpi_check(check, rows, cols):
 
 @pytest.mark.parametrize("grid", GRIDS, ids=lambda g: f"{g[0]}x{g[1]}")
 @pytest.mark.parametrize("check", ["exchange", "route", "search", "search_do", "search_csc",
-                                   "search_semiring", "faults", "streamed"])
+                                   "search_semiring", "faults", "streamed", "share"])
 def test_grid_checks(check, grid):
     out = mpi_check(check, *grid)
     if check == "faults":   # every planted fault was named, on each rank

@@ -155,9 +155,11 @@ LOOP_EDGES = Option("loop_edges", "(GPU) the level loop runs while a frontier ha
                     "this many edges (default 2^20, the most)", parse=positive_int)
 PEER = Option("peer", "(GPU, 2d-do on a grid of one row) small-frontier levels in one kernel "
               "a rank, each rank pushing its finds into the others' memory over NVLink (CUDA "
-              "IPC): where every rank has a GPU of its own on one host (auto, the default), "
-              "wherever the ranks share a host (on: ranks sharing a GPU too, the tests), or "
-              "never (off: the host's chains over --comm)", choices=("auto", "on", "off"))
+              "IPC), and each level's frontier bitmap written into every rank's In there "
+              "(its nonzero words) in place of the all-gather: where every rank has a GPU of "
+              "its own on one host (auto, the default), wherever the ranks share a host (on: "
+              "ranks sharing a GPU too, the tests), or never (off: the host's chains and "
+              "all-gathers over --comm)", choices=("auto", "on", "off"))
 ADJACENCY = Option("adjacency", "(2d-do) a block's structures: its CSR and CSC "
                    "(both, the default), or the CSC alone (csc: top-down levels push through "
                    "it, half the edge bytes: the largest scales)", choices=("both", "csc"),

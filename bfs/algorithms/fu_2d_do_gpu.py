@@ -193,6 +193,7 @@ class Fu2DDoGpu(PeerLoop, CscPush, DirectionSwitch, Fu2DGpu):
             raise BfsError(f"2d-do peer must be one of {', '.join(peer.PEER_CHOICES)}, got "
                            f"{self.peer_request!r}")
         self.peers = None
+        self.in_share = None      # In's all-gather through peer memory (_open_in_share)
         if self.substeps not in (0, 1):
             raise BfsError(f"2d-do substeps must be 1 (bottom-up levels in sub-steps down the "
                            f"grid column) or 0, got {self.substeps!r}")
@@ -209,6 +210,9 @@ class Fu2DDoGpu(PeerLoop, CscPush, DirectionSwitch, Fu2DGpu):
         if self.peers is not None:
             self.peers.close()
             self.peers = None
+        if self.in_share is not None:
+            self.in_share.close()
+            self.in_share = None
         super().close()
 
     def _engine_options(self, options: dict) -> dict:
@@ -358,6 +362,41 @@ class Fu2DDoGpu(PeerLoop, CscPush, DirectionSwitch, Fu2DGpu):
             self._allocate_push()
         elif self.R == 1 and self.C > 1:
             self._open_peers()
+        if self.R == 1 and self.C > 1:
+            self._open_in_share()
+
+    def _open_in_share(self) -> None:
+        """A grid of one row on GPUs of one host (peer's choice, as the level loop's): In lives
+        in a peer window, and each level's all-gather of the row's pieces into it writes the
+        own piece's nonzero words straight into every rank's In (bfs.comm.peer's PeerShare):
+        a tail level's few vertices cost a few words and two flag meetings, not NCCL's
+        all-gather of the whole bitmap (128 MiB a rank at scale 30 on 1x4, ~0.6 ms)."""
+        if self.row_comm.Get_rank() != self.j:
+            raise BfsError("2d-do peer: the grid row's communicator is not in column order")
+        self.in_share = peer.PeerShare.open(self.peer_request, self.row_comm, self.rows.n_words,
+                                            self.row_displs, self.row_counts)
+        if self.in_share is not None:
+            self.in_words = self.in_share.words
+
+    def _gather_in(self, piece, level: int, go=None) -> int:
+        """The grid row's all-gather of the own pieces (piece: this rank's) into In: through
+        peer memory where _open_in_share opened it (nothing done unless go[0], as the chain's
+        kernels), else NCCL's (or MPI's) all-gather. Returns the bytes this rank sent."""
+        if self.in_share is None:
+            return self._gather_row(piece, self.in_words)
+        return self.in_share.share(piece, self.one if go is None else go, level)
+
+    def _read_ctl(self, words=None, host=None):
+        """Fu2DGpu's read, with the peer share's error word brought in the same
+        synchronisation: a peer that did not meet fails the search here."""
+        if self.in_share is None:
+            return super()._read_ctl(words, host)
+        self.in_share.enqueue_error_read()
+        host = super()._read_ctl(words, host)
+        error = self.in_share.error()
+        if error:
+            raise BfsError(error)
+        return host
 
     def _reset_device(self, r_local: int, c_local: int) -> None:
         self._r_root, self._c_root = r_local, c_local
@@ -451,7 +490,7 @@ class Fu2DDoGpu(PeerLoop, CscPush, DirectionSwitch, Fu2DGpu):
                                          lambda nxt: self._chained_finish(nxt, self.uni, go))
             # no rank above: Out is the union (kept, not swapped with uni as one level at a
             # time does, so a level that does not run gathers the same Out again)
-            sent = self._gather_row(self.out[self.own], self.in_words)
+            sent = self._gather_in(self.out[self.own], lv, go)
             clock.mark("union")
             self._chained_finish(lv + 1, self.out, go)
             clock.mark("finish")
@@ -588,15 +627,16 @@ class Fu2DDoGpu(PeerLoop, CscPush, DirectionSwitch, Fu2DGpu):
             clock.mark("expand")
             if not self.own_levels:
                 k["level_counts"]((1,), (1,), (go, self.level_sums, self.counts, np.int32(0)))
-                share = self._share_disjoint if stepped else self._share_level
-                return sent + share(
-                    lv, clock, lambda nxt: self._launch_finish(
-                        self.uni, nxt, degrees=self.csc_offsets, unvisited=self.counts[2:3],
-                        go=go))
+                def finish(nxt):
+                    self._launch_finish(self.uni, nxt, degrees=self.csc_offsets,
+                                        unvisited=self.counts[2:3], go=go)
+                if stepped:
+                    return sent + self._share_disjoint(lv, clock, finish, go)
+                return sent + self._share_level(lv, clock, finish)
             # nothing to union: the kernel marked visited and wrote the levels
             k["level_counts"]((1,), (1,), (go, self.level_sums, self.counts, np.int32(1)))
             clock.mark("finish")
-            sent = self._gather_row(self.out[self.own], self.in_words)
+            sent = self._gather_in(self.out[self.own], lv, go)
             clock.mark("union")
             return sent
 
@@ -687,13 +727,14 @@ class Fu2DDoGpu(PeerLoop, CscPush, DirectionSwitch, Fu2DGpu):
             done, spare = spare, done
         return sent
 
-    def _share_disjoint(self, level: int, clock, finish) -> int:
+    def _share_disjoint(self, level: int, clock, finish, go=None) -> int:
         """After a bottom-up level in sub-steps: the ranks' finds are disjoint, so their sum
         down the grid column is their union on every rank of it (NCCL has no bitwise OR), and
         no rank above has a claim to drop (no scan, no contract); then the row's all-gather
-        into In and finish(level + 1). Returns the bytes this rank sent."""
+        into In (_gather_in; go: a chain's) and finish(level + 1). Returns the bytes this rank
+        sent."""
         self.col_x.allreduce(self.out, self.uni, "sum")
-        sent = self.out.nbytes + self._gather_row(self.uni[self.own], self.in_words)
+        sent = self.out.nbytes + self._gather_in(self.uni[self.own], level, go)
         clock.mark("union")
         finish(level + 1)
         clock.mark("finish")

@@ -137,3 +137,80 @@ def open_window(requested: str, comm, nbytes: int) -> PeerWindow | None:
             raise
         log(f"{e}: the levels go through the host's exchanges", comm=comm)
         return None
+
+
+SHARE_TIMEOUT_S = 5.0   # a share's wait for a peer's flag, at most (then the search fails)
+SHARE_FLAGS_BYTES = 256  # a share window's flag area (2 kinds x up to 16 ranks), In after it
+
+
+class PeerShare:
+    """The grid row's all-gather of a row-range bitmap's pieces (each rank's own piece at its
+    place: words [displs[j], displs[j] + counts[j])) through peer memory, in place of NCCL's
+    (peer_share.cu says how: the own piece's nonzero words written into every rank's copy,
+    between two flag meetings). `words` is this rank's copy, a device array over its window,
+    which every share rewrites whole; share() enqueues on the current stream (capturable in a
+    CUDA graph) and reads nothing; error() says, after the stream's next synchronisation,
+    whether a peer failed to meet (a one-line message naming the peer and the level) or ""."""
+
+    def __init__(self, window: PeerWindow, n_words: int, displs, counts):
+        import cupy as cp
+        import cupyx
+        from .. import device
+        self.window, self.C, self.me = window, window.size, window.rank
+        if self.C * 2 * 8 > SHARE_FLAGS_BYTES:
+            raise BfsError(f"peer share: {self.C} ranks are more than its flag area holds")
+        memory = cp.cuda.UnownedMemory(window.address, window.nbytes, window)
+        self.flags = cp.ndarray((2 * self.C,), cp.uint64, cp.cuda.MemoryPointer(memory, 0))
+        self.words = cp.ndarray((n_words,), cp.uint64,
+                                cp.cuda.MemoryPointer(memory, SHARE_FLAGS_BYTES))
+        self.at, self.count = int(displs[self.me]), int(counts[self.me])
+        self.state = cp.zeros(2, cp.uint64)      # [0] the last share's tag, [1] an error
+        self.host_state = cupyx.empty_pinned((2,), dtype=np.uint64)
+        mod = device.load_module(__file__.replace("peer.py", "peer_share.cu"))
+        self.k = {name: mod.get_function(name)
+                  for name in ("share_clear", "share_meet", "share_write")}
+        self.grid = device.sm_count() * 4
+        self.block = max(32, -(-self.C // 32) * 32)
+
+    @classmethod
+    def open(cls, requested: str, comm, n_words: int, displs, counts):
+        """A PeerShare where choose() takes peer memory and its window opens, else None (as
+        open_window)."""
+        window = open_window(requested, comm, SHARE_FLAGS_BYTES + 8 * int(n_words))
+        return None if window is None else cls(window, n_words, displs, counts)
+
+    def share(self, piece, go, level: int) -> int:
+        """Enqueue the share of this rank's piece (its counts[me] words) into every copy, if
+        go[0]; returns the bytes this rank may send (the piece to each peer, at most)."""
+        k, C, me = self.k, self.C, self.me
+        timeout = np.uint64(SHARE_TIMEOUT_S * 1e9)
+        bases = self.window.bases
+        k["share_clear"]((self.grid,), (256,), (go, self.words, np.int64(self.words.size)))
+        k["share_meet"]((1,), (self.block,), (go, self.state, bases, self.flags, np.int32(me),
+                                              np.int32(C), np.int32(0), np.int32(level),
+                                              timeout))
+        k["share_write"]((self.grid,), (256,), (go, piece, np.int64(self.count),
+                                                np.int64(self.at), bases,
+                                                np.int64(SHARE_FLAGS_BYTES), np.int32(C)))
+        k["share_meet"]((1,), (self.block,), (go, self.state, bases, self.flags, np.int32(me),
+                                              np.int32(C), np.int32(1), np.int32(level),
+                                              timeout))
+        return 8 * self.count * (C - 1)
+
+    def enqueue_error_read(self) -> None:
+        """The error word into its pinned host copy, on the stream (read by error() after the
+        stream's next synchronisation: no read of its own)."""
+        self.state.get(out=self.host_state, blocking=False)
+
+    def error(self) -> str:
+        bad = int(self.host_state[1])
+        if not bad:
+            return ""
+        level, peer, kind = bad >> 16, ((bad >> 2) & 0x3FFF) - 1, "cleared" if not (
+            bad >> 1) & 1 else "written"
+        return (f"peer share, rank {self.me} of the grid row: level {level}: rank {peer} did "
+                f"not arrive ('{kind}' flag) within {SHARE_TIMEOUT_S:g} s (it stopped, failed "
+                f"or was killed)")
+
+    def close(self) -> None:
+        self.window.close()
