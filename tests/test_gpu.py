@@ -656,23 +656,6 @@ def test_kernel1_row_buckets(limit, fill):
     np.testing.assert_array_equal(b_col, dst[ref])
 
 
-def test_an_unsorted_block_csr_holds_each_row_as_the_sorted_one():
-    """block_csr(sort=False) (2d-do's csr_sort=0): the same offsets, and each row the same
-    entries in some order, as the sorted build, from chunks and whatever fill is asked."""
-    src, dst = generate_edges(12, 16)
-    n = 2 ** 12
-    s_d, d_d = cp.asarray(src, cp.uint32), cp.asarray(dst, cp.uint32)
-    cuts = [0, len(src) // 3, len(src)]
-    chunks = lambda: [(s_d[a:b], d_d[a:b]) for a, b in zip(cuts, cuts[1:])]  # noqa: E731
-    off, col = (a.get() for a in csr_gpu.block_csr(chunks, n))
-    for fill in csr_gpu.FILLS:
-        u_off, u_col = (a.get() for a in csr_gpu.block_csr(chunks, n, fill=fill, sort=False))
-        np.testing.assert_array_equal(u_off, off)
-        np.testing.assert_array_equal(sorted_rows(u_off, u_col)[1], col)
-    with pytest.raises(BfsError, match="rows left unsorted need fill 'scatter'"):
-        csr_gpu._csr_from_chunks(chunks, n, 1000, "a block", directed=True, sort=False)
-
-
 @pytest.mark.parametrize("fill, says", [("scatter", "fill pass did not end every row"),
                                         ("keys", r"rows \[0, \d+\) produced \d+ entries")])
 def test_kernel1_refuses_edge_chunks_that_change_between_passes(fill, says):

@@ -22,12 +22,9 @@
 #           on 1x4, each with the CSC alone, small_push on (s30: auto; s26: 2^18, under
 #           auto's 16 MiB of row bitmap) and 0 in one bench
 #           (every level's steps timed)
-#   unsorted  the block CSR left unsorted (csr_sort=0: Kernel 1 without the sort): the grid
-#           checks search_do on 1x2, then 2d-do at s26 and s28 on 1x4, csr_sort 1 and 0 in
-#           one bench (Kernel 1's phases and GTEPS)
 # ROOTS (default 16) Graph500 roots, every search validated.
 #   OUT=dir [ROOTS=16] [BIG="30:1x4"] [POINT=30:1x4 ALPHAS="40 200"] \
-#     bash bench/device.sh one-adjacency checks|big|alpha|fold|pairs|unsorted
+#     bash bench/device.sh one-adjacency checks|big|alpha|fold|pairs
 set -uo pipefail
 ROOTS=${ROOTS:-16}
 part=${1:-checks}
@@ -100,15 +97,5 @@ pairs)
       | grep -v " search [0-9]" | tail -4
   done
   ;;
-unsorted)
-  # the grid checks search_do on 1x2 (csr_sort=0 among its option sets), then 2d-do with both
-  # structures at s26 and s28 on 1x4, the block CSR sorted (default) and not, in one bench
-  grid_check search_do 1 2
-  for s in 26 28; do
-    mpiexec -n 4 python3 -m bfs bench --backend gpu --grid 1x4 --scales "$s" --roots "$ROOTS" \
-      --algorithms 2d-do 2d-do@csr_sort=0 --out "$OUT/unsorted-s$s-1x4" 2>&1 \
-      | tee "$OUT/unsorted-s$s-1x4.log" | grep -v " search [0-9]" | tail -4
-  done
-  ;;
-*) echo "one-adjacency: checks, big, alpha, fold, pairs or unsorted, got '$part'" >&2; exit 2 ;;
+*) echo "one-adjacency: checks, big, alpha, fold or pairs, got '$part'" >&2; exit 2 ;;
 esac

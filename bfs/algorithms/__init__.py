@@ -175,10 +175,6 @@ SMALL_PUSH = Option("small_push", "(GPU, 2d-do adjacency=csc) a top-down level o
                     "this many frontier edges sends (row, parent) pairs, not the row bitmaps, "
                     "and walks no in-edges (auto, the default: 2^18 where the row range's "
                     "bitmap is 16 MiB or more; 0: never)", parse=auto_or_nonnegative_int)
-CSR_SORT = Option("csr_sort", "(GPU, 2d-do with both structures) 1 (the default): the block "
-                  "CSR's rows sorted by column (Kernel 1's bucketed radix sort); 0: left in "
-                  "the fill's order (the top-down expand reads a row whole, in any order), "
-                  "Kernel 1 without the sort", parse=int, choices=(0, 1))
 FOLD = Option("fold", "(GPU) a bottom-up level whose frontier is small checks a 1 MiB fold of "
               "its bitmap (the OR of the bits congruent mod 2^23) before the bitmap: auto (the "
               "default: bitmaps of 16 MiB or more, which L2 does not hold), 1, or 0 (never)",
@@ -226,8 +222,7 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
                       "block CSC when the frontier holds many edges (--alpha, --beta)",
                       distributed=True, options=(EXCHANGE, COMM, ALPHA, BETA, ROWS, ENGINE,
                                                  AHEAD, TD_AHEAD, GRAPHS, SUBSTEPS, PEER,
-                                                 ADJACENCY, HUB_DEGREE, SMALL_PUSH,
-                                                 CSR_SORT, FOLD)),
+                                                 ADJACENCY, HUB_DEGREE, SMALL_PUSH, FOLD)),
         AlgorithmSpec("1d", {"cpu": "bfs.algorithms.racherla_1d",
                              "gpu": "bfs.algorithms.racherla_1d_gpu"},
                       "Racherla 1D BFS: discoveries all-gathered (CPU: pairs, small frontiers "

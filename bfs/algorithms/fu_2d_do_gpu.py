@@ -96,8 +96,7 @@ per-block path on one GPU), ahead and td_ahead (the chains' lengths past the hos
 graphs (1: chains replayed as CUDA graphs; 0: launched one by one, every level step timed
 apart), substeps (above), peer (above), adjacency (above), hub_degree (above; 0: no pairs, the
 resolve walks every candidate), small_push (fu_2d_do_push.SMALL_PUSH: auto, an edge count, or
-0), csr_sort (1: the block CSR's rows sorted by column; 0: left in Kernel 1's fill order, no
-sort), fold (merrill-do's: In folded to 1 MiB before a small-frontier bottom-up level or
+0), fold (merrill-do's: In folded to 1 MiB before a small-frontier bottom-up level or
 resolve, auto where In is 16 MiB or more; scale 30 on 1x4: the first bottom-up level 14.8 ->
 8.3 ms).
 
@@ -162,10 +161,6 @@ class Fu2DDoGpu(PeerLoop, CscPush, DirectionSwitch, Fu2DGpu):
         self._switch_options(ctx.options, int(block.manifest["bounds"][-1]),    # fail fast
                              merrill_do.ALPHA, merrill_do.BETA)
         self.adjacency = adjacency_option(ctx.options)
-        self.csr_sort = ctx.options.get("csr_sort", 1)
-        if self.csr_sort not in (0, 1):
-            raise BfsError(f"2d-do csr_sort must be 1 (the block CSR's rows sorted) or 0 (left "
-                           f"in the fill's order), got {self.csr_sort!r}")
         self.rows_order = ctx.options.get("rows", "auto")
         if self.rows_order not in ("auto", "degree", "graph"):
             raise BfsError(f"2d-do rows must be auto, degree or graph, got {self.rows_order!r}")

@@ -179,14 +179,12 @@ class Fu2DGpu(Fu2D):
         """The engine's options from this algorithm's (2d has none that the engine takes)."""
         return {}
 
-    csr_sort = True     # the block CSR's rows sorted by column (2d-do's csr_sort option)
-
     def _build_blocks(self, entries, fill: str) -> None:
         """The block's device CSR from entries(), its (rows, columns) padded local ids, whole
         or a routed chunk at a time (csr_gpu.block_csr's fill); 2d-do adds its CSC."""
         with self.phase("block CSR"):   # streamed: its passes' generation and routing too
             self.csr_offsets, self.csr_cols = csr_gpu.block_csr(
-                entries, self.rows.n_words * WORD, fill=fill, sort=self.csr_sort)
+                entries, self.rows.n_words * WORD, fill=fill)
 
     def _finish_blocks(self) -> None:
         """What the blocks need once the entries' local ids are freed (2d-do's CSC order)."""

@@ -1,7 +1,7 @@
 """GPU Kernel 1, CUDA in kernel1.cu: degrees by atomics (self-loops dropped), int64 offsets by
 one cumsum, then the columns, filled in one of two ways (`fill`); rows come out sorted by
-column either way, so the CSR's bytes are the same (block_csr's sort=False alone leaves them in
-the scatter fill's order); duplicates are kept, as in bfs.build.csr_cpu.
+column either way, so the CSR's bytes are the same; duplicates are kept, as in
+bfs.build.csr_cpu.
 
 fill="keys" (`build_csr_gpu`, the edge list held on the device): the rows are cut into buckets
 of at most 2^30 directed entries (scale 26 has 2^31, past what a sort library with 32-bit item
@@ -118,30 +118,25 @@ def _check_vertices(n: int) -> None:
 
 
 def block_csr(entries, n_keys: int, what: str = "2d block CSR", fill: str = "keys",
-              sort_limit: int | None = None, sort: bool = True):
+              sort_limit: int | None = None):
     """Directed CSR (keys -> values) of a distributed block on the device: int64
     offsets[n_keys + 1], uint32 values, each row sorted. entries() yields (keys, values) pairs
     of device uint32 local ids of entries that already hold both directions (2d's block CSR,
     and with keys and values swapped its CSC), the same entries at each call: the routed
     block whole (fill "keys", a pass over it per 2^30-entry bucket), or routed again a chunk
     at a time (fill "scatter": two passes, then each bucket sorted in place; the block is never
-    whole beside its CSR). The same kernels and sort as Kernel 1, one direction per entry.
-    sort False: the rows left in the scatter fill's order (whatever fill says: two passes, no
-    sort), for a reader that takes a row whole in any order (2d-do's csr_sort=0)."""
+    whole beside its CSR). The same kernels and sort as Kernel 1, one direction per entry."""
     _check_vertices(n_keys)
-    if not sort:
-        fill = "scatter"
     if sort_limit is None:
         sort_limit = SORT_LIMIT if fill == "keys" else RESORT_LIMIT
-    return _csr_from_chunks(entries, n_keys, sort_limit, what, directed=True, fill=fill,
-                            sort=sort)
+    return _csr_from_chunks(entries, n_keys, sort_limit, what, directed=True, fill=fill)
 
 
 FILLS = ("keys", "scatter")   # how the columns are filled (_csr_from_chunks, module docstring)
 
 
 def _csr_from_chunks(edge_chunks, n: int, sort_limit: int, what: str, directed: bool = False,
-                     fill: str = "keys", sort: bool = True):
+                     fill: str = "keys"):
     """The Kernel 1 passes over edge_chunks() (a callable yielding device uint32 (src, dst)
     pairs, the same edges each call). directed: each pair is one CSR entry src -> dst
     (block_csr); else an undirected edge.
@@ -151,11 +146,9 @@ def _csr_from_chunks(edge_chunks, n: int, sort_limit: int, what: str, directed: 
     and then the fill (each entry atomically takes its row's next slot: the degrees' array
     becomes the rows' cursors), then every bucket of rows is sorted in place from the columns
     themselves (row_keys): nothing but one bucket's keys and the sort's buffer beside the
-    CSR; sort False (fill "scatter" only): the rows left in the fill's order."""
+    CSR."""
     if fill not in FILLS:
         raise BfsError(f"Kernel 1 fill must be one of {FILLS}, got {fill!r}")
-    if not (sort or fill == "scatter"):
-        raise BfsError(f"{what}: rows left unsorted need fill 'scatter', got {fill!r}")
     cp = require_gpu()
     mod = _kernel1_module()
     with nvtx.kernel1("degrees"):
@@ -197,9 +190,6 @@ def _csr_from_chunks(edge_chunks, n: int, sort_limit: int, what: str, directed: 
         src = dst = None
         del deg, cursor
         device.free_pool()
-        if not sort:
-            cp.cuda.get_current_stream().synchronize()
-            return offsets, columns
         row_keys = mod.get_function("row_keys")
 
         def fill_bucket(r0, r1, keys):
