@@ -155,8 +155,9 @@ def check_search_do(R, C):
     replayed as CUDA graphs (graphs=1, the default where the exchanges are NCCL) search as the
     chains launched one by one (graphs=0); bottom-up levels in sub-steps down the grid column
     (substeps=1, the default) search as every block at once (substeps=0), reading no more
-    in-edges. On a grid of one row the level loop across GPUs (peer, the default there)
-    searches as the host's chains (peer=off) in every direction setting, and a search it runs
+    in-edges. On a grid of one row the level loop across GPUs and In's all-gather through
+    peer memory (peer, the default there) search as the host's chains and NCCL's all-gathers
+    (peer=off) in every direction setting, and a search the loop runs
     whole reads the device once. In's fold (fold=1) searches as without it."""
     # the host's chains (peer off), then the level loop across GPUs (peer, the default where
     # every rank has a GPU of its own: on a grid of one row), from the root and back from

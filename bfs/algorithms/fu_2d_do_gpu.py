@@ -86,6 +86,12 @@ until one finds it and the in-edges read add up to about one sweep of the column
 disjoint: the union is one all-reduce (sum) down the column, with no scan and no contract.
 
 The level loop across GPUs (peer; a grid of one row on one host): fu_2d_do_peer's PeerLoop.
+Under the same choice the row's all-gather of Out into In goes through peer memory (In lives
+in a window; bfs.comm.peer's PeerShare, _open_in_share): each rank writes its piece's nonzero
+words into every rank's In between two flag meetings, captured in the chains' CUDA graphs like
+the NCCL calls; a tail level of a few thousand vertices then costs In's clear and a few words,
+not the whole bitmap (scale 29 on 1x2, CSC alone: 0.23-0.27 against 0.35-0.39 ms a tail level,
+1.07x the search; BENCHMARKS.md).
 
 The block's CSC alone (adjacency=csc; fu_2d_do's docstring, "One adjacency"): fu_2d_do_push's
 CscPush.
@@ -106,7 +112,8 @@ id per block entry, about as much as the CSR again (and 8 bytes a row-range vert
 built hubs first: the ranks and their inverse); its head copy (4 bytes a column vertex) and the
 closed-column bitmap; and 4 words of control. With peer: a window of 2 x C x min(2^20,
 columns) 8-byte entries a rank, and four int64 arrays of min(2^20, columns) (the own finds'
-row starts and degrees, two parities).
+row starts and degrees, two parities); In itself moves into a window (cudaMalloc, outside
+CuPy's pool).
 """
 from __future__ import annotations
 
