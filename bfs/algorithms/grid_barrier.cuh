@@ -12,17 +12,13 @@
 // thread 0, after a __syncthreads, adds its arrival with a release atomic and polls the word
 // with acquire loads until every block has arrived. Costs, by design: one atomic a block and
 // the poll's round trips through L2 (~0.5 us each on an H100).
+#include "../comm/sys_memory.cuh"
 __device__ __forceinline__ u64 ld_acquire_u64(const u64* p) {
     u64 v;
     asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
     return v;
 }
 
-__device__ __forceinline__ u64 global_timer_ns() {
-    u64 t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
 
 // Arrive at *word by adding `add` (which holds a one at bit `shift`: the arrivals count in the
 // bits `shift` up, under `mask` once shifted down; the other bits carry what the blocks add up,

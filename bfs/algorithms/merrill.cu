@@ -442,14 +442,6 @@ __device__ __forceinline__ u64* peer_entries(const LoopPeers P, int t, int parit
 __device__ __forceinline__ u64 level_tag(const LoopPeers P, int done) {
     return (u64)(((P.tag_base + done) % LOOP_TAG_PERIOD) + 1);
 }
-__device__ __forceinline__ void st_relaxed_sys_u64(u64* p, u64 v) {
-    asm volatile("st.relaxed.sys.global.u64 [%0], %1;" :: "l"(p), "l"(v) : "memory");
-}
-__device__ __forceinline__ u64 ld_relaxed_sys_u64(const u64* p) {
-    u64 v;
-    asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-    return v;
-}
 
 // Claim and append the edges (v -> w[k]) whose on[k] is set: a winner writes parent (pv) and
 // level (claim), and its queue entry, degree and row start; its row's first column line is

@@ -19,19 +19,7 @@
 typedef unsigned long long u64;
 typedef long long i64;
 
-__device__ __forceinline__ u64 share_clock() {
-    u64 t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
-__device__ __forceinline__ void share_store(u64* p, u64 v) {
-    asm volatile("st.relaxed.sys.global.u64 [%0], %1;" :: "l"(p), "l"(v) : "memory");
-}
-__device__ __forceinline__ u64 share_load(const u64* p) {
-    u64 v;
-    asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-    return v;
-}
+#include "sys_memory.cuh"
 
 extern "C" __global__ void share_clear(const u64* go, u64* words, i64 n) {
     if (!go[0]) return;
@@ -50,12 +38,12 @@ extern "C" __global__ void share_meet(const u64* go, u64* state, const u64* base
     __threadfence_system();      // this rank's earlier writes (the clear, the pieces) first
     __syncthreads();
     const int t = threadIdx.x;
-    if (t < C && t != me) share_store((u64*)bases[t] + kind * C + me, tag);
+    if (t < C && t != me) st_relaxed_sys_u64((u64*)bases[t] + kind * C + me, tag);
     bool late = false;
     if (t < C && t != me) {
-        const u64 start = share_clock();
-        while (share_load(own_flags + kind * C + t) < tag) {
-            if (share_clock() - start > timeout_ns) { late = true; break; }
+        const u64 start = global_timer_ns();
+        while (ld_acquire_sys_u64(own_flags + kind * C + t) < tag) {
+            if (global_timer_ns() - start > timeout_ns) { late = true; break; }
         }
     }
     if (late) atomicCAS(state + 1, 0ULL,
