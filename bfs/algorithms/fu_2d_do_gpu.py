@@ -319,10 +319,11 @@ class Fu2DDoGpu(PeerLoop, CscPush, DirectionSwitch, Fu2DGpu):
         # cleared with each compaction); [4:8] the totals, [8:12] this rank's counts of the
         # level's all-reduce: [n_f, m_f, unvisited CSC edges, edges examined]; [12:] a chain's
         # control and log (fu_2d.cu's decide_levels). One read of ctl brings all to the host.
-        self.ctl = cp.zeros(CHAIN + LOG + LEVEL_WORDS * (max(self.ahead, self.td_ahead) + 1),
-                            cp.uint64)
+        # the last word: the peer share's error word (_open_in_share), read with the rest
+        self.ctl = cp.zeros(CHAIN + LOG + LEVEL_WORDS * (max(self.ahead, self.td_ahead) + 1)
+                            + 1, cp.uint64)
         self.totals, self.counts = self.ctl[TOTALS:COUNTS], self.ctl[COUNTS:COUNTS + 4]
-        self.chain = self.ctl[CHAIN:]
+        self.chain = self.ctl[CHAIN:-1]
         self.host_ctl = cupyx.empty_pinned((self.ctl.size,), dtype=np.uint64)
         mod = merrill_do.module(self.bu_kernel)
         self.k["bottom_up"] = mod.get_function(self.bu_kernel)
@@ -376,7 +377,7 @@ class Fu2DDoGpu(PeerLoop, CscPush, DirectionSwitch, Fu2DGpu):
         if self.row_comm.Get_rank() != self.j:
             raise BfsError("2d-do peer: the grid row's communicator is not in column order")
         self.in_share = peer.PeerShare.open(self.peer_request, self.row_comm, self.rows.n_words,
-                                            self.row_displs, self.row_counts)
+                                            self.row_displs, self.row_counts, self.ctl[-1:])
         if self.in_share is not None:
             self.in_words = self.in_share.words
 
@@ -389,15 +390,11 @@ class Fu2DDoGpu(PeerLoop, CscPush, DirectionSwitch, Fu2DGpu):
         return self.in_share.share(piece, self.one if go is None else go, level)
 
     def _read_ctl(self, words=None, host=None):
-        """Fu2DGpu's read, with the peer share's error word brought in the same
-        synchronisation: a peer that did not meet fails the search here."""
-        if self.in_share is None:
-            return super()._read_ctl(words, host)
-        self.in_share.enqueue_error_read()
+        """Fu2DGpu's read; a read of ctl brings the peer share's error word (its last word): a
+        peer that did not meet fails the search here."""
         host = super()._read_ctl(words, host)
-        error = self.in_share.error()
-        if error:
-            raise BfsError(error)
+        if self.in_share is not None and words is None and host[-1]:
+            raise BfsError(self.in_share.error_message(int(host[-1])))
         return host
 
     def _reset_device(self, r_local: int, c_local: int) -> None:

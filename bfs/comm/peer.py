@@ -149,10 +149,12 @@ class PeerShare:
     (peer_share.cu says how: the own piece's nonzero words written into every rank's copy,
     between two flag meetings). `words` is this rank's copy, a device array over its window,
     which every share rewrites whole; share() enqueues on the current stream (capturable in a
-    CUDA graph) and reads nothing; error() says, after the stream's next synchronisation,
-    whether a peer failed to meet (a one-line message naming the peer and the level) or ""."""
+    CUDA graph) and reads nothing. A peer that fails to meet sets the error word (error_word: a
+    device word of the caller's, read with what it reads anyway; else one of its own, brought
+    to the host by enqueue_error_read); error_message(its value) names the peer and the
+    level, "" for 0."""
 
-    def __init__(self, window: PeerWindow, n_words: int, displs, counts):
+    def __init__(self, window: PeerWindow, n_words: int, displs, counts, error_word=None):
         import cupy as cp
         import cupyx
         from .. import device
@@ -164,8 +166,9 @@ class PeerShare:
         self.words = cp.ndarray((n_words,), cp.uint64,
                                 cp.cuda.MemoryPointer(memory, SHARE_FLAGS_BYTES))
         self.at, self.count = int(displs[self.me]), int(counts[self.me])
-        self.state = cp.zeros(2, cp.uint64)      # [0] the last share's tag, [1] an error
-        self.host_state = cupyx.empty_pinned((2,), dtype=np.uint64)
+        self.tag = cp.zeros(1, cp.uint64)         # the last share's tag
+        self.error_word = cp.zeros(1, cp.uint64) if error_word is None else error_word
+        self.host_error = cupyx.empty_pinned((1,), dtype=np.uint64)
         mod = device.load_module(__file__.replace("peer.py", "peer_share.cu"))
         self.k = {name: mod.get_function(name)
                   for name in ("share_clear", "share_meet", "share_write")}
@@ -173,11 +176,11 @@ class PeerShare:
         self.block = max(32, -(-self.C // 32) * 32)
 
     @classmethod
-    def open(cls, requested: str, comm, n_words: int, displs, counts):
+    def open(cls, requested: str, comm, n_words: int, displs, counts, error_word=None):
         """A PeerShare where choose() takes peer memory and its window opens, else None (as
         open_window)."""
         window = open_window(requested, comm, SHARE_FLAGS_BYTES + 8 * int(n_words))
-        return None if window is None else cls(window, n_words, displs, counts)
+        return None if window is None else cls(window, n_words, displs, counts, error_word)
 
     def share(self, piece, go, level: int) -> int:
         """Enqueue the share of this rank's piece (its counts[me] words) into every copy, if
@@ -186,24 +189,25 @@ class PeerShare:
         timeout = np.uint64(SHARE_TIMEOUT_S * 1e9)
         bases = self.window.bases
         k["share_clear"]((self.grid,), (256,), (go, self.words, np.int64(self.words.size)))
-        k["share_meet"]((1,), (self.block,), (go, self.state, bases, self.flags, np.int32(me),
-                                              np.int32(C), np.int32(0), np.int32(level),
-                                              timeout))
+        meet = (go, self.tag, self.error_word, bases, self.flags, np.int32(me), np.int32(C))
+        k["share_meet"]((1,), (self.block,), (*meet, np.int32(0), np.int32(level), timeout))
         k["share_write"]((self.grid,), (256,), (go, piece, np.int64(self.count),
                                                 np.int64(self.at), bases,
                                                 np.int64(SHARE_FLAGS_BYTES), np.int32(C)))
-        k["share_meet"]((1,), (self.block,), (go, self.state, bases, self.flags, np.int32(me),
-                                              np.int32(C), np.int32(1), np.int32(level),
-                                              timeout))
+        k["share_meet"]((1,), (self.block,), (*meet, np.int32(1), np.int32(level), timeout))
         return 8 * self.count * (C - 1)
 
     def enqueue_error_read(self) -> None:
         """The error word into its pinned host copy, on the stream (read by error() after the
         stream's next synchronisation: no read of its own)."""
-        self.state.get(out=self.host_state, blocking=False)
+        self.error_word.get(out=self.host_error, blocking=False)
 
     def error(self) -> str:
-        bad = int(self.host_state[1])
+        """error_message of the host copy enqueue_error_read brought."""
+        return self.error_message(int(self.host_error[0]))
+
+    def error_message(self, bad: int) -> str:
+        """The message of an error word's value (peer_share.cu), "" for 0."""
         if not bad:
             return ""
         level, peer, kind = bad >> 16, ((bad >> 2) & 0x3FFF) - 1, "cleared" if not (

@@ -11,10 +11,11 @@
 //                 peer's flag is in
 // A sparse level (a tail level: a few thousand vertices found) writes a few words where NCCL's
 // all-gather moved the whole piece (32 MiB a rank at scale 30 on 1x4).
-// Flags carry the share's tag, state[0] + 1 at its first meet, counted on the device so that a
+// Flags carry the share's tag, *tag + 1 at its first meet, counted on the device so that a
 // CUDA graph replays the chain's shares with new tags; a wait past timeout_ns gives up and
-// leaves state[1] = (level << 16) | (peer + 1) << 2 | kind << 1 | 1, and every later meet
-// returns at once (the host raises at its next read, naming the peer and the level).
+// leaves *error = (level << 16) | (peer + 1) << 2 | kind << 1 | 1 (a word of the caller's: 2d-do
+// keeps it in the control words its every read brings), and every later meet returns at once
+// (the host raises at its next read, naming the peer and the level).
 
 typedef unsigned long long u64;
 typedef long long i64;
@@ -29,12 +30,12 @@ extern "C" __global__ void share_clear(const u64* go, u64* words, i64 n) {
 }
 
 // One block of at least C threads. A window's flags: [kind * C + source].
-extern "C" __global__ void share_meet(const u64* go, u64* state, const u64* bases,
+extern "C" __global__ void share_meet(const u64* go, u64* tags, u64* error, const u64* bases,
                                       u64* own_flags, int me, int C, int kind, int level,
                                       u64 timeout_ns) {
     __shared__ u64 tag;
-    if (!go[0] || state[1]) return;
-    if (threadIdx.x == 0) tag = state[0] + (kind == 0 ? 1 : 0);
+    if (!go[0] || *error) return;
+    if (threadIdx.x == 0) tag = *tags + (kind == 0 ? 1 : 0);
     __threadfence_system();      // this rank's earlier writes (the clear, the pieces) first
     __syncthreads();
     const int t = threadIdx.x;
@@ -46,10 +47,10 @@ extern "C" __global__ void share_meet(const u64* go, u64* state, const u64* base
             if (global_timer_ns() - start > timeout_ns) { late = true; break; }
         }
     }
-    if (late) atomicCAS(state + 1, 0ULL,
+    if (late) atomicCAS(error, 0ULL,
                         ((u64)level << 16) | ((u64)(t + 1) << 2) | ((u64)kind << 1) | 1ULL);
     __syncthreads();
-    if (t == 0 && kind == 0) state[0] = tag;
+    if (t == 0 && kind == 0) *tags = tag;
 }
 
 // The own piece (words, at word `at` of the row range) into every rank's copy, which starts
