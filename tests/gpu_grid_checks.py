@@ -17,9 +17,10 @@ Each check raises (and the rank exits non-zero) on a mismatch; rank 0 prints `ok
              deterministic)
   faults     a fault planted in one rank's results is caught, whichever rank holds it
   share      the grid row's all-gather through peer memory (bfs.comm.peer's PeerShare, peer=on:
-             ranks sharing a GPU too) equals MPI's, for empty, sparse and dense pieces, launched
-             and replayed as a CUDA graph; a share whose go word is 0 leaves In as it was; a rank
-             that does not come is named by the others within the timeout
+             ranks sharing a GPU too) equals MPI's, for empty, sparse and dense pieces, and its
+             sum of four words MPI's all-reduce, launched and replayed as a CUDA graph; a share
+             or sum whose go word is 0 changes nothing; a rank that does not come is named by
+             the others within the timeout
   streamed   a block routed again a chunk at a time (RoutedBlock, chunks of a few hundred
              edges, ragged shares) builds the same block CSR (and 2d-do's CSC) as the block
              routed whole, for 2d, 2d-do and 1d, and its survey the same entries and sources;
@@ -483,20 +484,43 @@ def check_share(R, C):
         assert share.error() == "", share.error()
         return got
 
+    def words_sum(words, totals):
+        expected = np.empty(4, np.uint64)
+        comm.Allreduce(words, expected, op=MPI.SUM)
+        got = totals.get()
+        assert (got == expected).all(), (rank, got, expected)
+
+    totals = cp.zeros(4, cp.uint64)
     for level, density in enumerate((0.0, 0.001, 0.3, 1.0, 0.01)):
         piece = piece_of(density)
         share.share(cp.asarray(piece), go, level)
         assert (same(level) == expect(piece)).all(), (rank, density)
-    before = same(5)
+        # the switch words, summed by the same flags: twice in a row too (the slots' parity)
+        for _ in range(1 + level % 2):
+            words = rng.integers(0, 2**40, 4, dtype=np.uint64)
+            share.sum(cp.asarray(words), totals, go, level)
+            words_sum(words, totals)
+    before, summed = same(5), totals.get()
     share.share(cp.asarray(piece_of(0.5)), stop, 5)       # a level that does not run
-    assert (same(5) == before).all()
+    share.sum(cp.asarray(piece_of(1.0)[:4]), totals, stop, 5)
+    assert (same(5) == before).all() and (totals.get() == summed).all()
     dev = cp.zeros(int(counts[rank]), cp.uint64)
-    graph, _ = device.GraphCapture().capture(lambda: share.share(dev, go, 6))
+    dev_words = cp.zeros(4, cp.uint64)
+
+    def enqueue():
+        share.share(dev, go, 6)
+        share.sum(dev_words, totals, go, 6)
+
+    graph, _ = device.GraphCapture().capture(enqueue)
     for density in (0.2, 0.0, 1.0):
         piece = piece_of(density)
+        words = rng.integers(0, 2**40, 4, dtype=np.uint64)
         dev[...] = cp.asarray(piece)
+        dev_words[...] = cp.asarray(words)
         graph.launch()
         assert (same(6) == expect(piece)).all(), (rank, density, "graph")
+        words_sum(words, totals)
+        assert share.error() == "", share.error()
     comm.Barrier()
     # the last rank stays away: the others leave their wait, naming it and the level
     peer.SHARE_TIMEOUT_S = 0.5

@@ -343,11 +343,16 @@ class Fu2D(Searcher):
         """Runs the level (its body and the count all-reduce) and returns the levels run: 1
         here; bfs.algorithms.fu_2d_do_gpu runs chains of bottom-up levels behind one read."""
         sent = self._level_body(level, clock)
-        # one all-reduce a level: the next frontier's size, which also ends the search
-        self.world_x.allreduce(self.counts, self.totals)
+        self._sum_counts(level)
         clock.mark("allreduce")
         clock.end_level(level, frontier, sent + self.counts.nbytes)
         return 1
+
+    def _sum_counts(self, level: int, go=None) -> None:
+        """One all-reduce a level: every rank's counts summed into totals, the next frontier's
+        size, which also ends the search (bfs.algorithms.fu_2d_do_gpu sums them through peer
+        memory where it shares In so; go: a chain's)."""
+        self.world_x.allreduce(self.counts, self.totals)
 
     def _level_body(self, level: int, clock: LevelClock) -> int:
         """Fig. 5's level over the grid; returns the bytes this rank sent. The local work goes

@@ -91,7 +91,9 @@ in a window; bfs.comm.peer's PeerShare, _open_in_share): each rank writes its pi
 words into every rank's In between two flag meetings, captured in the chains' CUDA graphs like
 the NCCL calls; a tail level of a few thousand vertices then costs In's clear and a few words,
 not the whole bitmap (scale 29 on 1x2, CSC alone: 0.23-0.27 against 0.35-0.39 ms a tail level,
-1.07x the search; BENCHMARKS.md).
+1.07x the search; BENCHMARKS.md). The level's four switch words are summed by the same kind of
+flags (PeerShare.sum, _sum_counts), not NCCL's all-reduce: a chain on a grid of one row then
+has no collective but its pushed levels' (measured only by the grid check so far).
 
 The block's CSC alone (adjacency=csc; fu_2d_do's docstring, "One adjacency"): fu_2d_do_push's
 CscPush.
@@ -373,7 +375,8 @@ class Fu2DDoGpu(PeerLoop, CscPush, DirectionSwitch, Fu2DGpu):
         in a peer window, and each level's all-gather of the row's pieces into it writes the
         own piece's nonzero words straight into every rank's In (bfs.comm.peer's PeerShare):
         a tail level's few vertices cost a few words and two flag meetings, not NCCL's
-        all-gather of the whole bitmap (128 MiB a rank at scale 30 on 1x4, ~0.6 ms)."""
+        all-gather of the whole bitmap (128 MiB a rank at scale 30 on 1x4, ~0.6 ms); the
+        switch words are summed through it too (_sum_counts)."""
         if self.row_comm.Get_rank() != self.j:
             raise BfsError("2d-do peer: the grid row's communicator is not in column order")
         self.in_share = peer.PeerShare.open(self.peer_request, self.row_comm, self.rows.n_words,
@@ -388,6 +391,14 @@ class Fu2DDoGpu(PeerLoop, CscPush, DirectionSwitch, Fu2DGpu):
         if self.in_share is None:
             return self._gather_row(piece, self.in_words)
         return self.in_share.share(piece, self.one if go is None else go, level)
+
+    def _sum_counts(self, level: int, go=None) -> None:
+        """The level's switch words summed over the ranks: by the peer share's flags where In
+        is shared so (a grid of one row: the row is the world), else Fu2D's all-reduce."""
+        if self.in_share is None:
+            super()._sum_counts(level, go)
+        else:
+            self.in_share.sum(self.counts, self.totals, self.one if go is None else go, level)
 
     def _read_ctl(self, words=None, host=None):
         """Fu2DGpu's read; a read of ctl brings the peer share's error word (its last word): a
@@ -526,7 +537,7 @@ class Fu2DDoGpu(PeerLoop, CscPush, DirectionSwitch, Fu2DGpu):
             marks, sent = [], []
             for step in range(ahead + 1):
                 bytes_sent = one_level(level + step, go, clock)
-                self.world_x.allreduce(self.counts, self.totals)
+                self._sum_counts(level + step, go)
                 clock.mark("allreduce")
                 self.k[decide]((1,), (1,), (self.totals, self.chain, np.float64(rule)))
                 clock.mark("switch")

@@ -161,7 +161,7 @@ class PeerLoop:
                                         (self.peer_entries[parity, s], np.int64(b - a),
                                          self.in_words))
         self._launch_compact(n_edges=self.counts[1:2])
-        self.world_x.allreduce(self.counts, self.totals)
+        self._sum_counts(level + run)
         self._queued, self._fresh = True, False
         return run
 

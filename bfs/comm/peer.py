@@ -140,7 +140,10 @@ def open_window(requested: str, comm, nbytes: int) -> PeerWindow | None:
 
 
 SHARE_TIMEOUT_S = 5.0   # a share's wait for a peer's flag, at most (then the search fails)
-SHARE_FLAGS_BYTES = 256  # a share window's flag area (2 kinds x up to 16 ranks), In after it
+SHARE_RANKS = 16         # the ranks a share's flag area holds (peer_share.cu's layout):
+SHARE_SUM_SLOTS = 32     # the meetings' flags (2 a rank), then from this word the sums' slots
+SHARE_FLAGS_BYTES = 4096  # (8 words for each parity and rank), In after them
+SHARE_KINDS = ("cleared", "written", "switch words")   # the flag an error word names
 
 
 class PeerShare:
@@ -149,7 +152,8 @@ class PeerShare:
     (peer_share.cu says how: the own piece's nonzero words written into every rank's copy,
     between two flag meetings). `words` is this rank's copy, a device array over its window,
     which every share rewrites whole; share() enqueues on the current stream (capturable in a
-    CUDA graph) and reads nothing. A peer that fails to meet sets the error word (error_word: a
+    CUDA graph) and reads nothing; sum() likewise sums a level's four switch words over the
+    ranks (NCCL's all-reduce of them, by the same flags). A peer that fails to meet sets the error word (error_word: a
     device word of the caller's, read with what it reads anyway; else one of its own, brought
     to the host by enqueue_error_read); error_message(its value) names the peer and the
     level, "" for 0."""
@@ -159,19 +163,21 @@ class PeerShare:
         import cupyx
         from .. import device
         self.window, self.C, self.me = window, window.size, window.rank
-        if self.C * 2 * 8 > SHARE_FLAGS_BYTES:
-            raise BfsError(f"peer share: {self.C} ranks are more than its flag area holds")
+        if self.C > SHARE_RANKS:
+            raise BfsError(f"peer share: {self.C} ranks are more than its flag area holds "
+                           f"({SHARE_RANKS})")
         memory = cp.cuda.UnownedMemory(window.address, window.nbytes, window)
-        self.flags = cp.ndarray((2 * self.C,), cp.uint64, cp.cuda.MemoryPointer(memory, 0))
+        self.flags = cp.ndarray((SHARE_FLAGS_BYTES // 8,), cp.uint64,
+                                cp.cuda.MemoryPointer(memory, 0))
         self.words = cp.ndarray((n_words,), cp.uint64,
                                 cp.cuda.MemoryPointer(memory, SHARE_FLAGS_BYTES))
         self.at, self.count = int(displs[self.me]), int(counts[self.me])
-        self.tag = cp.zeros(1, cp.uint64)         # the last share's tag
+        self.tags = cp.zeros(2, cp.uint64)        # the last share's tag, the last sum's
         self.error_word = cp.zeros(1, cp.uint64) if error_word is None else error_word
         self.host_error = cupyx.empty_pinned((1,), dtype=np.uint64)
         mod = device.load_module(__file__.replace("peer.py", "peer_share.cu"))
         self.k = {name: mod.get_function(name)
-                  for name in ("share_clear", "share_meet", "share_write")}
+                  for name in ("share_clear", "share_meet", "share_write", "share_sum")}
         self.grid = device.sm_count() * 4
         self.block = max(32, -(-self.C // 32) * 32)
 
@@ -189,13 +195,20 @@ class PeerShare:
         timeout = np.uint64(SHARE_TIMEOUT_S * 1e9)
         bases = self.window.bases
         k["share_clear"]((self.grid,), (256,), (go, self.words, np.int64(self.words.size)))
-        meet = (go, self.tag, self.error_word, bases, self.flags, np.int32(me), np.int32(C))
+        meet = (go, self.tags, self.error_word, bases, self.flags, np.int32(me), np.int32(C))
         k["share_meet"]((1,), (self.block,), (*meet, np.int32(0), np.int32(level), timeout))
         k["share_write"]((self.grid,), (256,), (go, piece, np.int64(self.count),
                                                 np.int64(self.at), bases,
                                                 np.int64(SHARE_FLAGS_BYTES), np.int32(C)))
         k["share_meet"]((1,), (self.block,), (*meet, np.int32(1), np.int32(level), timeout))
         return 8 * self.count * (C - 1)
+
+    def sum(self, counts, totals, go, level: int) -> None:
+        """Enqueue totals[0:4] = the sum over the ranks of their counts[0:4] (uint64), if go[0]."""
+        self.k["share_sum"]((1,), (self.block,),
+                            (go, self.tags, self.error_word, self.window.bases, self.flags,
+                             np.int32(self.me), np.int32(self.C), np.int32(level),
+                             np.uint64(SHARE_TIMEOUT_S * 1e9), counts, totals))
 
     def enqueue_error_read(self) -> None:
         """The error word into its pinned host copy, on the stream (read by error() after the
@@ -210,8 +223,7 @@ class PeerShare:
         """The message of an error word's value (peer_share.cu), "" for 0."""
         if not bad:
             return ""
-        level, peer, kind = bad >> 16, ((bad >> 2) & 0x3FFF) - 1, "cleared" if not (
-            bad >> 1) & 1 else "written"
+        level, peer, kind = bad >> 16, ((bad >> 3) & 0x1FFF) - 1, SHARE_KINDS[(bad >> 1) & 3]
         return (f"peer share, rank {self.me} of the grid row: level {level}: rank {peer} did "
                 f"not arrive ('{kind}' flag) within {SHARE_TIMEOUT_S:g} s (it stopped, failed "
                 f"or was killed)")

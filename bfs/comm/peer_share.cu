@@ -11,14 +11,29 @@
 //                 peer's flag is in
 // A sparse level (a tail level: a few thousand vertices found) writes a few words where NCCL's
 // all-gather moved the whole piece (32 MiB a rank at scale 30 on 1x4).
+// share_sum: the level's switch words (4 a rank) summed on every rank, in place of NCCL's
+// all-reduce: each rank writes its words into its slot of every peer's window, then (after a
+// system fence) the slot's flag; each waits for every peer's flag and adds the slots up. A
+// rank writes its next level's words only after its next share has met this rank's "cleared"
+// flag, which this rank raises after its sum; and the slots alternate by the tag's parity, so
+// that a slot is rewritten only two sums on, after its reader has met the sum between: a slot
+// is never overwritten before it is read. Its tags are counted apart (tags[1]), as a level may
+// sum without sharing.
+// A window's flag area, in words: [kind * C + source] the meetings' flags (2 C words), then
+// from SUM_SLOTS a slot of SUM_SLOT words for each parity and source (parity * 16 + source):
+// 4 switch words and the slot's flag.
 // Flags carry the share's tag, *tag + 1 at its first meet, counted on the device so that a
 // CUDA graph replays the chain's shares with new tags; a wait past timeout_ns gives up and
-// leaves *error = (level << 16) | (peer + 1) << 2 | kind << 1 | 1 (a word of the caller's: 2d-do
+// leaves *error = (level << 16) | (peer + 1) << 3 | kind << 1 | 1 (kind 0 "cleared", 1
+// "written", 2 the sum's flag; a word of the caller's: 2d-do
 // keeps it in the control words its every read brings), and every later meet returns at once
 // (the host raises at its next read, naming the peer and the level).
 
 typedef unsigned long long u64;
 typedef long long i64;
+#define SUM_SLOTS 32      // bfs/comm/peer.py's SHARE_SUM_SLOTS
+#define SUM_SLOT 8
+#define SUM_WORDS 4
 
 #include "sys_memory.cuh"
 
@@ -48,7 +63,7 @@ extern "C" __global__ void share_meet(const u64* go, u64* tags, u64* error, cons
         }
     }
     if (late) atomicCAS(error, 0ULL,
-                        ((u64)level << 16) | ((u64)(t + 1) << 2) | ((u64)kind << 1) | 1ULL);
+                        ((u64)level << 16) | ((u64)(t + 1) << 3) | ((u64)kind << 1) | 1ULL);
     __syncthreads();
     if (t == 0 && kind == 0) *tags = tag;
 }
@@ -65,4 +80,42 @@ extern "C" __global__ void share_write(const u64* go, const u64* piece, i64 word
         for (int t = 0; t < C; ++t)
             ((u64*)((char*)bases[t] + in_at))[at + i] = w;
     }
+}
+
+// One block of at least C threads: totals[k] = the sum over the ranks of their counts[k].
+extern "C" __global__ void share_sum(const u64* go, u64* tags, u64* error, const u64* bases,
+                                     u64* own_area, int me, int C, int level, u64 timeout_ns,
+                                     const u64* counts, u64* totals) {
+    __shared__ u64 tag;
+    __shared__ u64 words[SUM_WORDS * 32];
+    if (!go[0] || *error) return;
+    if (threadIdx.x == 0) tag = tags[1] + 1;
+    __syncthreads();
+    const int t = threadIdx.x;
+    if (t < C && t != me) {
+        u64* slot = (u64*)bases[t] + SUM_SLOTS + ((tag & 1) * 16 + me) * SUM_SLOT;
+        for (int k = 0; k < SUM_WORDS; ++k) st_relaxed_sys_u64(slot + k, counts[k]);
+        __threadfence_system();
+        st_relaxed_sys_u64(slot + SUM_WORDS, tag);
+    }
+    bool late = false;
+    if (t < C) {
+        const u64* slot = own_area + SUM_SLOTS + ((tag & 1) * 16 + t) * SUM_SLOT;
+        if (t != me) {
+            const u64 start = global_timer_ns();
+            while (ld_acquire_sys_u64(slot + SUM_WORDS) < tag) {
+                if (global_timer_ns() - start > timeout_ns) { late = true; break; }
+            }
+        }
+        for (int k = 0; k < SUM_WORDS; ++k)
+            words[t * SUM_WORDS + k] = t == me ? counts[k] : ld_relaxed_sys_u64(slot + k);
+    }
+    if (late) atomicCAS(error, 0ULL, ((u64)level << 16) | ((u64)(t + 1) << 3) | (2ULL << 1) | 1ULL);
+    __syncthreads();
+    if (t < SUM_WORDS) {
+        u64 sum = 0;
+        for (int r = 0; r < C; ++r) sum += words[r * SUM_WORDS + t];
+        totals[t] = sum;
+    }
+    if (t == 0) tags[1] = tag;
 }
