@@ -1181,7 +1181,7 @@ def test_one_rank_searches_with_the_single_gpu_engine(monkeypatch):
     same directions and edges examined as that merrill-do, valid by the grid validator
     (grid_view) and the single-GPU one; and one host read per level step, where a run-ahead
     chain of bottom-up levels is one step, so a Kronecker search reads fewer times than it has
-    levels."""
+    levels. 2d-do's engine owns the block CSR it was built over (rows re-sorted in place)."""
     from mpi4py import MPI
 
     from bfs.algorithms.merrill import MerrillSearcher
@@ -1224,6 +1224,11 @@ def test_one_rank_searches_with_the_single_gpu_engine(monkeypatch):
                 chained |= reads[0] < s.levels_run
         if name == "2d-do":
             assert chained, "no search ran a chain of bottom-up levels past one host read"
+            # the block CSR was built for the engine alone: its rows re-sorted in place, where
+            # a CSR from_csr shares (bench's) is re-sorted in a copy
+            assert s.engine.own_csr
+            shared = type(s).from_csr(*csr_gpu.build_csr_gpu(d_src, d_dst, n))
+            assert not shared.engine.own_csr
 
 
 # --- 2d-do --backend gpu (bfs.algorithms.fu_2d_do_gpu) -------------------------------------------

@@ -153,7 +153,7 @@ class Fu2DGpu(Fu2D):
                 offsets, columns = csr_gpu.block_csr(entries, n_row_bits, fill=fill)
             del entries
             with self.phase("engine"):
-                self._start_engine(offsets, columns, ctx.options)
+                self._start_engine(offsets, columns, ctx.options, own=True)
             return
         self._build_blocks(entries, fill)
         del entries    # the routed block's local ids: gone before the blocks are finished
@@ -167,10 +167,17 @@ class Fu2DGpu(Fu2D):
         return (self._local_ids(src, self.rows, self.i * self.C, 1),
                 self._local_ids(dst, self.cols, self.j, self.C))
 
-    def _start_engine(self, offsets, columns, options: dict) -> None:
-        """The single-GPU search over the whole graph's device CSR (see ENGINE)."""
+    def _start_engine(self, offsets, columns, options: dict, own: bool = False) -> None:
+        """The single-GPU search over the whole graph's device CSR (see ENGINE). own: the CSR
+        was built for the engine alone (the build's block CSR; not from_csr's, which bench
+        shares), so an engine that re-sorts its rows (merrill-do's rows=degree) does it in
+        place, not in a copy beside it: 2d-do on 1x1 at scale 28 took its pool to 73.9 GiB
+        with the copy (BENCHMARKS.md, the memory-limit weak scaling), merrill-do built alone
+        43.4 GiB."""
         self.cp = device.require_gpu()
-        self.engine = self.ENGINE(offsets, columns, **self._engine_options(options))
+        owned = {"own_csr": True} if own and getattr(self.ENGINE, "sorts_rows_in_place",
+                                                     False) else {}
+        self.engine = self.ENGINE(offsets, columns, **owned, **self._engine_options(options))
         self.nnz = int(columns.size)
         self._profile = None
         self._identity = None
