@@ -1724,11 +1724,14 @@ def test_peer_level_loop_searches_as_seq_csr(tmp_path, grid):
 
 
 @pytest.mark.skipif(__import__("shutil").which("mpiexec") is None, reason="no mpiexec on PATH")
-def test_peer_level_loop_leaves_its_wait_when_a_rank_stops(tmp_path):
-    """A rank that stops before a search's level loop (here: it never launches it) leaves the
-    others waiting on its flag: they leave within the bounded wait (PEER_TIMEOUT_S) and the
-    search raises one line naming the rank waited on and the level (ranks sharing the one
-    GPU; a BfsError ends a run non-zero with nothing half written, the CPU fault tests')."""
+@pytest.mark.parametrize("graph", ["lattice", "hub"])
+def test_peer_level_loop_leaves_its_wait_when_a_rank_stops(tmp_path, graph):
+    """A rank that stops before a search (here: it never starts it) leaves the others waiting
+    on its flag: the lattice's level loop (PEER_TIMEOUT_S), or on a graph with a hub, which the
+    loop does not take, the peer share of In (SHARE_TIMEOUT_S); they leave within the bounded
+    wait and the search raises one line naming the rank waited on and the level (ranks sharing
+    the one GPU; a BfsError ends a run non-zero with nothing half written, the CPU fault
+    tests')."""
     import os
     import subprocess
     import sys
@@ -1747,14 +1750,17 @@ def test_peer_level_loop_leaves_its_wait_when_a_rank_stops(tmp_path):
         "comm = MPI.COMM_WORLD\n"
         "rank = comm.Get_rank()\n"
         "select_gpu(rank)\n"
-        "src, dst, n = lattice_edges(20, 20)\n"
+        f"src, dst, n = lattice_edges({'20, 20' if graph == 'lattice' else '80, 80'})\n"
+        "if n > 400:   # a hub (vertex 0 joined to every other): the level loop does not run\n"
+        "    src = np.concatenate([src, np.zeros(n - 1, src.dtype)])\n"
+        "    dst = np.concatenate([dst, np.arange(1, n, dtype=dst.dtype)])\n"
         "src, dst = np.concatenate([src, dst]), np.concatenate([dst, src])\n"
         "layout = GridLayout(n, 1, 2)\n"
         "mine = (dst >= layout.bounds[rank]) & (dst < layout.bounds[rank + 1])\n"
         "manifest = {'grid': [1, 2], 'bounds': layout.bounds.tolist(), 'n_vertices': n}\n"
         "s = get_algorithm('2d-do').load('gpu').build(\n"
         "    Block(comm, manifest, src[mine], dst[mine]), RunContext('gpu', {'peer': 'on'}))\n"
-        "assert s.peers is not None\n"
+        "assert s.peers is not None and s.in_share is not None\n"
         "s.search(0)\n"
         "comm.Barrier()\n"
         "if rank == 1:\n"
@@ -1776,7 +1782,12 @@ def test_peer_level_loop_leaves_its_wait_when_a_rank_stops(tmp_path):
                                "OMPI_ALLOW_RUN_AS_ROOT": "1",
                                "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"})
     from bfs.algorithms.fu_2d_do_peer import PEER_TIMEOUT_S
+    from bfs.comm.peer import SHARE_TIMEOUT_S
     out = proc.stdout + proc.stderr
-    assert "raised: 2d-do level loop, rank 0 of the grid row: level 0: rank 1 did not " \
-           f"arrive within {PEER_TIMEOUT_S:g} s" in out, out[-3000:]
+    if graph == "lattice":
+        assert "raised: 2d-do level loop, rank 0 of the grid row: level 0: rank 1 did not " \
+               f"arrive within {PEER_TIMEOUT_S:g} s" in out, out[-3000:]
+    else:
+        assert "raised: peer share, rank 0 of the grid row: level 0: rank 1 did not arrive " \
+               f"('cleared' flag) within {SHARE_TIMEOUT_S:g} s" in out, out[-3000:]
     assert time.perf_counter() - t < 120, out[-3000:]

@@ -50,7 +50,7 @@ def test_grid_checks(check, grid):
 
 @pytest.mark.skipif(_N_GPUS < 4, reason=f"needs 4 GPUs ({_N_GPUS} GPUs)")
 @pytest.mark.parametrize("grid", [(1, 4), (2, 2), (4, 1)], ids=lambda g: f"{g[0]}x{g[1]}")
-@pytest.mark.parametrize("check", ["exchange", "search", "search_do", "search_csc"])
+@pytest.mark.parametrize("check", ["exchange", "search", "search_do", "search_csc", "share"])
 def test_grid_checks_four_gpus(check, grid):
     """The same checks on a grid of one rank per GPU of a 4-GPU machine: nothing assumes two."""
     mpi_check(check, *grid)
