@@ -19,15 +19,16 @@
 #                     in one bench a grid (1x2 1x4 unless GRIDS), on the 2000 x 2000 lattice
 #                     (8 roots) and Kronecker s26 (64 roots), level clocks of the lattice's
 #                     first root
-#   one-adjacency checks|big|alpha|fold|pairs|share|share-big
+#   one-adjacency checks|big|alpha|fold|pairs|share-checks|share|share-big
 #                     2d-do with the block's CSC alone (nvidia-h100-x4): the grid checks on
 #                     1x2 and 2x2 and scale 26 on 1x4 beside both structures and merrill-do
 #                     (checks); scale 30 on 1x4 and 2x2, 29 on 1x2 (big); scale 30 on
 #                     1x4 at three alphas in one bench (alpha); the frontier's fold on
 #                     and off at scale 30 on 1x4 and merrill-do's scale 28 (fold); the
 #                     small push's pairs on and off at scales 26 and 30 on 1x4 (pairs);
-#                     In's all-gather through peer memory against NCCL's on 1x4 at
-#                     scale 26 after its grid checks (share) and at scale 30 (share-big)
+#                     In's all-gather through peer memory: its grid checks on 1x4 and
+#                     2x2 (share-checks), against NCCL's at scale 26 (share) and 30
+#                     (share-big) on 1x4 and 2x2
 #   grid tests|bench S...|cost S...
 #                     2d on 1x1, 1x2, 2x1 grids (bench), the COST check of the 1x1 grid (cost)
 #   two-gpus check|push S...|proxy S...|big S|pair S ...

@@ -22,14 +22,15 @@
 #           on 1x4, each with the CSC alone, small_push on (s30: auto; s26: 2^18, under
 #           auto's 16 MiB of row bitmap) and 0 in one bench
 #           (every level's steps timed)
-#   share   In's all-gather through peer memory (comm/peer.py's PeerShare, on by peer's
-#           choice on a grid of one row): the grid checks share, search_csc and search_do on
-#           1x4 (stops here if they fail), then scale 26 on 1x4 with both structures and with
-#           the CSC alone, each against peer=off (NCCL's all-gather) in one bench
-#   share-big  the same at scale 30 on 1x4 (CSC alone), every level's steps timed
+#   share-checks  In's all-gather through peer memory (comm/peer.py's PeerShare, on by
+#           peer's choice in a grid row of one host's GPUs; on a grid of one row the switch
+#           words' sum too): the grid checks share, search_csc and search_do on 1x4 and 2x2
+#   share   scale 26 on 1x4 and 2x2 with both structures and with the CSC alone, each against
+#           peer=off (NCCL's all-gather and all-reduce) in one bench a grid
+#   share-big  scale 30 on 1x4 and 2x2 (CSC alone), the same, every level's steps timed
 # ROOTS (default 16) Graph500 roots, every search validated.
 #   OUT=dir [ROOTS=16] [BIG="30:1x4"] [POINT=30:1x4 ALPHAS="40 200"] \
-#     bash bench/device.sh one-adjacency checks|big|alpha|fold|pairs|share|share-big
+#     bash bench/device.sh one-adjacency checks|big|alpha|fold|pairs|share-checks|share|share-big
 set -uo pipefail
 ROOTS=${ROOTS:-16}
 part=${1:-checks}
@@ -102,19 +103,22 @@ pairs)
       | grep -v " search [0-9]" | tail -4
   done
   ;;
-share)
-  grid_check share 1 4 120 && grid_check search_csc 1 4 && grid_check search_do 1 4 || exit 1
-  mpiexec -n 4 python3 -m bfs bench --backend gpu --grid 1x4 --scales 26 --roots "$ROOTS" \
-    --algorithms 2d-do 2d-do@peer=off 2d-do@adjacency=csc 2d-do@adjacency=csc,peer=off \
-    --profile-levels --out "$OUT/share-s26-1x4" 2>&1 | tee "$OUT/share-s26-1x4.log" \
-    | grep -v " search [0-9]" | tail -6
+share-checks)
+  for g in "1 4" "2 2"; do
+    # shellcheck disable=SC2086  # g: the grid's R and C
+    grid_check share $g 120 && grid_check search_csc $g && grid_check search_do $g || exit 1
+  done
   ;;
-share-big)
-  mpiexec -n 4 python3 -m bfs bench --backend gpu --grid 1x4 --scales 30 --roots "$ROOTS" \
-    --algorithms 2d-do@adjacency=csc 2d-do@adjacency=csc,peer=off --profile-levels \
-    --out "$OUT/share-s30-1x4" 2>&1 | tee "$OUT/share-s30-1x4.log" | grep -v " search [0-9]" \
-    | tail -4
+share|share-big)
+  s=26 variants=(2d-do 2d-do@peer=off 2d-do@adjacency=csc 2d-do@adjacency=csc,peer=off)
+  [ "$part" = share-big ] && s=30 variants=(2d-do@adjacency=csc 2d-do@adjacency=csc,peer=off)
+  for g in 1x4 2x2; do
+    mpiexec -n 4 python3 -m bfs bench --backend gpu --grid "$g" --scales "$s" --roots "$ROOTS" \
+      --algorithms "${variants[@]}" --profile-levels --out "$OUT/$part-s$s-$g" 2>&1 \
+      | tee "$OUT/$part-s$s-$g.log" | grep -v " search [0-9]" | tail -6
+  done
   ;;
-*) echo "one-adjacency: checks, big, alpha, fold, pairs, share or share-big, got '$part'" >&2
+*) echo "one-adjacency: checks, big, alpha, fold, pairs, share-checks, share or share-big," \
+     "got '$part'" >&2
    exit 2 ;;
 esac

@@ -291,7 +291,7 @@ class Fu2D(Searcher):
             d *= 2
         return sent
 
-    def _share_union(self) -> int:
+    def _share_union(self, level: int) -> int:
         """The grid column's last rank (which holds the full prefix OR) broadcasts the union
         down the column, then each grid row allgathers the ranks' own pieces into In. Returns
         the bytes this rank sent."""
@@ -299,7 +299,13 @@ class Fu2D(Searcher):
         if self.R > 1:
             self.col_x.bcast(uni, root=self.R - 1)
         sent = uni.nbytes * (self.R - 1) if self.i == self.R - 1 else 0
-        return sent + self._gather_row(uni[self.own], self.in_words)
+        return sent + self._gather_in(uni[self.own], level)
+
+    def _gather_in(self, piece, level: int, go=None) -> int:
+        """The grid row's all-gather of the own pieces (piece: this rank's) into In (2d-do on
+        the GPU does it through peer memory where it can; go: a chain's). Returns the bytes
+        this rank sent."""
+        return self._gather_row(piece, self.in_words)
 
     def _gather_row(self, own, row_vector, per_word: int = 1) -> int:
         """The grid row's all-gather of the own pieces: each rank's piece of a column-range
@@ -372,7 +378,7 @@ class Fu2D(Searcher):
         clock.mark("scan")
         self._contract()
         clock.mark("contract")
-        sent += self._share_union()
+        sent += self._share_union(level)
         clock.mark("union")
         finish(level + 1)
         clock.mark("finish")

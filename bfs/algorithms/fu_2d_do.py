@@ -351,12 +351,12 @@ class Fu2DDo(DirectionSwitch, Fu2D):
             # a rank above in the grid column claimed these: its parent stands, not ours
             _set_levels(self.out & self.prefix, self.pred, -1)
 
-    def _share_union(self) -> int:
+    def _share_union(self, level: int) -> int:
         if not self._in_substeps:
-            return super()._share_union()
+            return super()._share_union(level)
         # disjoint finds: their sum down the column is their union, on every rank of it
         self.col_x.allreduce(self.uni, self.uni)
-        return self.uni.nbytes + self._gather_row(self.uni[self.own], self.in_words)
+        return self.uni.nbytes + self._gather_in(self.uni[self.own], level)
 
     def _finish(self, level: int) -> None:
         super()._finish(level)   # visited, levels, counts[0]; In is the next frontier now

@@ -367,16 +367,17 @@ class Fu2DDoGpu(PeerLoop, CscPush, DirectionSwitch, Fu2DGpu):
             self._allocate_push()
         elif self.R == 1 and self.C > 1:
             self._open_peers()
-        if self.R == 1 and self.C > 1:
+        if self.C > 1:
             self._open_in_share()
 
     def _open_in_share(self) -> None:
-        """A grid of one row on GPUs of one host (peer's choice, as the level loop's): In lives
-        in a peer window, and each level's all-gather of the row's pieces into it writes the
-        own piece's nonzero words straight into every rank's In (bfs.comm.peer's PeerShare):
-        a tail level's few vertices cost a few words and two flag meetings, not NCCL's
-        all-gather of the whole bitmap (128 MiB a rank at scale 30 on 1x4, ~0.6 ms); the
-        switch words are summed through it too (_sum_counts)."""
+        """A grid row on GPUs of one host (peer's choice, as the level loop's): In lives in a
+        peer window, and each level's all-gather of the row's pieces into it writes the own
+        piece's nonzero words straight into every rank's In (bfs.comm.peer's PeerShare): a
+        tail level's few vertices cost a few words and two flag meetings, not NCCL's
+        all-gather of the whole bitmap (128 MiB a rank at scale 30 on 1x4, ~0.6 ms). On a grid
+        of one row (the row is the world) the switch words are summed through it too
+        (_sum_counts)."""
         if self.row_comm.Get_rank() != self.j:
             raise BfsError("2d-do peer: the grid row's communicator is not in column order")
         self.in_share = peer.PeerShare.open(self.peer_request, self.row_comm, self.rows.n_words,
@@ -385,17 +386,16 @@ class Fu2DDoGpu(PeerLoop, CscPush, DirectionSwitch, Fu2DGpu):
             self.in_words = self.in_share.words
 
     def _gather_in(self, piece, level: int, go=None) -> int:
-        """The grid row's all-gather of the own pieces (piece: this rank's) into In: through
-        peer memory where _open_in_share opened it (nothing done unless go[0], as the chain's
-        kernels), else NCCL's (or MPI's) all-gather. Returns the bytes this rank sent."""
+        """Fu2D's all-gather of the row's pieces into In, through peer memory where
+        _open_in_share opened it (nothing done unless go[0], as the chain's kernels)."""
         if self.in_share is None:
-            return self._gather_row(piece, self.in_words)
+            return super()._gather_in(piece, level, go)
         return self.in_share.share(piece, self.one if go is None else go, level)
 
     def _sum_counts(self, level: int, go=None) -> None:
         """The level's switch words summed over the ranks: by the peer share's flags where In
-        is shared so (a grid of one row: the row is the world), else Fu2D's all-reduce."""
-        if self.in_share is None:
+        is shared so on a grid of one row (the row is the world), else Fu2D's all-reduce."""
+        if self.in_share is None or self.R > 1:
             super()._sum_counts(level, go)
         else:
             self.in_share.sum(self.counts, self.totals, self.one if go is None else go, level)

@@ -153,10 +153,10 @@ class PeerShare:
     between two flag meetings). `words` is this rank's copy, a device array over its window,
     which every share rewrites whole; share() enqueues on the current stream (capturable in a
     CUDA graph) and reads nothing; sum() likewise sums a level's four switch words over the
-    ranks (NCCL's all-reduce of them, by the same flags). A peer that fails to meet sets the error word (error_word: a
-    device word of the caller's, read with what it reads anyway; else one of its own, brought
-    to the host by enqueue_error_read); error_message(its value) names the peer and the
-    level, "" for 0."""
+    ranks (NCCL's all-reduce of them, by the same kind of flags). A peer that fails to meet
+    sets the error word (error_word: a device word of the caller's, read with what it reads
+    anyway; else one of its own, brought to the host by enqueue_error_read); error_message(its
+    value) names the peer and the level, "" for 0."""
 
     def __init__(self, window: PeerWindow, n_words: int, displs, counts, error_word=None):
         import cupy as cp
