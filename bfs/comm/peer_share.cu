@@ -49,10 +49,14 @@ extern "C" __global__ void share_meet(const u64* go, u64* tags, u64* error, cons
                                       u64* own_flags, int me, int C, int kind, int level,
                                       u64 timeout_ns) {
     __shared__ u64 tag;
-    if (!go[0] || *error) return;
-    if (threadIdx.x == 0) tag = *tags + (kind == 0 ? 1 : 0);
+    __shared__ bool skip;        // one decision for the block: its threads meet at syncthreads
+    if (threadIdx.x == 0) {
+        skip = !go[0] || *error;
+        tag = *tags + (kind == 0 ? 1 : 0);
+    }
     __threadfence_system();      // this rank's earlier writes (the clear, the pieces) first
     __syncthreads();
+    if (skip) return;
     const int t = threadIdx.x;
     if (t < C && t != me) st_relaxed_sys_u64((u64*)bases[t] + kind * C + me, tag);
     bool late = false;
@@ -87,10 +91,14 @@ extern "C" __global__ void share_sum(const u64* go, u64* tags, u64* error, const
                                      u64* own_area, int me, int C, int level, u64 timeout_ns,
                                      const u64* counts, u64* totals) {
     __shared__ u64 tag;
+    __shared__ bool skip;
     __shared__ u64 words[SUM_WORDS * 32];
-    if (!go[0] || *error) return;
-    if (threadIdx.x == 0) tag = tags[1] + 1;
+    if (threadIdx.x == 0) {
+        skip = !go[0] || *error;
+        tag = tags[1] + 1;
+    }
     __syncthreads();
+    if (skip) return;
     const int t = threadIdx.x;
     if (t < C && t != me) {
         u64* slot = (u64*)bases[t] + SUM_SLOTS + ((tag & 1) * 16 + me) * SUM_SLOT;
