@@ -14,21 +14,21 @@
 #   loop              the level loop: lattice 2000x2000 and Kronecker s26, merrill-do against
 #                     merrill-do@loop=cta in one bench each, and root by root (ab_roots.py)
 #   variants          merrill's kernel variants side by side, a road-like lattice
-#   peer [GRIDS]      the level loop across GPUs (nvidia-h100-x4): merrill-do on one GPU, then
-#                     2d-do with peer memory against 2d-do@peer=off
-#                     in one bench a grid (1x2 1x4 unless GRIDS), on the 2000 x 2000 lattice
-#                     (8 roots) and Kronecker s26 (64 roots), level clocks of the lattice's
-#                     first root
-#   one-adjacency checks|big|alpha|fold|pairs|share-checks|share|share-big
+#   peer [loop [GRIDS]|share-checks|share|share-big]
+#                     2d-do through peer memory (nvidia-h100-x4): the level loop across GPUs,
+#                     merrill-do on one GPU, then 2d-do against 2d-do@peer=off in one bench a
+#                     grid (1x2 1x4 unless GRIDS) on the 2000 x 2000 lattice (8 roots) and
+#                     Kronecker s26 (64 roots) (loop, the default); In's all-gather through
+#                     peer memory: its grid checks on 1x4 and 2x2 (share-checks), against
+#                     NCCL's at scale 26 (share) and 30 (share-big) on 1x4 and 2x2, merrill-do
+#                     on one GPU beside them
+#   one-adjacency checks|big|alpha|fold|pairs
 #                     2d-do with the block's CSC alone (nvidia-h100-x4): the grid checks on
 #                     1x2 and 2x2 and scale 26 on 1x4 beside both structures and merrill-do
 #                     (checks); scale 30 on 1x4 and 2x2, 29 on 1x2 (big); scale 30 on
 #                     1x4 at three alphas in one bench (alpha); the frontier's fold on
 #                     and off at scale 30 on 1x4 and merrill-do's scale 28 (fold); the
-#                     small push's pairs on and off at scales 26 and 30 on 1x4 (pairs);
-#                     In's all-gather through peer memory: its grid checks on 1x4 and
-#                     2x2 (share-checks), against NCCL's at scale 26 (share) and 30
-#                     (share-big) on 1x4 and 2x2
+#                     small push's pairs on and off at scales 26 and 30 on 1x4 (pairs)
 #   grid tests|bench S...|cost S...
 #                     2d on 1x1, 1x2, 2x1 grids (bench), the COST check of the 1x1 grid (cost)
 #   two-gpus check|push S...|proxy S...|big S|pair S ...
@@ -83,25 +83,6 @@ loop)
     python3 bench/ab_roots.py 26 64 merrill-do@loop=cta merrill-do 2>&1 \
         | tee "$OUT/ab-s26.log" | tail -3
     ;;
-peer)
-    grids=${1:-1x2 1x4}
-    python3 -m bfs bench --backend gpu --lattice-graphs 2000x2000 --roots 8 \
-        --algorithms merrill-do --baseline none --out "$OUT/lattice-1gpu" 2>&1 \
-        | tee "$OUT/lattice-1gpu.log" | tail -3
-    for g in $grids; do
-        mpiexec -n $(( ${g%x*} * ${g#*x} )) python3 -m bfs bench --backend gpu --grid "$g" \
-            --lattice-graphs 2000x2000 --roots 8 \
-            --algorithms 2d-do 2d-do@peer=off \
-            --profile-levels --out "$OUT/lattice-$g" 2>&1 | tee "$OUT/lattice-$g.log" | tail -4
-    done
-    python3 -m bfs bench --backend gpu --scales 26 --roots 64 --algorithms merrill-do \
-        --baseline none --out "$OUT/kron26-1gpu" 2>&1 | tee "$OUT/kron26-1gpu.log" | tail -3
-    for g in $grids; do
-        mpiexec -n $(( ${g%x*} * ${g#*x} )) python3 -m bfs bench --backend gpu --grid "$g" \
-            --scales 26 --roots 64 --algorithms 2d-do 2d-do@peer=off \
-            --out "$OUT/kron26-$g" 2>&1 | tee "$OUT/kron26-$g.log" | tail -4
-    done
-    ;;
 energy)
     python3 -m pytest -q -m gpu tests/test_energy.py -p no:cacheprovider 2>&1 | tail -3
     python3 -m bfs bench --backend gpu --scales "${1:-26}" --roots 64 --algorithms merrill-do \
@@ -110,7 +91,7 @@ energy)
 compare)
     python3 bench/ab_roots.py "$@" --out "$OUT/compare" 2>&1 | tee "$OUT/compare.log"
     ;;
-*)  # one-gpu variants grid two-gpus largest headline workflow box one-adjacency
+*)  # one-gpu variants grid two-gpus largest headline workflow box one-adjacency peer
     exec bash "bench/stages/${stage//-/_}.sh" "$@"
     ;;
 esac

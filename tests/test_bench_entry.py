@@ -22,8 +22,8 @@ def test_help_lists_every_stage_and_each_handed_on_stage_has_its_script():
     stages = helped.stdout.split("Stages", 1)[1]
     listed = re.findall(r"^  ([a-z-]+)\b", stages, re.M)
     assert listed == accepted, (listed, accepted)
-    inline = set(re.findall(r"^(tests|loop|peer|energy|compare)\)$", text, re.M))
-    assert inline == {"tests", "loop", "peer", "energy", "compare"}
+    inline = set(re.findall(r"^(tests|loop|energy|compare)\)$", text, re.M))
+    assert inline == {"tests", "loop", "energy", "compare"}
     for stage in set(accepted) - inline:
         assert (ROOT / "bench" / "stages" / f"{stage.replace('-', '_')}.sh").is_file(), stage
 

@@ -22,28 +22,14 @@
 #           on 1x4, each with the CSC alone, small_push on (s30: auto; s26: 2^18, under
 #           auto's 16 MiB of row bitmap) and 0 in one bench
 #           (every level's steps timed)
-#   share-checks  In's all-gather through peer memory (comm/peer.py's PeerShare, on by
-#           peer's choice in a grid row of one host's GPUs; on a grid of one row the switch
-#           words' sum too): the grid checks share, search_csc and search_do on 1x4 and 2x2
-#   share   scale 26 on 1x4 and 2x2 with both structures and with the CSC alone, each against
-#           peer=off (NCCL's all-gather and all-reduce) in one bench a grid
-#   share-big  scale 30 on 1x4 and 2x2 (CSC alone), the same, every level's steps timed
 # ROOTS (default 16) Graph500 roots, every search validated.
 #   OUT=dir [ROOTS=16] [BIG="30:1x4"] [POINT=30:1x4 ALPHAS="40 200"] \
-#     bash bench/device.sh one-adjacency checks|big|alpha|fold|pairs|share-checks|share|share-big
+#     bash bench/device.sh one-adjacency checks|big|alpha|fold|pairs
 set -uo pipefail
 ROOTS=${ROOTS:-16}
 part=${1:-checks}
-grid_check() {   # CHECK R C [SECONDS]: tests/gpu_grid_checks.py CHECK on an R x C grid, its
-  # log $OUT/check-CHECK-RxC.log; where it fails, its tail and the stage's exit (a job's, in
-  # the background)
-  local log="$OUT/check-$1-$2x$3.log"
-  if ! timeout "${4:-280}" mpiexec -n $(( $2 * $3 )) python3 tests/gpu_grid_checks.py "$1" \
-      "$2" "$3" > "$log" 2>&1; then
-    tail -40 "$log"; exit 1
-  fi
-  tail -1 "$log"
-}
+# shellcheck source=bench/stages/grid_check.sh
+source "$(dirname "$0")/grid_check.sh"
 csc_checks() { grid_check search_csc 1 2 && grid_check search_csc 2 2; }
 case "$part" in
 checks)
@@ -103,22 +89,6 @@ pairs)
       | grep -v " search [0-9]" | tail -4
   done
   ;;
-share-checks)
-  for g in "1 4" "2 2"; do
-    # shellcheck disable=SC2086  # g: the grid's R and C
-    grid_check share $g 120 && grid_check search_csc $g && grid_check search_do $g || exit 1
-  done
-  ;;
-share|share-big)
-  s=26 variants=(2d-do 2d-do@peer=off 2d-do@adjacency=csc 2d-do@adjacency=csc,peer=off)
-  [ "$part" = share-big ] && s=30 variants=(2d-do@adjacency=csc 2d-do@adjacency=csc,peer=off)
-  for g in 1x4 2x2; do
-    mpiexec -n 4 python3 -m bfs bench --backend gpu --grid "$g" --scales "$s" --roots "$ROOTS" \
-      --algorithms "${variants[@]}" --profile-levels --out "$OUT/$part-s$s-$g" 2>&1 \
-      | tee "$OUT/$part-s$s-$g.log" | grep -v " search [0-9]" | tail -6
-  done
-  ;;
-*) echo "one-adjacency: checks, big, alpha, fold, pairs, share-checks, share or share-big," \
-     "got '$part'" >&2
+*) echo "one-adjacency: checks, big, alpha, fold or pairs, got '$part'" >&2
    exit 2 ;;
 esac
