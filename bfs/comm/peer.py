@@ -140,9 +140,9 @@ def open_window(requested: str, comm, nbytes: int) -> PeerWindow | None:
 
 
 SHARE_TIMEOUT_S = 5.0   # a share's wait for a peer's flag, at most (then the search fails)
-SHARE_RANKS = 16         # the ranks a share's flag area holds (peer_share.cu's layout):
-SHARE_SUM_SLOTS = 32     # the meetings' flags (2 a rank), then from this word the sums' slots
-SHARE_FLAGS_BYTES = 4096  # (8 words for each parity and rank), In after them
+SHARE_RANKS = 16         # the ranks a share's flag area holds (peer_share.cu's layout: the
+SHARE_FLAGS_BYTES = 4096  # meetings' flags, 2 words a rank, then from word 32 the sums' slots,
+                          # 8 words for each parity and rank), In after them
 SHARE_KINDS = ("cleared", "written", "switch words")   # the flag an error word names
 
 

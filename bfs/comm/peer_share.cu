@@ -31,7 +31,7 @@
 
 typedef unsigned long long u64;
 typedef long long i64;
-#define SUM_SLOTS 32      // bfs/comm/peer.py's SHARE_SUM_SLOTS
+#define SUM_SLOTS 32      // the sums' slots from this word (bfs/comm/peer.py's SHARE_FLAGS_BYTES)
 #define SUM_SLOT 8
 #define SUM_WORDS 4
 
