@@ -365,7 +365,10 @@ class Fu2DDoGpu(PeerLoop, CscPush, DirectionSwitch, Fu2DGpu):
             self.unfound = (cp.empty(most, cp.uint64), cp.empty(most, cp.uint64))
         if self.adjacency == "csc":
             self._allocate_push()
-        elif self.R == 1 and self.C > 1:
+        if self.C > 1 and self.row_comm.Get_rank() != self.j:
+            # the peer windows' ranks are the grid row's columns
+            raise BfsError("2d-do peer: the grid row's communicator is not in column order")
+        if self.adjacency == "both" and self.R == 1 and self.C > 1:
             self._open_peers()
         if self.C > 1:
             self._open_in_share()
@@ -378,8 +381,6 @@ class Fu2DDoGpu(PeerLoop, CscPush, DirectionSwitch, Fu2DGpu):
         all-gather of the whole bitmap (128 MiB a rank at scale 30 on 1x4, ~0.6 ms). On a grid
         of one row (the row is the world) the switch words are summed through it too
         (_sum_counts)."""
-        if self.row_comm.Get_rank() != self.j:
-            raise BfsError("2d-do peer: the grid row's communicator is not in column order")
         self.in_share = peer.PeerShare.open(self.peer_request, self.row_comm, self.rows.n_words,
                                             self.row_displs, self.row_counts, self.ctl[-1:])
         if self.in_share is not None:

@@ -58,8 +58,6 @@ class PeerLoop:
         row and its level's tag)."""
         import cupyx
         cp, C = self.cp, self.C
-        if self.row_comm.Get_rank() != self.j:
-            raise BfsError("2d-do peer: the grid row's communicator is not in column order")
         cap = min(merrill.LOOP_E, self.cols.n_words * WORD)
         flag_bytes = 2 * C * PEER_FLAG_WORDS * 8
         window = peer.open_window(self.peer_request, self.row_comm, flag_bytes + 2 * C * cap * 8)

@@ -37,6 +37,20 @@ typedef long long i64;
 
 #include "sys_memory.cuh"
 
+// Waits until *flag (a peer writes it) reaches tag, at most timeout_ns; true where it gave up.
+__device__ __forceinline__ bool late_for(const u64* flag, u64 tag, u64 timeout_ns) {
+    const u64 start = global_timer_ns();
+    while (ld_acquire_sys_u64(flag) < tag)
+        if (global_timer_ns() - start > timeout_ns) return true;
+    return false;
+}
+
+// The first wait that gave up, in the error word (the layout above).
+__device__ __forceinline__ void set_error(u64* error, int level, int peer, int kind) {
+    atomicCAS(error, 0ULL,
+              ((u64)level << 16) | ((u64)(peer + 1) << 3) | ((u64)kind << 1) | 1ULL);
+}
+
 extern "C" __global__ void share_clear(const u64* go, u64* words, i64 n) {
     if (!go[0]) return;
     for (i64 i = blockIdx.x * (i64)blockDim.x + threadIdx.x; i < n;
@@ -59,15 +73,8 @@ extern "C" __global__ void share_meet(const u64* go, u64* tags, u64* error, cons
     if (skip) return;
     const int t = threadIdx.x;
     if (t < C && t != me) st_relaxed_sys_u64((u64*)bases[t] + kind * C + me, tag);
-    bool late = false;
-    if (t < C && t != me) {
-        const u64 start = global_timer_ns();
-        while (ld_acquire_sys_u64(own_flags + kind * C + t) < tag) {
-            if (global_timer_ns() - start > timeout_ns) { late = true; break; }
-        }
-    }
-    if (late) atomicCAS(error, 0ULL,
-                        ((u64)level << 16) | ((u64)(t + 1) << 3) | ((u64)kind << 1) | 1ULL);
+    if (t < C && t != me && late_for(own_flags + kind * C + t, tag, timeout_ns))
+        set_error(error, level, t, kind);
     __syncthreads();
     if (t == 0 && kind == 0) *tags = tag;
 }
@@ -106,19 +113,12 @@ extern "C" __global__ void share_sum(const u64* go, u64* tags, u64* error, const
         __threadfence_system();
         st_relaxed_sys_u64(slot + SUM_WORDS, tag);
     }
-    bool late = false;
     if (t < C) {
         const u64* slot = own_area + SUM_SLOTS + ((tag & 1) * 16 + t) * SUM_SLOT;
-        if (t != me) {
-            const u64 start = global_timer_ns();
-            while (ld_acquire_sys_u64(slot + SUM_WORDS) < tag) {
-                if (global_timer_ns() - start > timeout_ns) { late = true; break; }
-            }
-        }
+        if (t != me && late_for(slot + SUM_WORDS, tag, timeout_ns)) set_error(error, level, t, 2);
         for (int k = 0; k < SUM_WORDS; ++k)
             words[t * SUM_WORDS + k] = t == me ? counts[k] : ld_relaxed_sys_u64(slot + k);
     }
-    if (late) atomicCAS(error, 0ULL, ((u64)level << 16) | ((u64)(t + 1) << 3) | (2ULL << 1) | 1ULL);
     __syncthreads();
     if (t < SUM_WORDS) {
         u64 sum = 0;
