@@ -252,8 +252,9 @@ _INCLUDE = re.compile(r'^#include "([^"]+)"[ \t]*$', re.M)
 
 def cuda_source(path: str | Path) -> str:
     """The text of a .cu file with its local `#include "x.cuh"` lines replaced by the headers'
-    text (looked up from its folder: "x.cuh" beside it, "../comm/x.cuh" in a sibling package). Inlined rather than passed as -I so that CuPy's kernel cache,
-    keyed on the source text, sees a header change."""
+    text (looked up from its folder: "x.cuh" beside it, "../comm/x.cuh" in a sibling
+    package). Inlined rather than passed as -I so that CuPy's kernel cache, keyed on the
+    source text, sees a header change."""
     path = Path(path)
     return _INCLUDE.sub(lambda m: cuda_source(path.parent / m.group(1)), path.read_text())
 

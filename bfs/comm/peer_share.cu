@@ -13,21 +13,19 @@
 // all-gather moved the whole piece (32 MiB a rank at scale 30 on 1x4).
 // share_sum: the level's switch words (4 a rank) summed on every rank, in place of NCCL's
 // all-reduce: each rank writes its words into its slot of every peer's window, then (after a
-// system fence) the slot's flag; each waits for every peer's flag and adds the slots up. A
-// rank writes its next level's words only after its next share has met this rank's "cleared"
-// flag, which this rank raises after its sum; and the slots alternate by the tag's parity, so
-// that a slot is rewritten only two sums on, after its reader has met the sum between: a slot
-// is never overwritten before it is read. Its tags are counted apart (tags[1]), as a level may
-// sum without sharing.
+// system fence) the slot's flag; each waits for every peer's flag and adds the slots up. The
+// slots alternate by the tag's parity, so a slot is rewritten only two sums on, after its
+// reader has met the sum between: a slot is never overwritten before it is read. Its tags are
+// counted apart (tags[1]), as a level may sum without sharing.
 // A window's flag area, in words: [kind * C + source] the meetings' flags (2 C words), then
 // from SUM_SLOTS a slot of SUM_SLOT words for each parity and source (parity * 16 + source):
 // 4 switch words and the slot's flag.
 // Flags carry the share's tag, *tag + 1 at its first meet, counted on the device so that a
 // CUDA graph replays the chain's shares with new tags; a wait past timeout_ns gives up and
 // leaves *error = (level << 16) | (peer + 1) << 3 | kind << 1 | 1 (kind 0 "cleared", 1
-// "written", 2 the sum's flag; a word of the caller's: 2d-do
-// keeps it in the control words its every read brings), and every later meet returns at once
-// (the host raises at its next read, naming the peer and the level).
+// "written", 2 the sum's flag; a word of the caller's: 2d-do keeps it in the control words its
+// every read brings), and every later meet returns at once (the host raises at its next read,
+// naming the peer and the level).
 
 typedef unsigned long long u64;
 typedef long long i64;
