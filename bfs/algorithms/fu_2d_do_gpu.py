@@ -165,6 +165,8 @@ class Fu2DDoGpu(PeerLoop, CscPush, DirectionSwitch, Fu2DGpu):
     directions = EngineAnswers()
     level_edges_examined = EngineAnswers()
     edges_examined = EngineAnswers()
+    # from_csr's (a 1x1 searcher built without __init__): merrill-do's engine, its defaults
+    alpha, beta, rows_order = merrill_do.ALPHA, merrill_do.BETA, "auto"
 
     def __init__(self, block, ctx: RunContext):
         self._switch_options(ctx.options, int(block.manifest["bounds"][-1]),    # fail fast
