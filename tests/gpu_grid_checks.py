@@ -147,12 +147,13 @@ def check_search1d(R, C):
 
 def check_search_do(R, C):
     """2d-do on the GPU grid: every level top-down (alpha 1), bottom-up from level 1 (alpha
-    1e9), the defaults (NCCL), and the defaults through MPI with the wave exchange. Every
-    search equals the CPU BFS and is valid (search_equals_cpu); every rank reports the same
-    directions and edges examined; the directions are the CPU 2d-do's on the same blocks (both
-    switch on the same n_f, m_f and m_u), and a search that stays top-down examines the same
-    edges per level as the CPU's (the frontier's block edges); the defaults go bottom-up on
-    some root, and there examine fewer edges than all top-down from that root; chains
+    1e9, no floor), the defaults (NCCL), and the defaults through MPI with the wave exchange.
+    Every search equals the CPU BFS and is valid (search_equals_cpu); every rank reports the
+    same directions and edges examined; the directions are the CPU 2d-do's on the same blocks
+    (both switch on the same n_f, m_f and m_u, and the GPU's floor), and a search that stays
+    top-down examines the same edges per level as the CPU's (the frontier's block edges); the
+    defaults go bottom-up on some root, and there examine fewer edges than all top-down from
+    that root; chains
     replayed as CUDA graphs (graphs=1, the default where the exchanges are NCCL) search as the
     chains launched one by one (graphs=0); bottom-up levels in sub-steps down the grid column
     (substeps=1, the default) search as every block at once (substeps=0), reading no more
@@ -164,19 +165,21 @@ def check_search_do(R, C):
     # every rank has a GPU of its own: on a grid of one row), from the root and back from
     # bottom-up (beta 18)
     option_sets = tuple({**o, "peer": "off"} for o in (
-        {"alpha": 1.0}, {"alpha": 1e9}, {}, {"comm": "mpi", "exchange": "wave"},
+        {"alpha": 1.0}, {"alpha": 1e9, "floor": 0.0}, {}, {"comm": "mpi", "exchange": "wave"},
         {"beta": 18.0, "ahead": 0, "td_ahead": 0}, {"beta": 18.0},
         {"alpha": 1.0, "td_ahead": 0}, {"alpha": 1.0, "td_ahead": 3},
         {"graphs": 0}, {"beta": 18.0, "graphs": 0},
         {"substeps": 0}, {"substeps": 0, "comm": "mpi", "exchange": "wave"},
         {"substeps": 0, "beta": 18.0}, {"substeps": 0, "graphs": 0},
         {"fold": 1}, {"fold": 1, "beta": 18.0, "graphs": 0})) \
-        + ({}, {"beta": 18.0}, {"alpha": 1e9}, {"alpha": 1.0})
+        + ({}, {"beta": 18.0}, {"alpha": 1e9, "floor": 0.0}, {"alpha": 1.0})
     layout, (bsrc, bdst) = blocks_in_place(R, C)
     # one rule, the parameters the GPU ran with: its defaults are merrill-do's (alpha 40, beta
-    # inf), the CPU's GAPBS's (15, 18), so the reference takes the GPU's where none is given
+    # inf, floor 1/64), the CPU's GAPBS's (15, 18, 0), so the reference takes the GPU's where
+    # none is given
     cpus = [searcher_for(R, C, bsrc.get(), bdst.get(), layout, "2d-do", "cpu",
                          **{"alpha": merrill_do.ALPHA, "beta": merrill_do.BETA,
+                            "floor": merrill_do.BOTTOM_UP_FLOOR,
                             **{k: v for k, v in o.items()
                                if k not in ("comm", "ahead", "td_ahead", "graphs", "peer",
                                             "fold")}})
@@ -309,6 +312,7 @@ def check_search_csc(R, C):
     layout, (bsrc, bdst) = blocks_in_place(R, C)
     cpus = [searcher_for(R, C, bsrc.get(), bdst.get(), layout, "2d-do", "cpu",
                          **{"alpha": merrill_do.ALPHA, "beta": merrill_do.BETA,
+                            "floor": merrill_do.BOTTOM_UP_FLOOR,
                             "adjacency": "csc",
                             **{k: v for k, v in o.items()
                                if k not in ("comm", "hub_degree", "fold", "small_push")}})

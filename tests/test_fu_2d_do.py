@@ -125,11 +125,37 @@ def test_one_adjacency_searches_as_two(alpha, graph):
             assert a == b
 
 
+def test_the_floor_keeps_a_small_frontier_top_down():
+    """A frontier goes bottom-up only with at least n * floor edges (merrill-do's floor, the
+    GPU 2d-do's default; 0 on the CPU): from a corner of a 60 x 60 lattice Beamer's rule alone
+    sends the last levels bottom-up (frontiers of ~27 vertices, ~108 edges); a floor of n/64
+    (56 edges) lets it, one of n/16 (225) keeps every level top-down; every switch to
+    bottom-up comes at a frontier of at least the floor's edges; the levels are the BFS's."""
+    from bfs.graphs.lattice import lattice_edges
+    src, dst, n = lattice_edges(60, 60, ordered=True)
+    degree = np.bincount(np.concatenate([src, dst]), minlength=n)
+    ran = {}
+    for floor in (0.0, 1 / 64, 1 / 16):
+        s = searcher_1x1(src, dst, n, alpha=15.0, beta=float("inf"), floor=floor)
+        s.search(0)
+        level = s.gather(n).level
+        np.testing.assert_array_equal(level, scipy_levels(src, dst, n, 0))
+        edges = np.bincount(level, weights=degree, minlength=s.levels_run)
+        for d, direction in enumerate(s.directions):
+            if direction == "bottom-up" and s.directions[d - 1] == "top-down":
+                assert edges[d] >= int(n * floor), (floor, d, edges[d])
+        ran[floor] = s.directions
+    assert "bottom-up" in ran[0.0] and ran[1 / 64] == ran[0.0]
+    assert set(ran[1 / 16]) == {"top-down"}
+
+
 def test_alpha_beta_and_substeps_are_checked():
     from bfs.errors import BfsError
     src, dst = np.array([0], np.uint32), np.array([1], np.uint32)
     with pytest.raises(BfsError, match="alpha must be > 0"):
         searcher_1x1(src, dst, 2, alpha=0)
+    with pytest.raises(BfsError, match="floor must be >= 0, got -1"):
+        searcher_1x1(src, dst, 2, floor=-1)
     with pytest.raises(BfsError, match="substeps must be 1 .* or 0, got 2"):
         searcher_1x1(src, dst, 2, substeps=2)
     with pytest.raises(BfsError, match="adjacency must be both .* or csc .*, got 'csr'"):
@@ -166,6 +192,13 @@ def test_a_replayed_chain_is_split_into_levels_by_the_device_clock():
     clock.add_level(1, 5, 8, [(None, 0.002), ("begin", 0.003), ("expand", 0.013)])  # the graph
     clock.add_level(2, 90, 8, [(None, 0.013)])
     clock.add_level(3, 40, 8, [(None, 0.013)])
+    # a level loop's levels, filed at once (the first holds the marks): the same rows
+    bulk = LevelClock(device=False)
+    bulk.add_level(0, 1, 8, [(None, 0.0), ("begin", 0.001), ("expand", 0.002)])
+    bulk.add_levels(1, [5, 90, 40], [8, 8, 8], [(None, 0.002), ("begin", 0.003),
+                                                ("expand", 0.013)])
+    assert [lv[:3] for lv in bulk.levels] == [lv[:3] for lv in clock.levels]
+    assert [len(lv[3]) for lv in bulk.levels] == [3, 3, 0, 0]
     clock.split_chain(1, [0.004, 0.003, 0.002])
     steps, index = clock.steps(), {s: k for k, s in enumerate(LevelClock.STEPS)}
     np.testing.assert_allclose(steps[:, index["chained"]], [0, 0.004, 0.003, 0.002])

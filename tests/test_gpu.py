@@ -1269,13 +1269,15 @@ def test_semiring_gpu_one_rank_equals_cpu_semiring():
             assert check.valid, f"root {root}: {check.message}"
 
 
-@pytest.mark.parametrize("alpha,rows", [(1.0, "auto"), (15.0, "graph"), (1e9, "degree")])
-def test_2d_do_gpu_one_rank_both_directions(alpha, rows):
+@pytest.mark.parametrize("alpha,rows,floor", [(1.0, "auto", 0.0), (15.0, "graph", 1 / 64),
+                                              (1e9, "degree", 0.0)])
+def test_2d_do_gpu_one_rank_both_directions(alpha, rows, floor):
     """2d-do --backend gpu's grid levels on a 1x1 grid (fu_2d_gpu.level_loop_class: Fu2D's
     level loop with one rank's exchanges, merrill-do's bottom_up over the block CSC) on a
     Kronecker graph and a random one (n not a multiple of 64: padded words): levels equal
     seq-csr's, every tree valid, the directions the CPU 2d-do's (both switch on the same n_f,
-    m_f and m_u), and a search that stays top-down examines the same edges per level."""
+    m_f and m_u, and the same floor: 1/64 is the GPU's default), and a search that stays
+    top-down examines the same edges per level."""
     from bfs.algorithms.fu_2d_do_gpu import Fu2DDoGpu
     from bfs.algorithms.fu_2d_gpu import level_loop_class
     rng = np.random.default_rng(900)
@@ -1284,8 +1286,8 @@ def test_2d_do_gpu_one_rank_both_directions(alpha, rows):
               (*random_edges(rng, n_random, 12 * n_random), n_random)]
     for src, dst, n in graphs:
         gpu = do_1x1(src, dst, n, "gpu", cls=level_loop_class(Fu2DDoGpu), alpha=alpha,
-                     beta=18.0, rows=rows)
-        cpu = do_1x1(src, dst, n, "cpu", alpha=alpha, beta=18.0)
+                     beta=18.0, rows=rows, floor=floor)
+        cpu = do_1x1(src, dst, n, "cpu", alpha=alpha, beta=18.0, floor=floor)
         assert isinstance(gpu, Fu2DDoGpu) and gpu.engine is None
         # rows hubs first: each column's rows by falling degree (ties by id), the head first
         offsets, col_rows = gpu.csc_offsets.get(), gpu.csc_rows.get()

@@ -126,6 +126,10 @@ ALPHA = Option(
 BETA = Option(
     "beta", "back to top-down when the frontier shrinks below vertices / BETA (default 18 on "
     "the CPU, inf on the GPU: never back)", parse=positive_float, flag=True)
+FLOOR = Option(
+    "floor", "go bottom-up only from a frontier of at least vertices * FLOOR edges (default 0 "
+    "on the CPU, GAPBS's rule; 1/64 on the GPU, merrill-do's: below it a top-down level is "
+    "the cheaper)", parse=nonnegative_float)
 ROWS = Option("rows", "(GPU) the bottom-up rows' neighbours by falling degree (degree, a copy "
               "of the columns), as given (graph), or degree where the copy fits (auto, the "
               "default)", choices=("auto", "degree", "graph"))
@@ -220,7 +224,7 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
                                 "gpu": "bfs.algorithms.fu_2d_do_gpu"},
                       "direction-optimizing 2d (Beamer et al. 2013): bottom-up levels over the "
                       "block CSC when the frontier holds many edges (--alpha, --beta)",
-                      distributed=True, options=(EXCHANGE, COMM, ALPHA, BETA, ROWS, ENGINE,
+                      distributed=True, options=(EXCHANGE, COMM, ALPHA, BETA, FLOOR, ROWS, ENGINE,
                                                  AHEAD, TD_AHEAD, GRAPHS, SUBSTEPS, PEER,
                                                  ADJACENCY, HUB_DEGREE, SMALL_PUSH, FOLD)),
         AlgorithmSpec("1d", {"cpu": "bfs.algorithms.racherla_1d",

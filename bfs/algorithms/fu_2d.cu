@@ -466,17 +466,19 @@ extern "C" __global__ void level_start(const u64* __restrict__ go, u64* ctl, u64
 
 // Between two chained top-down levels: Beamer's top-down rule (fu_2d_do.DirectionSwitch, same
 // doubles) on the all-reduced totals [n_f, m_f, unvisited edges, edges examined]: the next
-// level runs while the frontier is nonempty and stays top-down (m_f <= (m_f + m_u) / alpha).
+// level runs while the frontier is nonempty and stays top-down (m_f <= (m_f + m_u) / alpha, or
+// m_f under the bottom-up floor).
 // chain as decide_levels's: [0] go, [1] levels run, [2] the last frontier, [3] the start clock,
 // then 5 words a level.
 extern "C" __global__ void decide_top_down(const u64* __restrict__ totals, u64* chain,
-                                           double alpha)
+                                           double alpha, i64 floor)
 {
     if (!chain[0]) return;
     const u64 run = chain[1], f = totals[0], m_f = totals[1];
     log_level(totals, chain, run);
     chain[1] = run + 1;
-    chain[0] = f > 0 && !((double)m_f > (double)(m_f + totals[2]) / alpha);
+    chain[0] = f > 0 && !((double)m_f > (double)(m_f + totals[2]) / alpha
+                          && (i64)m_f >= floor);
     chain[2] = f;
 }
 

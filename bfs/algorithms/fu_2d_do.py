@@ -61,12 +61,14 @@ pass after the traversal (Fig. 7), which skips the parents already recorded.
 Direction (Beamer's heuristic, from globally summed numbers, so every rank decides alike):
   top-down -> bottom-up  when m_f > m_u / alpha, m_f = edges of the frontier, m_u = edges of
                          the vertices not reached before this level (the frontier's included,
-                         as GAPBS counts them: so alpha <= 1 never goes bottom-up);
+                         as GAPBS counts them: so alpha <= 1 never goes bottom-up), and
+                         m_f >= n * floor (merrill-do's floor; 0 here, GAPBS's rule);
   bottom-up -> top-down  when n_f < n / beta and the frontier is not growing (GAPBS's form:
                          n_f = frontier vertices, n = all vertices).
-alpha = 15 and beta = 18 (GAPBS's defaults) unless the options give others. Level 0 (the root
-alone) is always top-down: it reads the root's edges, where bottom-up would walk every other
-vertex's in-edges to find the root (and m_f would cost a collective before the first level).
+alpha = 15, beta = 18 (GAPBS's defaults) and floor = 0 unless the options give others. Level
+0 (the root alone) is always top-down: it reads the root's edges, where bottom-up would walk
+every other vertex's in-edges to find the root (and m_f would cost a collective before the
+first level).
 The numbers ride on fu_2d's one all-reduce a level, four int64 words instead of one:
   [0] n_f    new vertices of the own piece (fu_2d's count)
   [1] m_f    block (CSR) degrees of the next In_i: every rank of grid row i holds In_i, and a
@@ -98,6 +100,7 @@ from .fu_2d import WORD, Fu2D, _set_levels
 
 ALPHA = 15.0
 BETA = 18.0
+FLOOR = 0.0
 TOP_DOWN, BOTTOM_UP = "top-down", "bottom-up"
 
 
@@ -176,13 +179,19 @@ class DirectionSwitch:
     what Fu2DDo and bfs.algorithms.fu_2d_do_gpu.Fu2DDoGpu (which keeps the words on the
     device) share. Sets alpha, beta, n, and per search bottom_up, directions,
     level_edges_examined and edges_examined."""
-    resolved_options = ("alpha", "beta")   # run.json records them as the search ran
+    resolved_options = ("alpha", "beta", "floor")   # run.json records them as the search ran
 
     def _switch_options(self, options: dict, n: int, alpha: float = ALPHA,
-                        beta: float = BETA) -> None:
-        """alpha, beta: the defaults where options give none (the GPU's are merrill-do's)."""
+                        beta: float = BETA, floor: float = FLOOR) -> None:
+        """alpha, beta, floor: the defaults where options give none (the GPU's are
+        merrill-do's). bottom_up_floor: the frontier's edges below which a level stays
+        top-down (n * floor; none where alpha is inf, which sends every frontier bottom-up)."""
         self.alpha = _positive(options, "alpha", alpha)
         self.beta = _positive(options, "beta", beta)
+        self.floor = float(options.get("floor", floor))
+        if not self.floor >= 0:
+            raise BfsError(f"2d-do: floor must be >= 0, got {self.floor}")
+        self.bottom_up_floor = int(n * self.floor) if self.alpha != float("inf") else 0
         self.n = n
 
     def _switch_reset(self) -> None:
@@ -208,7 +217,8 @@ class DirectionSwitch:
             # stay while the frontier is large or still growing
             self.bottom_up = frontier >= self.n / self.beta or frontier > self.last_frontier
         else:
-            self.bottom_up = m_f > (m_f + unreached) / self.alpha
+            self.bottom_up = (m_f > (m_f + unreached) / self.alpha
+                              and m_f >= self.bottom_up_floor)
         self.last_frontier = frontier
         self.directions.append(BOTTOM_UP if self.bottom_up else TOP_DOWN)
         return frontier

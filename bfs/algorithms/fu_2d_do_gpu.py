@@ -5,8 +5,10 @@ Paper: S. Beamer, A. Buluc, K. Asanovic, D. Patterson, "Distributed Memory Bread
 Search Revisited: Enabling Bottom-Up Search", IPDPSW 2013. The algorithm is
 bfs.algorithms.fu_2d_do's (its docstring is the spec: the two directions, Beamer's switch from
 four all-reduced words, parents at discovery); the switch itself is the same code
-(fu_2d_do.DirectionSwitch), with merrill-do's GPU-tuned alpha = 40 and beta = inf as the
-defaults on the GPU. Layout, level loop and exchanges are fu_2d's, the device buffers
+(fu_2d_do.DirectionSwitch), with merrill-do's GPU-tuned alpha = 40, beta = inf and bottom-up
+floor n / 64 as the defaults on the GPU (the floor kept a 2000 x 2000 lattice's last ~80
+levels, each a bitmap sweep and a hand-back from the level loop across GPUs, top-down: the same
+rule as one GPU's). Layout, level loop and exchanges are fu_2d's, the device buffers
 fu_2d_gpu's (this class extends Fu2DGpu).
 
 One per-GPU engine. A grid of one rank has no exchange, so its search is a one-GPU search:
@@ -166,11 +168,12 @@ class Fu2DDoGpu(PeerLoop, CscPush, DirectionSwitch, Fu2DGpu):
     level_edges_examined = EngineAnswers()
     edges_examined = EngineAnswers()
     # from_csr's (a 1x1 searcher built without __init__): merrill-do's engine, its defaults
-    alpha, beta, rows_order = merrill_do.ALPHA, merrill_do.BETA, "auto"
+    alpha, beta, floor, rows_order = (merrill_do.ALPHA, merrill_do.BETA,
+                                      merrill_do.BOTTOM_UP_FLOOR, "auto")
 
     def __init__(self, block, ctx: RunContext):
         self._switch_options(ctx.options, int(block.manifest["bounds"][-1]),    # fail fast
-                             merrill_do.ALPHA, merrill_do.BETA)
+                             merrill_do.ALPHA, merrill_do.BETA, merrill_do.BOTTOM_UP_FLOOR)
         self.adjacency = adjacency_option(ctx.options)
         self.rows_order = ctx.options.get("rows", "auto")
         if self.rows_order not in ("auto", "degree", "graph"):
@@ -513,17 +516,18 @@ class Fu2DDoGpu(PeerLoop, CscPush, DirectionSwitch, Fu2DGpu):
             # the root's row: its arguments change from search to search, a graph's do not
             self._expand_level(0)
         run = self._chain(level, frontier, clock, self.td_ahead, one_level,
-                          "decide_top_down", self.alpha)
+                          "decide_top_down", (np.float64(self.alpha),
+                                              np.int64(self.bottom_up_floor)))
         self._queued = True            # the last level run compacted the next In
         self.level_known = False
         return run
 
     def _chain(self, level: int, frontier: int, clock, ahead: int, one_level, decide: str,
-               rule: float) -> int:
+               rule: tuple) -> int:
         """A chain: the level `level` (the host's decision) and `ahead` more enqueued back to
         back, one_level(level, go, clock) -> bytes sent enqueueing each level's kernels (which
         do nothing unless go[0]) and exchanges, then the all-reduce of the switch words and the
-        one-thread decision (fu_2d.cu's `decide`, with its rule's double) of whether the next
+        one-thread decision (fu_2d.cu's `decide`, with its rule's numbers) of whether the next
         level runs; then _replay_chain's one read. Returns the levels run.
 
         graphs=1: the chain after chain_start (which takes the host's frontier) is captured as
@@ -542,7 +546,7 @@ class Fu2DDoGpu(PeerLoop, CscPush, DirectionSwitch, Fu2DGpu):
                 bytes_sent = one_level(level + step, go, clock)
                 self._sum_counts(level + step, go)
                 clock.mark("allreduce")
-                self.k[decide]((1,), (1,), (self.totals, self.chain, np.float64(rule)))
+                self.k[decide]((1,), (1,), (self.totals, self.chain, *rule))
                 clock.mark("switch")
                 marks.append(clock.take())
                 sent.append(bytes_sent + self.counts.nbytes)
@@ -654,7 +658,7 @@ class Fu2DDoGpu(PeerLoop, CscPush, DirectionSwitch, Fu2DGpu):
             return sent
 
         run = self._chain(level, frontier, clock, self.ahead, one_level, "decide_levels",
-                          self.n / self.beta)
+                          (np.float64(self.n / self.beta),))
         self.launches["bottom_up"] += self.ahead + 1
         self._queued = False
         self.level_known = True

@@ -114,7 +114,8 @@ class PeerLoop:
                         self.peer_degs[1], self.peer_starts[0], self.peer_starts[1],
                         np.int64(frontier), np.int32(level), np.int64(merrill.LOOP_Q),
                         np.int64(merrill.LOOP_E), np.int64(merrill.LOOP_DEGREE),
-                        np.int32(PEER_LEVELS), np.float64(self.alpha), np.int64(unreached),
+                        np.int32(PEER_LEVELS), np.float64(self.alpha),
+                        np.int64(self.bottom_up_floor), np.int64(unreached),
                         self.ctl, self.loop_state, np.uint64(PEER_TIMEOUT_S * 1e9), self.pred,
                         self.level_col, self.visited.view(cp.uint32), self.peers.bases,
                         np.int32(self.j), np.int32(C), np.int64(self.peer_cap),
@@ -133,14 +134,16 @@ class PeerLoop:
         self.peer_tag = (self.peer_tag + run) % PEER_TAGS   # the next launch's tags: new ones
         log = state[PEER_STATE:PEER_STATE + PEER_LOG * run].reshape(run, PEER_LOG)
         first = len(clock.levels)
+        # filed in bulk: a Python step a level cost a 2000 x 2000 lattice's search 5-10 ms
+        # after its ~3,200 loop levels (the "begin" of the level after the loop, 1x2 and 1x4)
+        found = log[:run - 1, 0].tolist()           # the frontiers of levels level+1 ..
+        self.directions.extend([TOP_DOWN] * (run - 1))
+        self.level_edges_examined.extend(log[:run - 1, 2].tolist())
+        if run > 1:
+            self.last_frontier = found[-1]
         flag_bytes = 2 * 8 * (C - 1)       # a flag line's two words to each peer
-        for k in range(run):
-            if k:
-                self.directions.append(TOP_DOWN)
-                self.level_edges_examined.append(int(log[k - 1][2]))
-                self.last_frontier = int(log[k - 1][0])
-            clock.add_level(level + k, frontier if k == 0 else int(log[k - 1][0]),
-                            8 * (C - 1) * int(log[k][1]) + flag_bytes, marks if k == 0 else [])
+        clock.add_levels(level, [frontier, *found],
+                         (8 * (C - 1) * log[:, 1] + flag_bytes).tolist(), marks)
         stamps = np.concatenate(([state[30]], log[:, 3])).astype(np.int64)
         clock.split_chain(first, np.diff(stamps) / 1e9)
         self.level_known = False

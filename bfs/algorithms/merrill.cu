@@ -828,7 +828,8 @@ extern "C" __global__ void __launch_bounds__(BLOCK)
 level_loop_peers(const i64* __restrict__ offsets, const u32* __restrict__ columns,
                  u32* qa, i64* dega, i64* degb, i64* starts_a, i64* starts_b, i64 q,
                  int level0, i64 max_q, i64 max_edges, i64 max_degree, int max_levels,
-                 double alpha, i64 nnz, u64* ctl, u64* loop, u64 timeout_ns, i64* parent,
+                 double alpha, i64 bottom_up_floor, i64 nnz, u64* ctl, u64* loop,
+                 u64 timeout_ns, i64* parent,
                  int* level, u32* visited, const u64* peer_base, int me, int C, i64 cap,
                  u64 tag_base, i64 row_base, const i64* csc, const i64* row_words,
                  const i64* row_lo, u64* counts, u64* log)
@@ -836,6 +837,7 @@ level_loop_peers(const i64* __restrict__ offsets, const u32* __restrict__ column
     const LoopPeers P{peer_base, me, C, cap, tag_base, row_base, csc, row_words, row_lo, counts,
                       log};
     level_loop_body<true>(offsets, columns, qa, nullptr, dega, degb, starts_a, starts_b, q,
-                          level0, max_q, max_edges, max_degree, max_levels, alpha, 0, nnz, 0,
+                          level0, max_q, max_edges, max_degree, max_levels, alpha,
+                          bottom_up_floor, nnz, 0,
                           ctl, loop, timeout_ns, parent, (int*)level, visited, nullptr, P);
 }

@@ -120,7 +120,7 @@ BOTTOM_UP = "1x4m4"     # 4 blocks an SM beat 3 (1x4): 381 -> 407 / 489 -> 507 G
 # vertices' offsets), a top-down one reads a random 32-byte sector an edge, so below ~n/85
 # edges top-down is the cheaper (on a 2000 x 2000 lattice the last ~80 levels went bottom-up
 # by Beamer's rule alone, each a sweep and every 8 a host read). alpha = inf keeps its meaning:
-# every frontier goes bottom-up.
+# every frontier goes bottom-up. 2d-do on the GPU takes the same floor (its floor option).
 BOTTOM_UP_FLOOR = 1 / 64
 AHEAD = 8               # bottom-up levels enqueued past a host decision, run or skipped on the device
                         # (8: one chain covers a whole Kronecker search; 4 -> 8: s25 373 -> 409 GTEPS)

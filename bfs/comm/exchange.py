@@ -421,6 +421,11 @@ class LevelClock:
     def add_level(self, level: int, frontier: int, sent: int, marks: list) -> None:
         self.levels.append((level, frontier, sent, marks))
 
+    def add_levels(self, first: int, frontiers: list, sent: list, marks: list) -> None:
+        """Levels first, first + 1, ... at once (a level loop's), the marks the first's."""
+        self.levels.extend(zip(range(first, first + len(frontiers)), frontiers, sent,
+                               [marks] + [[]] * (len(frontiers) - 1)))
+
     def split_chain(self, first: int, seconds) -> None:
         """The levels filed from row `first` on ran as one CUDA graph, whose time the events
         give as the first row's steps; `seconds` are each level's by the device's own clock
