@@ -208,6 +208,19 @@ def test_a_replayed_chain_is_split_into_levels_by_the_device_clock():
     rows = clock.rows(steps)            # the chain's 10 ms: 9 of levels, 1 of replay
     np.testing.assert_allclose(rows[1:, 2], [0.005, 0.003, 0.002])
     np.testing.assert_allclose(rows[1:, 3], [0, 0, 0.001])
+    # the level loop across GPUs clocks each level's steps: those in place of "chained", the
+    # walk and the blocks' meeting local work, the flags and the wait for the peers' exchanges
+    parts = {"walk": [0.002, 0.001, 0.001], "arrive": [0.001, 0.001, 0.0],
+             "flags": [0.0, 0.0005, 0.0], "peers": [0.001, 0.0005, 0.001]}
+    bulk.split_chain(1, [0.004, 0.003, 0.002], {k: np.array(v) for k, v in parts.items()})
+    split = bulk.steps()
+    assert not split[:, index["chained"]].any()
+    for step, part in parts.items():
+        np.testing.assert_allclose(split[1:, index[step]], part)
+    np.testing.assert_allclose(split[:, index["replay"]], [0, 0, 0, 0.001])
+    rows = bulk.rows(split)
+    np.testing.assert_allclose(rows[1:, 2], [0.004, 0.002, 0.001])
+    np.testing.assert_allclose(rows[1:, 3], [0.001, 0.001, 0.002])
 
 
 @given(st.lists(st.integers(0, 5000), min_size=1, max_size=300), st.integers(1, 64),

@@ -144,8 +144,13 @@ class PeerLoop:
         flag_bytes = 2 * 8 * (C - 1)       # a flag line's two words to each peer
         clock.add_levels(level, [frontier, *found],
                          (8 * (C - 1) * log[:, 1] + flag_bytes).tolist(), marks)
-        stamps = np.concatenate(([state[30]], log[:, 3])).astype(np.int64)
-        clock.split_chain(first, np.diff(stamps) / 1e9)
+        # block 0's clock (ns): a level from the previous one's end (the launch's start) to
+        # its rows walked, the GPU's blocks met, its flags sent and the peers' flags in
+        ends = np.concatenate(([state[30]], log[:, 3])).astype(np.int64)
+        walked, arrived, sent = (log[:, w].astype(np.int64) for w in (4, 5, 6))
+        clock.split_chain(first, np.diff(ends) / 1e9, {
+            "walk": (walked - ends[:-1]) / 1e9, "arrive": (arrived - walked) / 1e9,
+            "flags": (sent - arrived) / 1e9, "peers": (ends[1:] - sent) / 1e9})
         self.level_known = False
         if q == 0:
             # the search is over: the totals the next level's switch reads, set here (no read)

@@ -372,10 +372,15 @@ class LevelClock:
     # by the device clock; replay: the rest of that chain's time (the graph's start, and the
     # levels past the chain's end, whose kernels return at once and whose exchanges still run);
     # push, scatter, resolve: a top-down level through the block's CSC alone (2d-do's
-    # adjacency=csc: the push into a row bitmap, its alltoallv, the candidates' parents found)
+    # adjacency=csc: the push into a row bitmap, its alltoallv, the candidates' parents found);
+    # walk, arrive, flags, peers: a level of the level loop across GPUs (fu_2d_do_peer) by
+    # block 0's device clock: its rows walked, the GPU's blocks met, its flags sent to the
+    # peers, the peers' flags waited for
     STEPS = ("begin", "expand", "scan", "contract", "union", "finish", "switch", "allreduce",
-             "comm", "chained", "replay", "push", "scatter", "resolve")
-    COMM = frozenset({"scan", "union", "allreduce", "comm", "replay", "scatter"})
+             "comm", "chained", "replay", "push", "scatter", "resolve", "walk", "arrive",
+             "flags", "peers")
+    COMM = frozenset({"scan", "union", "allreduce", "comm", "replay", "scatter", "flags",
+                      "peers"})
 
     def __init__(self, device: bool, pool: list | None = None):
         """pool (device): CUDA events to record into, reused from search to search (made as
@@ -426,13 +431,14 @@ class LevelClock:
         self.levels.extend(zip(range(first, first + len(frontiers)), frontiers, sent,
                                [marks] + [[]] * (len(frontiers) - 1)))
 
-    def split_chain(self, first: int, seconds) -> None:
-        """The levels filed from row `first` on ran as one CUDA graph, whose time the events
-        give as the first row's steps; `seconds` are each level's by the device's own clock
-        (from the previous level's end, or the chain's start). steps() gives each level its
-        seconds as "chained" in place of the events' "expand", and the rest of that as
-        "replay" of the last one."""
-        self.splits.append((first, np.asarray(seconds, np.float64)))
+    def split_chain(self, first: int, seconds, parts: dict | None = None) -> None:
+        """The levels filed from row `first` on ran as one CUDA graph (or one launch), whose
+        time the events give as the first row's steps; `seconds` are each level's by the
+        device's own clock (from the previous level's end, or the chain's start). steps()
+        gives each level its seconds as "chained" in place of the events' "expand", and the
+        rest of that as "replay" of the last one; parts (step -> seconds a level, summing to
+        `seconds`), where the device clocked a level's steps, in place of "chained"."""
+        self.splits.append((first, np.asarray(seconds, np.float64), parts))
 
     def steps(self) -> np.ndarray:
         """Seconds per level (rows) and step (columns, in STEPS order)."""
@@ -445,11 +451,14 @@ class LevelClock:
                 out[row, index[step]] += (self.cp.cuda.get_elapsed_time(a, b) / 1e3
                                           if self.device else b - a)
         expand, chained, replay = index["expand"], index["chained"], index["replay"]
-        for first, seconds in self.splits:
+        for first, seconds, parts in self.splits:
             rows = slice(first, first + len(seconds))
             whole = out[rows, expand].sum()     # the graph's launch to its end
             out[rows, expand] = 0.0
-            out[rows, chained] = seconds
+            if parts is None:
+                out[rows, chained] = seconds
+            for step, part in (parts or {}).items():
+                out[rows, index[step]] = part
             out[first + len(seconds) - 1, replay] = max(whole - seconds.sum(), 0.0)
         return out
 
