@@ -128,8 +128,8 @@ BETA = Option(
     "the CPU, inf on the GPU: never back)", parse=positive_float, flag=True)
 FLOOR = Option(
     "floor", "go bottom-up only from a frontier of at least vertices * FLOOR edges (default 0 "
-    "on the CPU, GAPBS's rule; 1/64 on the GPU, merrill-do's: below it a top-down level is "
-    "the cheaper)", parse=nonnegative_float)
+    "on the CPU, GAPBS's rule; 1/64 on the GPU: below it a top-down level is the cheaper)",
+    parse=nonnegative_float)
 ROWS = Option("rows", "(GPU) the bottom-up rows' neighbours by falling degree (degree, a copy "
               "of the columns), as given (graph), or degree where the copy fits (auto, the "
               "default)", choices=("auto", "degree", "graph"))
@@ -252,7 +252,7 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
         AlgorithmSpec("merrill-do", {"gpu": "bfs.algorithms.merrill_do"},
                       "direction-optimizing merrill (Beamer et al. 2012): bottom-up levels "
                       "over a frontier bitmap when the frontier holds many edges",
-                      options=(ALPHA, BETA, ROWS, EXPAND,
+                      options=(ALPHA, BETA, FLOOR, ROWS, EXPAND,
                                Option("bu", "the bottom-up kernel's shape KxH[mM] "
                                       "(merrill_do.BOTTOM_UP_VARIANTS; default 1x4m4)"),
                                Option("writes", "bottom-up parent/level writes: dense (the "

@@ -226,7 +226,8 @@ class Fu2DDoGpu(PeerLoop, CscPush, DirectionSwitch, Fu2DGpu):
 
     def _engine_options(self, options: dict) -> dict:
         extra = {key: options[key] for key in ("ahead", "fold") if key in options}
-        return {"alpha": self.alpha, "beta": self.beta, "rows": self.rows_order, **extra}
+        return {"alpha": self.alpha, "beta": self.beta, "floor": self.floor,
+                "rows": self.rows_order, **extra}
 
     def _build_blocks(self, entries, fill: str) -> None:
         """The block's device CSR, then its CSC (column -> rows) from the same entries, keys

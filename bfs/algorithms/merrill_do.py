@@ -120,7 +120,7 @@ BOTTOM_UP = "1x4m4"     # 4 blocks an SM beat 3 (1x4): 381 -> 407 / 489 -> 507 G
 # vertices' offsets), a top-down one reads a random 32-byte sector an edge, so below ~n/85
 # edges top-down is the cheaper (on a 2000 x 2000 lattice the last ~80 levels went bottom-up
 # by Beamer's rule alone, each a sweep and every 8 a host read). alpha = inf keeps its meaning:
-# every frontier goes bottom-up. 2d-do on the GPU takes the same floor (its floor option).
+# every frontier goes bottom-up. The floor option sets it (2d-do on the GPU: the same default).
 BOTTOM_UP_FLOOR = 1 / 64
 AHEAD = 8               # bottom-up levels enqueued past a host decision, run or skipped on the device
                         # (8: one chain covers a whole Kronecker search; 4 -> 8: s25 373 -> 409 GTEPS)
@@ -207,12 +207,12 @@ class MerrillDoSearcher(MerrillSearcher):
     level_edges_examined / edges_examined are computed on request, after the search."""
     # run.json records them as the search ran (rows: auto resolved to degree or graph, which
     # bench's shared CSR can turn to graph where a copy does not fit)
-    resolved_options = ("alpha", "beta", "rows")
+    resolved_options = ("alpha", "beta", "floor", "rows")
     nvtx_name = "merrill-do"
     sorts_rows_in_place = True    # own_csr=True: rows=degree re-sorts the given CSR itself
 
     def __init__(self, offsets, columns, alpha: float = ALPHA, beta: float = BETA,
-                 bu: str = BOTTOM_UP, writes: str = "dense", offset_bits: int = 0,
+                 floor: float = BOTTOM_UP_FLOOR, bu: str = BOTTOM_UP, writes: str = "dense", offset_bits: int = 0,
                  rows: str = "auto", ahead: int = AHEAD, head: int = 1, tail: int = 1,
                  fold="auto", own_csr: bool = False, **options):
         if bu not in BOTTOM_UP_VARIANTS:
@@ -233,6 +233,8 @@ class MerrillDoSearcher(MerrillSearcher):
                            f"vertices still open) or 0, got {tail!r}")
         if rows not in ("auto", "graph", "degree"):
             raise BfsError(f"merrill-do rows must be auto, graph or degree, got {rows!r}")
+        if not float(floor) >= 0:
+            raise BfsError(f"merrill-do floor must be >= 0, got {floor!r}")
         if options.get("order", "graph") != "graph":
             raise BfsError("merrill-do runs on the graph's own ids only (order=graph): its "
                            "bottom-up levels write parent and level directly")
@@ -243,7 +245,8 @@ class MerrillDoSearcher(MerrillSearcher):
         self.alpha, self.beta = float(alpha), float(beta)
         self.loop_alpha = self.alpha    # the level loop ends where Beamer's rule goes bottom-up
         # ... and where the frontier's edges pay for a sweep of the bitmaps (BOTTOM_UP_FLOOR)
-        self.bottom_up_floor = int(self.n * BOTTOM_UP_FLOOR) if self.alpha != float("inf") else 0
+        self.floor = float(floor)
+        self.bottom_up_floor = int(self.n * self.floor) if self.alpha != float("inf") else 0
         self.fronts = (cp.empty(self.n_words, dtype=cp.uint32),
                        cp.empty(self.n_words, dtype=cp.uint32))
         words = fold_words(self.n_words, fold)
