@@ -224,9 +224,10 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
                                 "gpu": "bfs.algorithms.fu_2d_do_gpu"},
                       "direction-optimizing 2d (Beamer et al. 2013): bottom-up levels over the "
                       "block CSC when the frontier holds many edges (--alpha, --beta)",
-                      distributed=True, options=(EXCHANGE, COMM, ALPHA, BETA, FLOOR, ROWS, ENGINE,
-                                                 AHEAD, TD_AHEAD, GRAPHS, SUBSTEPS, PEER,
-                                                 ADJACENCY, HUB_DEGREE, SMALL_PUSH, FOLD)),
+                      distributed=True, options=(EXCHANGE, COMM, ALPHA, BETA, FLOOR, ROWS,
+                                                 ENGINE, AHEAD, TD_AHEAD, GRAPHS, SUBSTEPS,
+                                                 PEER, ADJACENCY, HUB_DEGREE, SMALL_PUSH,
+                                                 FOLD)),
         AlgorithmSpec("1d", {"cpu": "bfs.algorithms.racherla_1d",
                              "gpu": "bfs.algorithms.racherla_1d_gpu"},
                       "Racherla 1D BFS: discoveries all-gathered (CPU: pairs, small frontiers "

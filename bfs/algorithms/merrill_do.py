@@ -212,9 +212,10 @@ class MerrillDoSearcher(MerrillSearcher):
     sorts_rows_in_place = True    # own_csr=True: rows=degree re-sorts the given CSR itself
 
     def __init__(self, offsets, columns, alpha: float = ALPHA, beta: float = BETA,
-                 floor: float = BOTTOM_UP_FLOOR, bu: str = BOTTOM_UP, writes: str = "dense", offset_bits: int = 0,
+                 bu: str = BOTTOM_UP, writes: str = "dense", offset_bits: int = 0,
                  rows: str = "auto", ahead: int = AHEAD, head: int = 1, tail: int = 1,
-                 fold="auto", own_csr: bool = False, **options):
+                 fold="auto", own_csr: bool = False, floor: float = BOTTOM_UP_FLOOR,
+                 **options):
         if bu not in BOTTOM_UP_VARIANTS:
             raise BfsError(f"merrill-do bu must be one of {sorted(BOTTOM_UP_VARIANTS)}, "
                            f"got {bu!r}")
