@@ -167,13 +167,14 @@ class Fu2DDoGpu(PeerLoop, CscPush, DirectionSwitch, Fu2DGpu):
     directions = EngineAnswers()
     level_edges_examined = EngineAnswers()
     edges_examined = EngineAnswers()
-    # from_csr's (a 1x1 searcher built without __init__): merrill-do's engine, its defaults
+    # the switch's defaults on the GPU, merrill-do's (also from_csr's: a 1x1 searcher built
+    # without __init__ runs merrill-do's engine with them)
     alpha, beta, floor, rows_order = (merrill_do.ALPHA, merrill_do.BETA,
                                       merrill_do.BOTTOM_UP_FLOOR, "auto")
 
     def __init__(self, block, ctx: RunContext):
         self._switch_options(ctx.options, int(block.manifest["bounds"][-1]),    # fail fast
-                             merrill_do.ALPHA, merrill_do.BETA, merrill_do.BOTTOM_UP_FLOOR)
+                             self.alpha, self.beta, self.floor)
         self.adjacency = adjacency_option(ctx.options)
         self.rows_order = ctx.options.get("rows", "auto")
         if self.rows_order not in ("auto", "degree", "graph"):
