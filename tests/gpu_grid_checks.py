@@ -241,7 +241,7 @@ def check_search_do(R, C):
         looped, looped_back, looped_heavy, looped_top_down = seen
     # the level loop across GPUs: the directions and edges examined of the host's chains, from
     # the root (every level top-down until Beamer's rule), back from bottom-up, and handing the
-    # search back to the host's bottom-up levels at once (alpha 1e9)
+    # search back to the host's bottom-up levels at once (alpha 1e9, no floor)
     assert looped == default and looped_back == chained and looped_heavy == heavy \
         and looped_top_down == top_down, (looped, default, looped_back, chained, looped_heavy,
                                           heavy, looped_top_down, top_down)
