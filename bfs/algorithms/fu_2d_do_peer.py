@@ -8,9 +8,11 @@ and the host (~76 us a level on 1x2 of a 2000 x 2000 lattice). There, every rank
 one persistent kernel (merrill.cu's level_loop_peers, merrill's level loop with the rank's
 block CSR for the CSR): each frontier row is walked over the rank's own columns, a claimed
 column's row is written, tagged with its level, into every rank's window in peer memory
-(bfs.comm.peer: CUDA IPC over NVLink), and the ranks meet at tagged flags that carry each
-rank's counts, so each decides the next level, the direction (Beamer's rule, as the host's
-switch words would) and the end alike; a level costs ~9.6 us on 1x2 (BENCHMARKS.md). The
+(bfs.comm.peer: CUDA IPC over NVLink), and every block of every rank adds its arrival and
+counts into each rank's meeting words, one hop a level, so each rank decides the next level,
+the direction (Beamer's rule, as the host's switch words would) and the end alike; a level
+cost ~9.0 us on 1x2 when the GPUs met their own blocks first and then each other's flags, two
+hops (BENCHMARKS.md). The
 host reads one block of words and a per-level log a launch, whose levels it files as its own
 (directions, edges examined, the device clock); where the loop stops short of the end (a
 frontier too big, Beamer's rule), the last frontier goes back into In and the chains go on.
@@ -40,11 +42,12 @@ from .fu_2d_gpu import BLOCK
 PEER = "auto"    # the level loop across a grid row's GPUs through peer memory (comm/peer.py)
 PEER_STATE = 32  # merrill.cu's level_loop_peers: the loop's words, then its per-level log
 PEER_LOG = 8     # ... LOOP_LOG_WORDS: found, found here, edges examined, and block 0's
-                 # device clock (ns): flags in, walk done, blocks arrived, flags sent
+                 # device clock (ns): level met, walk done, peers' adds issued, own add done
 PEER_LEVELS = 8192   # levels one launch runs at most (its log): a 2000 x 2000 lattice's ~4000
-PEER_FLAG_WORDS = 4  # merrill.cu's LOOP_FLAG_WORDS
+PEER_FLAG_WORDS = 4  # merrill.cu's LOOP_FLAG_WORDS: a meeting line's words
+PEER_BLOCKS_MAX = 511  # merrill.cu's LOOP_PEER_BLOCKS_MAX: the blocks a meeting word counts
 PEER_TIMEOUT_S = 5.0  # a rank waits this long for another's flag before the search fails
-PEER_TAGS = 2**22 - 2    # merrill.cu's LOOP_TAG_PERIOD: a flag's tag runs 1 .. PEER_TAGS
+PEER_TAGS = 2**22 - 2    # merrill.cu's LOOP_TAG_PERIOD: an entry's tag runs 1 .. PEER_TAGS
 
 
 class PeerLoop:
@@ -64,6 +67,9 @@ class PeerLoop:
         if window is None:
             return
         self.peers, self.peer_cap, self.peer_tag = window, cap, 0
+        # each meeting word's value at its last complete level (merrill.cu's LoopPeers), and
+        # the levels run so far, whose parity the next launch's first level meets at
+        self.peer_seen, self.peer_levels = cp.zeros(4 * C, cp.uint64), 0
         memory = cp.cuda.UnownedMemory(window.address, window.nbytes, window)
         self.peer_entries = cp.ndarray((2, C, cap), cp.uint64,
                                        cp.cuda.MemoryPointer(memory, flag_bytes))
@@ -73,7 +79,10 @@ class PeerLoop:
         self.host_loop = cupyx.empty_pinned((self.loop_state.size,), dtype=np.uint64)
         self.k["loop"] = merrill._module().get_function("level_loop_peers")
         self.k["queue_to_bits"] = fu_2d_gpu._module().get_function("queue_to_bits")
-        self.loop_blocks = min(device.sm_count(), device.resident_grid(self.k["loop"], BLOCK))
+        # every rank's meeting counts the same number of blocks (the fewest any GPU holds)
+        self.loop_blocks = self.row_comm.allreduce(
+            min(device.sm_count(), device.resident_grid(self.k["loop"], BLOCK),
+                PEER_BLOCKS_MAX), op=self.MPI.MIN)
         self.nnz_total = self.comm.allreduce(int(self.csc_nnz))
         # a column's degree in a grid row's block CSC is the vertex's whole degree
         top = int(cp.diff(self.csc_offsets).max()) if self.csc_offsets.size > 1 else 0
@@ -119,7 +128,8 @@ class PeerLoop:
                         self.ctl, self.loop_state, np.uint64(PEER_TIMEOUT_S * 1e9), self.pred,
                         self.level_col, self.visited.view(cp.uint32), self.peers.bases,
                         np.int32(self.j), np.int32(C), np.int64(self.peer_cap),
-                        np.uint64(self.peer_tag),
+                        np.uint64(self.peer_tag), np.int32(self.peer_levels & 1),
+                        self.peer_seen,
                         np.int64(int(self.rows.word_offset[self.j]) * WORD),
                         self.csc_offsets, self.row_ids[0], self.row_ids[1], self.counts,
                         self.loop_state[PEER_STATE:]))
@@ -132,6 +142,7 @@ class PeerLoop:
             raise BfsError(_peer_error(error, self.j, level))
         q, run = int(state[16]), int(state[18])
         self.peer_tag = (self.peer_tag + run) % PEER_TAGS   # the next launch's tags: new ones
+        self.peer_levels += run
         log = state[PEER_STATE:PEER_STATE + PEER_LOG * run].reshape(run, PEER_LOG)
         first = len(clock.levels)
         # filed in bulk: a Python step a level cost a 2000 x 2000 lattice's search 5-10 ms
@@ -141,11 +152,12 @@ class PeerLoop:
         self.level_edges_examined.extend(log[:run - 1, 2].tolist())
         if run > 1:
             self.last_frontier = found[-1]
-        flag_bytes = 2 * 8 * (C - 1)       # a flag line's two words to each peer
+        meet_bytes = 8 * (C - 1) * self.loop_blocks   # each block's add to each peer
         clock.add_levels(level, [frontier, *found],
-                         (8 * (C - 1) * log[:, 1] + flag_bytes).tolist(), marks)
+                         (8 * (C - 1) * log[:, 1] + meet_bytes).tolist(), marks)
         # block 0's clock (ns): a level from the previous one's end (the launch's start) to
-        # its rows walked, the GPU's blocks met, its flags sent and the peers' flags in
+        # its rows walked, its adds to the peers issued, its own (the release) done, and
+        # every block of every rank met
         ends = np.concatenate(([state[30]], log[:, 3])).astype(np.int64)
         walked, arrived, sent = (log[:, w].astype(np.int64) for w in (4, 5, 6))
         clock.split_chain(first, np.diff(ends) / 1e9, {
@@ -174,12 +186,12 @@ class PeerLoop:
 
 def _peer_error(error: int, me: int, level0: int) -> str:
     """The message of a level loop's error word (merrill.cu: (level << 8) | (rank + 1) << 1 |
-    1 for a wait on another rank's flag, rank -1 for this GPU's own grid barrier)."""
+    1 for a meeting that waited on another rank, rank -1 on this GPU's own blocks)."""
     level, waited = error >> 8, ((error >> 1) & 0x7F) - 1
     if waited < 0:
-        return (f"2d-do level loop, rank {me} of the grid row: a grid barrier of level {level} "
-                f"on this GPU waited more than {PEER_TIMEOUT_S:g} s (its blocks not all resident "
-                f"at once?)")
+        return (f"2d-do level loop, rank {me} of the grid row: level {level}: this GPU's own "
+                f"blocks did not all arrive within {PEER_TIMEOUT_S:g} s (not all resident at "
+                f"once?)")
     return (f"2d-do level loop, rank {me} of the grid row: level {level}: rank {waited} did "
             f"not arrive within {PEER_TIMEOUT_S:g} s (it stopped, failed or was killed; the "
             f"loop started at level {level0})")

@@ -376,25 +376,40 @@ small_frontier(const i64* __restrict__ offsets, const u32* __restrict__ columns,
 
 // The ranks of a grid row (2d-do on 1 x C) in one level loop, each on its own GPU: what a level
 // found is pushed into every rank's inbox through peer memory (CUDA IPC over NVLink, or the
-// same device's memory where ranks share a GPU), and the levels meet at the ranks' flags. In
-// one loop (PEERS false) every member is unused.
+// same device's memory where ranks share a GPU), and every block of every rank meets the others
+// at one set of counting words a level (the meeting). In one loop (PEERS false) every member is
+// unused.
 //
 // Layout. Rank t's window (peer_base[t], the same layout on every rank): 2 parities x C
-// sources of flag lines (LOOP_FLAG_WORDS u64: found | capped degree sum << 21, edges
-// examined; each word's top 22 bits the level's tag), then 2 parities x C sources x cap u64
+// sources of meeting lines (LOOP_FLAG_WORDS u64: the counts, the edges examined; word 2 of
+// parity 0, source 0 is the window's error word), then 2 parities x C sources x cap u64
 // entries (tag << 32 | row). A level run as iteration k writes its finds into parity
-// (k + 1) & 1, source `me`, of every rank (this one's too), then its flag line there;
-// iteration k + 1 reads parity (k + 1) & 1 of its own window. A rank is at most one level
-// ahead of another (it waits for every flag of a level before it starts the next), so two
-// parities never collide; tags run on from launch to launch (tag_base), so a word left by an
-// earlier level or launch never passes for this one's, and no window is ever cleared.
+// (k + 1) & 1, source `me`, of every rank (this one's too); iteration k + 1 reads parity
+// (k + 1) & 1 of its own window. A rank is at most one level ahead of another (it meets every
+// block of a level before it starts the next), so two parities never collide; tags run on from
+// launch to launch (tag_base), so an entry left by an earlier level or launch never passes for
+// this one's, and no window is ever cleared.
 //
-// No fence. A system-scope fence before the flags (to make the pushed entries visible first)
-// cost ~1.9 us a level, by one thread or by every pusher (BENCHMARKS.md). Instead every word
-// another GPU reads carries its level's tag: a rank reads a peer's flag, and then each of its
-// entries, until the tag is this level's, so nothing depends on the order the stores land in.
-// This GPU's own entries, starts and degrees are ordered by its grid barrier, which every
-// block waits on before it reads the flags.
+// The meeting: one hop a level. Each block of each rank adds its arrival straight into every
+// rank's meeting word of its source (a reduction over NVLink, this rank's own last, as a
+// release that orders its own entries, starts and degrees for this GPU's blocks): 1 << 52 |
+// its capped degree sum << 22 | its finds, and at a launch's first level 1 << 52 | its edges
+// examined into the line's second word. The words only grow (never cleared, so no reset races
+// a peer's next add); a block keeps the value each word had at its last complete level (seen,
+// carried from launch to launch by the host's array) and waits until every word has grown by
+// gridDim arrivals: the difference holds the level's finds, degrees and edges examined,
+// exactly (64-bit wrap-around cancels). Words alternate by the level's global parity
+// (parity0 + iteration), so no rank adds a level's arrival to a word another still waits on.
+// Until the last stop, the GPU met its own blocks at its grid barrier and then the peers at
+// flags its block 0 sent: two hops and ~4 us a level on 1x2 of a lattice (BENCHMARKS.md).
+// After a launch's first level the edges examined are the last level's degree sum (each rank
+// walks every frontier row over its own columns: the ranks' parts add up to the rows' whole
+// degrees), so only that level adds the second word.
+//
+// No fence before the pushes. A system-scope fence (to make the pushed entries visible first)
+// cost ~1.9 us a level (BENCHMARKS.md). Instead every entry carries its level's tag: a rank
+// reads a peer's entry until the tag is this level's, so nothing depends on the order the
+// stores land in.
 //
 // Entries are row ids (padded, the same on every rank of a grid row: its rows are all
 // pieces); source s's rows are piece s's, so a parent's global id is row - 64 * row_words[s] +
@@ -405,22 +420,29 @@ small_frontier(const i64* __restrict__ offsets, const u32* __restrict__ columns,
 // block CSC of a grid row is the vertex's whole degree.
 // Waits. Every wait is bounded (timeout_ns): a rank whose peer stopped, failed or was killed
 // leaves the loop with loop[12] = (level << 8) | (rank waited on + 1) << 1 | 1 (0 in those
-// bits: this GPU's own grid barrier), and a rank whose own barrier failed sends its peers an
-// all-ones tag, so they leave at once rather than at their timeout.
+// bits: this GPU's own blocks), and writes its rank + 1 into every window's error word, so the
+// others leave at once rather than at their timeout (a failed search ends the searcher's use:
+// the error word stays).
 #define LOOP_FLAG_WORDS 4
 #define LOOP_LOG_WORDS 8
 #define LOOP_PEERS_MAX 8
-#define LOOP_FLAG_CAP ((1ULL << 21) - 1)           // a rank's degree sum in its flag, capped
-#define LOOP_FLAG_EXAMINED_CAP ((1ULL << 42) - 1)
-#define LOOP_TAG_SHIFT 42                           // a flag word's top 22 bits: its tag
-#define LOOP_TAG_ERROR ((1ULL << 22) - 1)
-#define LOOP_TAG_PERIOD ((1ULL << 22) - 2)          // tags run 1 .. 2^22 - 2, never 0 (a new
-                                                    // window) nor the error mark
+#define LOOP_PEER_BLOCKS_MAX 511                    // a meeting word's degree field: 511 blocks'
+#define LOOP_FLAG_CAP ((1ULL << 21) - 1)            // caps, each under 2^21, fit its 30 bits
+#define LOOP_MEET_ARRIVE_SHIFT 52
+#define LOOP_MEET_EDGE_SHIFT 22
+#define LOOP_MEET_FOUND_MASK ((1ULL << 22) - 1)
+#define LOOP_MEET_EDGE_MASK ((1ULL << 30) - 1)
+#define LOOP_MEET_VALUE_MASK ((1ULL << 52) - 1)
+#define LOOP_TAG_PERIOD ((1ULL << 22) - 2)          // entry tags run 1 .. 2^22 - 2, never 0
+                                                    // (a new window)
 struct LoopPeers {
     const u64* base;        // C window addresses (u64), this rank's own among them
     int me, C;
     i64 cap;                // entries a source segment holds
     u64 tag_base;           // this launch's first level's tag - 1, the same on every rank
+    int parity0;            // this launch's first level's meeting parity, the same everywhere
+    u64* seen;              // 2 parities x C sources x 2: each meeting word's value at its last
+                            // complete level (this rank's; the next launch starts from them)
     i64 row_base;           // the row id of this rank's column 0
     const i64* csc;         // this rank's block CSC offsets: a column's global degree
     const i64* row_words;   // the row range's pieces (padded_to_global)
@@ -428,13 +450,16 @@ struct LoopPeers {
     u64* counts;            // 2d-do's counts: [0] own finds of the last level, [2] -= own finds'
                             // degrees, [1] cleared, [3] edges examined by the last level (rank 0)
     u64* log;               // per level run (LOOP_LOG_WORDS): frontier found, found here,
-                            // edges examined, then block 0's device clock (ns) when its flags
-                            // were in, when its own walk ended, when this GPU's blocks had all
-                            // arrived, when its flags were sent (the level clock's steps)
+                            // edges examined, then block 0's device clock (ns) when the level
+                            // met, when its own walk ended, when its adds to the peers were
+                            // issued, when its own (the release) was (the level clock's steps)
 };
 
-__device__ __forceinline__ u64* peer_flags(const LoopPeers P, int t) {
-    return (u64*)P.base[t];
+__device__ __forceinline__ u64* meet_line(const LoopPeers P, int t, int parity, int src) {
+    return (u64*)P.base[t] + (parity * P.C + src) * LOOP_FLAG_WORDS;
+}
+__device__ __forceinline__ u64* meet_error(const LoopPeers P, int t) {
+    return (u64*)P.base[t] + 2;
 }
 __device__ __forceinline__ u64* peer_entries(const LoopPeers P, int t, int parity, int src) {
     return (u64*)P.base[t] + 2 * P.C * LOOP_FLAG_WORDS + ((i64)parity * P.C + src) * P.cap;
@@ -457,7 +482,7 @@ __device__ __forceinline__ void loop_visit(const bool (&on)[K], u32 pv, const u3
                                            const u32* __restrict__ out_id, u32* qout,
                                            i64* dout, i64* sout, u64* word, i64 max_degree,
                                            const LoopPeers P, int out_parity, u64 tag_hi,
-                                           u64& edges, bool& hub) {
+                                           u64& edges, u64& wins, bool& hub) {
     // every neighbour's row offsets are loaded beside its claim, not after it: the claim's
     // round trip and the offsets' (a DRAM sector where ids are scattered) overlap, at the price
     // of the reads of neighbours another edge claimed (one sector each)
@@ -479,6 +504,7 @@ __device__ __forceinline__ void loop_visit(const bool (&on)[K], u32 pv, const u3
         won[k] = on[k] && claim(w[k], pv, parent, level, visited, next_level, out_id);
         c += won[k] ? 1u : 0u;
     }
+    wins += c;
     u32 total;
     u64 pos = warp_reserve<u64>(c, word, total) & LOOP_FOUND_MASK;
 #pragma unroll
@@ -520,12 +546,16 @@ level_loop_body(const i64* __restrict__ offsets, const u32* __restrict__ columns
     __shared__ i64 s_pre[LOOP_PEERS_MAX + 1];   // peers: the frontier's segments, by source
     __shared__ u64 s_flag[3];
     __shared__ u64 s_examined[BLOCK / 32];
+    __shared__ u64 s_wins[BLOCK / 32];
+    __shared__ u64 s_seen[2][2 * LOOP_PEERS_MAX];   // peers: the meeting words (LoopPeers)
     const u32 lane = threadIdx.x & 31;
     u32* qin = qa; u32* qout = qb; i64* din = dega; i64* dout = degb;
     i64* sin = starts_a; i64* sout = starts_b;
     int done = 0;
     i64 E = 0, launch_edges = 0;
     u64 own_degrees = 0;                  // peers: this block's finds' global degrees, all levels
+    if (PEERS && threadIdx.x == 0)
+        for (int k = 0; k < 4 * P.C; ++k) s_seen[k / (2 * P.C)][k % (2 * P.C)] = P.seen[k];
     if (PEERS && blockIdx.x == 0 && threadIdx.x == 0) loop[30] = global_timer_ns();
     for (;;) {
         const int lv = level0 + done;
@@ -536,7 +566,7 @@ level_loop_body(const i64* __restrict__ offsets, const u32* __restrict__ columns
             u64* next = loop + 4 * ((done + 1) % 3);
             next[0] = 0; next[1] = 0; next[2] = 0;
         }
-        u64 edges = 0, examined = 0;
+        u64 edges = 0, examined = 0, wins = 0;   // wins: the thread's finds (peers)
         bool hub = false;
         // frontier entry i: its row, the parent id its finds get, its row's start and degree
         auto entry = [&, P](i64 i, u32& v, u32& pv, i64& start, i64& deg) {
@@ -585,7 +615,7 @@ level_loop_body(const i64* __restrict__ offsets, const u32* __restrict__ columns
                 const u32 w[1] = {on[0] ? columns[rs + j] : 0u};
                 loop_visit<1, PEERS>(on, pv, w, offsets, columns, parent, level, visited,
                                      lv + 1, out_id, qout, dout, sout, slot, max_degree, P,
-                                     out_parity, tag_hi, edges, hub);
+                                     out_parity, tag_hi, edges, wins, hub);
             }
         };
         // a frontier of a few vertices (a search's root, hub or not): the whole grid walks
@@ -644,110 +674,127 @@ level_loop_body(const i64* __restrict__ offsets, const u32* __restrict__ columns
                 }
                 loop_visit<LOOP_UNROLL, PEERS>(on, pv, w, offsets, columns, parent, level,
                                                visited, lv + 1, out_id, qout, dout, sout, slot,
-                                               max_degree, P, out_parity, tag_hi, edges, hub);
+                                               max_degree, P, out_parity, tag_hi, edges, wins,
+                                               hub);
             }
         }
         // no fence: a peer reads an entry only once its tag says it landed (LoopPeers)
         u64 t_walked = 0, t_arrived = 0, t_sent = 0;
         if (PEERS && blockIdx.x == 0 && threadIdx.x == 0) t_walked = global_timer_ns();
-        // the block's degree sum: exact into slot[1], capped into the barrier word
+        // the block's degree sum: exact into slot[1], capped into the barrier word (one GPU) or
+        // its meeting word (peers, with its finds and edges examined)
 #pragma unroll
         for (int o = 16; o > 0; o >>= 1) edges += __shfl_down_sync(FULL, edges, o);
         if (lane == 0) s_part[threadIdx.x >> 5] = edges;
         if (PEERS) {
 #pragma unroll
-            for (int o = 16; o > 0; o >>= 1) examined += __shfl_down_sync(FULL, examined, o);
-            if (lane == 0) s_examined[threadIdx.x >> 5] = examined;
-        }
-        const bool block_hub = __syncthreads_or(hub);
-        u64 add = 1ULL << LOOP_ARRIVE_SHIFT, sum = 0;
-        if (threadIdx.x == 0) {
-            for (int k = 0; k < BLOCK / 32; ++k) sum += s_part[k];
-            const u64 part = block_hub || sum > LOOP_BLOCK_EDGE_CAP ? LOOP_BLOCK_EDGE_CAP : sum;
-            add |= part << LOOP_EDGE_SHIFT;
-            own_degrees += sum;
-            if (PEERS) {              // one atomic a block, ordered by the arrival's release
-                u64 ex = 0;
-                for (int k = 0; k < BLOCK / 32; ++k) ex += s_examined[k];
-                if (ex) atomicAdd(slot + 2, ex);
+            for (int o = 16; o > 0; o >>= 1) {
+                examined += __shfl_down_sync(FULL, examined, o);
+                wins += __shfl_down_sync(FULL, wins, o);
+            }
+            if (lane == 0) {
+                s_examined[threadIdx.x >> 5] = examined;
+                s_wins[threadIdx.x >> 5] = wins;
             }
         }
+        const bool block_hub = __syncthreads_or(hub);
+        u64 add = 1ULL << LOOP_ARRIVE_SHIFT, sum = 0, part = 0;
+        if (threadIdx.x == 0) {
+            for (int k = 0; k < BLOCK / 32; ++k) sum += s_part[k];
+            part = block_hub || sum > LOOP_BLOCK_EDGE_CAP ? LOOP_BLOCK_EDGE_CAP : sum;
+            add |= part << LOOP_EDGE_SHIFT;
+            own_degrees += sum;
+        }
         u64 seen;
-        // every block waits for this GPU's (its acquire orders this GPU's entries, starts and
-        // degrees before their reads next level); with peers, then for every rank's flags
-        bool ok = grid_barrier(slot, add, LOOP_ARRIVE_SHIFT, LOOP_ARRIVE_MASK, (u64)gridDim.x,
-                               loop + 12, timeout_ns, PEERS ? lv << 7 : lv, seen);
-        // the exact sum after the arrival, whose release would wait for it: the next level's
-        // arrival (or the exit barrier) orders it, and only the exit reads it
-        if (threadIdx.x == 0 && sum) atomicAdd(slot + 1, sum);
-        if (PEERS) {
-            if (threadIdx.x == 0) {
-                const u64 tag = level_tag(P, done);
-                if (blockIdx.x == 0) {
-                    t_arrived = global_timer_ns();
-                    const u64 found = seen & LOOP_FOUND_MASK;
-                    const u64 capped = seen >> LOOP_EDGE_SHIFT;
-                    const u64 mark = (ok ? tag : LOOP_TAG_ERROR) << LOOP_TAG_SHIFT;
-                    const u64 w0 = found | (capped > LOOP_FLAG_CAP ? LOOP_FLAG_CAP : capped) << 21
-                        | mark;
-                    u64 ex = ld_acquire_u64(slot + 2);
-                    const u64 w1 = (ex > LOOP_FLAG_EXAMINED_CAP ? LOOP_FLAG_EXAMINED_CAP : ex)
-                        | mark;
-                    for (int t = 0; t < P.C; ++t) {
-                        u64* f = peer_flags(P, t) + (out_parity * P.C + P.me) * LOOP_FLAG_WORDS;
-                        st_relaxed_sys_u64(f, w0);
-                        st_relaxed_sys_u64(f + 1, w1);
-                    }
-                    t_sent = global_timer_ns();
+        bool ok = true;
+        if (!PEERS) {
+            // every block waits for the others (its acquire orders their entries, starts and
+            // degrees before their reads next level)
+            ok = grid_barrier(slot, add, LOOP_ARRIVE_SHIFT, LOOP_ARRIVE_MASK, (u64)gridDim.x,
+                              loop + 12, timeout_ns, lv, seen);
+            // the exact sum after the arrival, whose release would wait for it: the next
+            // level's arrival (or the exit barrier) orders it, and only the exit reads it
+            if (threadIdx.x == 0 && sum) atomicAdd(slot + 1, sum);
+        } else {
+            if (threadIdx.x == 0) {   // the meeting (LoopPeers)
+                u64 found = 0, ex = 0;
+                for (int k = 0; k < BLOCK / 32; ++k) {
+                    found += s_wins[k];
+                    ex += s_examined[k];
                 }
-                // every rank's flag of this level, in this rank's window: both words carry the
-                // tag, so neither needs the other's store ordered before it; all 2 C words are
-                // loaded at once each round (no round trip a word), the clock and the error
-                // word checked every 32 rounds
-                const u64* mine = peer_flags(P, P.me) + out_parity * P.C * LOOP_FLAG_WORDS;
+                const int par = (P.parity0 + done) & 1;
+                const bool first = done == 0;
+                const u64 one = 1ULL << LOOP_MEET_ARRIVE_SHIFT;
+                const u64 m0 = one | part << LOOP_MEET_EDGE_SHIFT | found;
+                for (int k = 1; k < P.C; ++k) {       // the peers' first: no fence holds them
+                    u64* line = meet_line(P, (P.me + k) % P.C, par, P.me);
+                    red_relaxed_sys_add_u64(line, m0);
+                    if (first) red_relaxed_sys_add_u64(line + 1, one | ex);
+                }
+                if (blockIdx.x == 0) t_arrived = global_timer_ns();
+                u64* own = meet_line(P, P.me, par, P.me);
+                if (first) red_release_gpu_add_u64(own + 1, one | ex);
+                red_release_gpu_add_u64(own, m0);
+                if (blockIdx.x == 0) t_sent = global_timer_ns();
+                // every source's words, grown by gridDim arrivals since this block last saw
+                // them: all 2 C words loaded at once each round (no round trip a word), the
+                // error words and the clock checked every 32 rounds
+                const u64* lines = meet_line(P, P.me, par, 0);
                 const u64 t0 = global_timer_ns();
                 u64 got[2 * LOOP_PEERS_MAX];
-                for (int round = 0; ok; ++round) {
-                    bool all = true, failed = false;
+                for (int round = 0;; ++round) {
+                    bool all = true;
                     int missing = -1;
 #pragma unroll
                     for (int k = 0; k < 2 * LOOP_PEERS_MAX; ++k)
-                        if (k < 2 * P.C)
-                            got[k] = ld_relaxed_sys_u64(mine + (k >> 1) * LOOP_FLAG_WORDS
-                                                        + (k & 1));
+                        if (k < 2 * P.C && (first || !(k & 1)))
+                            got[k] = ld_acquire_sys_u64(lines + (k >> 1) * LOOP_FLAG_WORDS
+                                                        + (k & 1)) - s_seen[par][k];
 #pragma unroll
-                    for (int k = 0; k < 2 * LOOP_PEERS_MAX; ++k) {
-                        const u64 t = k < 2 * P.C ? got[k] >> LOOP_TAG_SHIFT : tag;
-                        if (t != tag && !failed) {
+                    for (int k = 0; k < 2 * LOOP_PEERS_MAX; ++k)
+                        if (k < 2 * P.C && (first || !(k & 1))
+                            && (got[k] >> LOOP_MEET_ARRIVE_SHIFT) != (u64)gridDim.x) {
                             all = false;
                             missing = k >> 1;
-                            failed = t == LOOP_TAG_ERROR;
                         }
-                    }
                     if (all) break;
-                    if (failed || ((round & 31) == 31
-                                   && (ld_acquire_u64(loop + 12)
-                                       || global_timer_ns() - t0 > timeout_ns))) {
-                        // the level and the rank waited on: (level << 8) | (s + 1) << 1 | 1
-                        atomicCAS(loop + 12, 0ULL,
-                                  ((u64)(unsigned)lv << 8) | ((u64)(missing + 1) << 1) | 1ULL);
-                        ok = false;
-                    }
+                    if ((round & 31) != 31) continue;
+                    const u64 err = ld_relaxed_sys_u64(meet_error(P, P.me));
+                    if (!err && !ld_acquire_u64(loop + 12) && global_timer_ns() - t0 <= timeout_ns)
+                        continue;
+                    // the level and the rank waited on: (level << 8) | (s + 1) << 1 | 1, s + 1
+                    // = 0 for this GPU's own blocks; the peers told, so they leave at once
+                    const int who = err ? (int)err - 1 : missing;
+                    atomicCAS(loop + 12, 0ULL, ((u64)(unsigned)lv << 8)
+                              | ((u64)(who == P.me ? 0 : who + 1) << 1) | 1ULL);
+                    if (!err)
+                        for (int t = 0; t < P.C; ++t)
+                            if (t != P.me)
+                                atomicCAS_system(meet_error(P, t), 0ULL, (u64)(P.me + 1));
+                    ok = false;
+                    break;
                 }
                 i64 pre = 0, total_edges = 0;
                 u64 total_examined = 0;
                 s_pre[0] = 0;
 #pragma unroll
                 for (int s = 0; s < LOOP_PEERS_MAX; ++s) {
-                    if (s >= P.C) break;
-                    pre += (i64)(got[2 * s] & LOOP_FOUND_MASK);
-                    total_edges += (i64)((got[2 * s] >> 21) & LOOP_FLAG_CAP);
-                    total_examined += got[2 * s + 1] & LOOP_FLAG_EXAMINED_CAP;
+                    if (s >= P.C || !ok) break;
+                    const u64 d = got[2 * s];
+                    const u64 e = (d >> LOOP_MEET_EDGE_SHIFT) & LOOP_MEET_EDGE_MASK;
+                    pre += (i64)(d & LOOP_MEET_FOUND_MASK);
+                    total_edges += (i64)(e > LOOP_FLAG_CAP ? LOOP_FLAG_CAP : e);
                     s_pre[s + 1] = pre;
+                    s_seen[par][2 * s] += d;
+                    if (first) {
+                        total_examined += got[2 * s + 1] & LOOP_MEET_VALUE_MASK;
+                        s_seen[par][2 * s + 1] += got[2 * s + 1];
+                    }
                 }
                 s_flag[0] = ok;
                 s_flag[1] = (u64)pre | ((u64)total_edges << 32);   // pre < 2^21 * 8
-                s_flag[2] = total_examined;
+                // after a launch's first level: the last level's degree sum (LoopPeers)
+                s_flag[2] = first ? total_examined : (u64)E;
             }
             __syncthreads();
             ok = s_flag[0] != 0;
@@ -783,8 +830,9 @@ level_loop_body(const i64* __restrict__ offsets, const u32* __restrict__ columns
             && (double)rest < (double)E * alpha) stop = true;
         if (stop) {                           // every block's exact sum landed: one more barrier
             u64 unused;
-            if (ok) grid_barrier(loop + 13, 1, 0, ~0ULL, (u64)gridDim.x, loop + 12, timeout_ns,
-                                 PEERS ? lv << 7 : lv, unused);
+            if (ok && !PEERS)
+                grid_barrier(loop + 13, 1, 0, ~0ULL, (u64)gridDim.x, loop + 12, timeout_ns, lv,
+                             unused);
             if (!PEERS) E = (i64)ld_acquire_u64(slot + 1);
             launch_edges += E;
             break;
@@ -799,6 +847,7 @@ level_loop_body(const i64* __restrict__ offsets, const u32* __restrict__ columns
         if (PEERS) {
             // the last frontier's segments (where the host builds In from), and 2d-do's counts
             for (int s = 0; s <= P.C; ++s) loop[20 + s] = (u64)s_pre[s];
+            for (int k = 0; k < 4 * P.C; ++k) P.seen[k] = s_seen[k / (2 * P.C)][k % (2 * P.C)];
             P.counts[0] = (u64)(s_pre[P.me + 1] - s_pre[P.me]);
             P.counts[1] = 0;
             P.counts[3] = P.me == 0 && done >= 1 ? P.log[LOOP_LOG_WORDS * (done - 1) + 2] : 0;
@@ -831,11 +880,11 @@ level_loop_peers(const i64* __restrict__ offsets, const u32* __restrict__ column
                  double alpha, i64 bottom_up_floor, i64 nnz, u64* ctl, u64* loop,
                  u64 timeout_ns, i64* parent,
                  int* level, u32* visited, const u64* peer_base, int me, int C, i64 cap,
-                 u64 tag_base, i64 row_base, const i64* csc, const i64* row_words,
-                 const i64* row_lo, u64* counts, u64* log)
+                 u64 tag_base, int parity0, u64* seen, i64 row_base, const i64* csc,
+                 const i64* row_words, const i64* row_lo, u64* counts, u64* log)
 {
-    const LoopPeers P{peer_base, me, C, cap, tag_base, row_base, csc, row_words, row_lo, counts,
-                      log};
+    const LoopPeers P{peer_base, me, C, cap, tag_base, parity0, seen, row_base, csc, row_words,
+                      row_lo, counts, log};
     level_loop_body<true>(offsets, columns, qa, nullptr, dega, degb, starts_a, starts_b, q,
                           level0, max_q, max_edges, max_degree, max_levels, alpha,
                           bottom_up_floor, nnz, 0,
