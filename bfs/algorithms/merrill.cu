@@ -686,15 +686,13 @@ level_loop_body(const i64* __restrict__ offsets, const u32* __restrict__ columns
 #pragma unroll
         for (int o = 16; o > 0; o >>= 1) edges += __shfl_down_sync(FULL, edges, o);
         if (lane == 0) s_part[threadIdx.x >> 5] = edges;
-        if (PEERS) {
+        if (PEERS) {   // the finds (a u32 a thread: one warp reduction); examined: first level
+            const u32 w = __reduce_add_sync(FULL, (u32)wins);
+            if (lane == 0) s_wins[threadIdx.x >> 5] = w;
+            if (done == 0) {
 #pragma unroll
-            for (int o = 16; o > 0; o >>= 1) {
-                examined += __shfl_down_sync(FULL, examined, o);
-                wins += __shfl_down_sync(FULL, wins, o);
-            }
-            if (lane == 0) {
-                s_examined[threadIdx.x >> 5] = examined;
-                s_wins[threadIdx.x >> 5] = wins;
+                for (int o = 16; o > 0; o >>= 1) examined += __shfl_down_sync(FULL, examined, o);
+                if (lane == 0) s_examined[threadIdx.x >> 5] = examined;
             }
         }
         const bool block_hub = __syncthreads_or(hub);
@@ -718,12 +716,12 @@ level_loop_body(const i64* __restrict__ offsets, const u32* __restrict__ columns
         } else {
             if (threadIdx.x == 0) {   // the meeting (LoopPeers)
                 u64 found = 0, ex = 0;
+                const bool first = done == 0;
                 for (int k = 0; k < BLOCK / 32; ++k) {
                     found += s_wins[k];
-                    ex += s_examined[k];
+                    if (first) ex += s_examined[k];
                 }
                 const int par = (P.parity0 + done) & 1;
-                const bool first = done == 0;
                 const u64 one = 1ULL << LOOP_MEET_ARRIVE_SHIFT;
                 const u64 m0 = one | part << LOOP_MEET_EDGE_SHIFT | found;
                 for (int k = 1; k < P.C; ++k) {       // the peers' first: no fence holds them
@@ -737,7 +735,8 @@ level_loop_body(const i64* __restrict__ offsets, const u32* __restrict__ columns
                 red_release_gpu_add_u64(own, m0);
                 if (blockIdx.x == 0) t_sent = global_timer_ns();
                 // every source's words, grown by gridDim arrivals since this block last saw
-                // them: all 2 C words loaded at once each round (no round trip a word), the
+                // them: all 2 C words loaded at once each round (no round trip a word), relaxed
+                // (an acquire load a round cost more), one acquire fence once all are in; the
                 // error words and the clock checked every 32 rounds
                 const u64* lines = meet_line(P, P.me, par, 0);
                 const u64 t0 = global_timer_ns();
@@ -748,7 +747,7 @@ level_loop_body(const i64* __restrict__ offsets, const u32* __restrict__ columns
 #pragma unroll
                     for (int k = 0; k < 2 * LOOP_PEERS_MAX; ++k)
                         if (k < 2 * P.C && (first || !(k & 1)))
-                            got[k] = ld_acquire_sys_u64(lines + (k >> 1) * LOOP_FLAG_WORDS
+                            got[k] = ld_relaxed_sys_u64(lines + (k >> 1) * LOOP_FLAG_WORDS
                                                         + (k & 1)) - s_seen[par][k];
 #pragma unroll
                     for (int k = 0; k < 2 * LOOP_PEERS_MAX; ++k)
@@ -757,7 +756,10 @@ level_loop_body(const i64* __restrict__ offsets, const u32* __restrict__ columns
                             all = false;
                             missing = k >> 1;
                         }
-                    if (all) break;
+                    if (all) {   // this GPU's blocks' writes before their release, visible
+                        asm volatile("fence.acq_rel.gpu;" ::: "memory");
+                        break;
+                    }
                     if ((round & 31) != 31) continue;
                     const u64 err = ld_relaxed_sys_u64(meet_error(P, P.me));
                     if (!err && !ld_acquire_u64(loop + 12) && global_timer_ns() - t0 <= timeout_ns)
