@@ -4,10 +4,17 @@ lattice search's levels. Run on a machine of C GPUs:
 
     mpiexec -n 2 python3 bench/probes/peer_level_clock.py 2000
 
-Per level, on each rank: walk (level start -> block 0's own walk done), arrive (-> every
-block of this GPU arrived), send (-> the flag stores done), wait (-> every rank's flag seen),
-and the whole level. Its answers are in BENCHMARKS.md ("the level loop across GPUs")."""
+Per level, on each rank: walk (level start -> block 0's own walk done), arrive (-> its
+adds to the peers' meeting words issued), send (-> its own add, the release, done), wait (->
+every block of every rank met), and the whole level. Then the host's share of a search: its
+wall time against the loop's span by the device clock, and where rank 0's Python spends a
+search (cProfile, by own time). Its answers are in BENCHMARKS.md ("the level loop across
+GPUs")."""
+import cProfile
+import io
+import pstats
 import sys
+import time
 
 import numpy as np
 from mpi4py import MPI
@@ -39,8 +46,27 @@ seen = np.concatenate(([int(state[30])], log[:-1, 3]))     # each level's start:
 steps = {"walk": log[:, 4] - seen, "arrive": log[:, 5] - log[:, 4],
          "send": log[:, 6] - log[:, 5], "wait": log[:, 3] - log[:, 6], "level": log[:, 3] - seen}
 line = " ".join(f"{k}={np.median(v) / 1e3:.2f}us" for k, v in steps.items())
+walls = []
+for _ in range(5):
+    comm.Barrier()
+    t = time.perf_counter()
+    s.search(root)
+    walls.append(time.perf_counter() - t)
+span = (int(s.host_loop[m.PEER_STATE + m.PEER_LOG * (run - 1) + 3]) - int(s.host_loop[30])) / 1e6
+line += f"; search {np.median(walls) * 1e3:.3f} ms wall, loop {span:.3f} ms by the device clock"
+profile = cProfile.Profile()
+comm.Barrier()
+if rank == 0:
+    profile.enable()
+s.search(root)
+if rank == 0:
+    profile.disable()
 for r in range(size):
     if r == rank:
         print(f"rank {rank} of 1x{size}, {run} levels, {line}", flush=True)
     comm.Barrier()
+if rank == 0:
+    out = io.StringIO()
+    pstats.Stats(profile, stream=out).sort_stats("tottime").print_stats(25)
+    print(out.getvalue(), flush=True)
 s.close()
