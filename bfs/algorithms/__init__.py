@@ -154,7 +154,8 @@ LOOP = Option("loop", "(GPU) small-frontier levels in one launch: on the whole g
               "at a grid barrier each level (grid, the default), or on one CTA (cta, "
               "Merrill's single-CTA kernel, kept to measure against)", choices=("grid", "cta"))
 LOOP_BLOCKS = Option("loop_blocks", "(GPU) blocks of the grid's level loop (0, the default: "
-                     "one an SM)", parse=nonnegative_int)
+                     "one an SM; 2d-do: of its loop across a grid row's GPUs)",
+                     parse=nonnegative_int)
 LOOP_EDGES = Option("loop_edges", "(GPU) the level loop runs while a frontier has at most "
                     "this many edges (default 2^20, the most)", parse=positive_int)
 PEER = Option("peer", "(GPU, 2d-do on a grid of one row) small-frontier levels in one kernel "
@@ -227,7 +228,7 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
                       distributed=True, options=(EXCHANGE, COMM, ALPHA, BETA, FLOOR, ROWS,
                                                  ENGINE, AHEAD, TD_AHEAD, GRAPHS, SUBSTEPS,
                                                  PEER, ADJACENCY, HUB_DEGREE, SMALL_PUSH,
-                                                 FOLD)),
+                                                 FOLD, LOOP_BLOCKS)),
         AlgorithmSpec("1d", {"cpu": "bfs.algorithms.racherla_1d",
                              "gpu": "bfs.algorithms.racherla_1d_gpu"},
                       "Racherla 1D BFS: discoveries all-gathered (CPU: pairs, small frontiers "

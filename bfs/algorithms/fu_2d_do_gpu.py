@@ -202,6 +202,10 @@ class Fu2DDoGpu(PeerLoop, CscPush, DirectionSwitch, Fu2DGpu):
         if self.peer_request not in peer.PEER_CHOICES:
             raise BfsError(f"2d-do peer must be one of {', '.join(peer.PEER_CHOICES)}, got "
                            f"{self.peer_request!r}")
+        self.loop_blocks_request = ctx.options.get("loop_blocks", 0)
+        if not (isinstance(self.loop_blocks_request, int) and self.loop_blocks_request >= 0):
+            raise BfsError(f"2d-do loop_blocks must be a whole number of blocks (0: one an SM), "
+                           f"got {self.loop_blocks_request!r}")
         self.peers = None
         self.in_share = None      # In's all-gather through peer memory (_open_in_share)
         if self.substeps not in (0, 1):
@@ -226,7 +230,7 @@ class Fu2DDoGpu(PeerLoop, CscPush, DirectionSwitch, Fu2DGpu):
         super().close()
 
     def _engine_options(self, options: dict) -> dict:
-        extra = {key: options[key] for key in ("ahead", "fold") if key in options}
+        extra = {key: options[key] for key in ("ahead", "fold", "loop_blocks") if key in options}
         return {"alpha": self.alpha, "beta": self.beta, "floor": self.floor,
                 "rows": self.rows_order, **extra}
 

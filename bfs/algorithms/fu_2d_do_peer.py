@@ -25,7 +25,8 @@ waiting at most PEER_TIMEOUT_S, and the search raises naming the rank and the le
 What PeerLoop reads of the searcher: its grid (C, j, row_comm, comm, rows, cols), block CSR and
 CSC, kernels dict k, control words (ctl, counts, _host_totals(): the last all-reduce's four
 switch words on the host), level state (queue, in_words, visited, pred, level_col, row_ids) and
-the switch (alpha, directions, level_edges_examined, last_frontier).
+the switch (alpha, directions, level_edges_examined, last_frontier), and loop_blocks_request
+(2d-do's loop_blocks option).
 """
 from __future__ import annotations
 
@@ -79,10 +80,11 @@ class PeerLoop:
         self.host_loop = cupyx.empty_pinned((self.loop_state.size,), dtype=np.uint64)
         self.k["loop"] = merrill._module().get_function("level_loop_peers")
         self.k["queue_to_bits"] = fu_2d_gpu._module().get_function("queue_to_bits")
-        # every rank's meeting counts the same number of blocks (the fewest any GPU holds)
+        # every rank's meeting counts the same number of blocks (the fewest any GPU holds;
+        # loop_blocks asks for fewer: fewer arrivals a level to meet)
         self.loop_blocks = self.row_comm.allreduce(
-            min(device.sm_count(), device.resident_grid(self.k["loop"], BLOCK),
-                PEER_BLOCKS_MAX), op=self.MPI.MIN)
+            min(self.loop_blocks_request or device.sm_count(),
+                device.resident_grid(self.k["loop"], BLOCK), PEER_BLOCKS_MAX), op=self.MPI.MIN)
         self.nnz_total = self.comm.allreduce(int(self.csc_nnz))
         # a column's degree in a grid row's block CSC is the vertex's whole degree
         top = int(cp.diff(self.csc_offsets).max()) if self.csc_offsets.size > 1 else 0
