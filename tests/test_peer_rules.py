@@ -1,7 +1,8 @@
 """The host-side rules of the level loop across GPUs (2d-do on a grid of one row, peer memory):
 where peer memory is taken (bfs.comm.peer.choose), when a level loop starts (Fu2DDoGpu's
-_loop_takes), how a failed wait is reported (_peer_error), and the flag tags' arithmetic
-(merrill.cu's LOOP_TAG_PERIOD). No GPU: the kernels' side is tests/test_gpu.py's."""
+_loop_takes), how a failed wait is reported (_peer_error), the entry tags' arithmetic
+(merrill.cu's LOOP_TAG_PERIOD) and the meeting words' (LoopPeers). No GPU: the kernels' side is
+tests/test_gpu.py's."""
 import re
 from pathlib import Path
 
@@ -10,7 +11,8 @@ import pytest
 
 from bfs.algorithms import fu_2d_do_gpu, merrill
 from bfs.algorithms.fu_2d_do_gpu import TOTALS, Fu2DDoGpu
-from bfs.algorithms.fu_2d_do_peer import PEER_TAGS, PEER_TIMEOUT_S, _peer_error
+from bfs.algorithms.fu_2d_do_peer import (PEER_BLOCKS_MAX, PEER_TAGS, PEER_TIMEOUT_S,
+                                          _peer_error)
 from bfs.comm import peer
 from bfs.errors import BfsError
 
@@ -91,3 +93,39 @@ def test_the_entry_tags_match_the_kernel_and_never_repeat_within_a_window():
         base = (base + run) % PEER_TAGS
     assert all(1 <= t <= PEER_TAGS for t in seen) and len(set(seen)) == len(seen)
     assert (2 ** 22 - 1) not in seen
+
+
+def kernel_defines(*names) -> list[int]:
+    """merrill.cu's #define values (whole-number expressions such as ((1ULL << 22) - 1))."""
+    source = (Path(fu_2d_do_gpu.__file__).with_name("merrill.cu")).read_text()
+    values = []
+    for name in names:
+        found = re.search(rf"^#define {name} (.+?)\s*(//.*)?$", source, re.M)
+        assert found, name
+        values.append(eval(found.group(1).replace("ULL", ""), {}))
+    return values
+
+
+def test_the_meeting_words_decode_the_largest_level_exactly_across_wraparound():
+    """A level's meeting (merrill.cu's LoopPeers): each block of a source adds 1 << ARRIVE |
+    capped degree sum << EDGE | finds into a word that only grows, and a waiter subtracts the
+    value it saw at the last complete level. With the kernel's field widths the largest level
+    the loop allows (PEER_BLOCKS_MAX blocks, each at the degree cap, a segment's most finds)
+    decodes exactly, also where the word passes 2^64, and a level one block short never
+    reads as complete."""
+    arrive, edge, found_mask, edge_mask, block_cap, blocks = kernel_defines(
+        "LOOP_MEET_ARRIVE_SHIFT", "LOOP_MEET_EDGE_SHIFT", "LOOP_MEET_FOUND_MASK",
+        "LOOP_MEET_EDGE_MASK", "LOOP_BLOCK_EDGE_CAP", "LOOP_PEER_BLOCKS_MAX")
+    assert blocks == PEER_BLOCKS_MAX and blocks < 1 << (64 - arrive)
+    wrap = 1 << 64
+    finds = [merrill.LOOP_E // blocks + (b < merrill.LOOP_E % blocks) for b in range(blocks)]
+    last_seen = wrap - 12345                 # the word's value after earlier levels
+    word = last_seen
+    for b in range(blocks):
+        word = (word + (1 << arrive | block_cap << edge | finds[b])) % wrap
+        d = (word - last_seen) % wrap
+        if b < blocks - 1:
+            assert d >> arrive == b + 1      # still waiting
+    assert d >> arrive == blocks
+    assert d & found_mask == merrill.LOOP_E == sum(finds)
+    assert (d >> edge) & edge_mask == blocks * block_cap
