@@ -1,5 +1,5 @@
 """The host-side rules of merrill's level loop and of merrill-do's switch, which the loop kernel
-applies the same on the device (merrill.cu, level_loop; the GPU tests hold the two equal on a
+applies the same on the device (level_loop.cu, level_loop; the GPU tests hold the two equal on a
 lattice): which top-down step a frontier takes, and when a frontier goes bottom-up. Plain
 Python: the searchers' methods on a stand-in for their state, no GPU."""
 from types import SimpleNamespace

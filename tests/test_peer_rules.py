@@ -1,7 +1,7 @@
 """The host-side rules of the level loop across GPUs (2d-do on a grid of one row, peer memory):
 where peer memory is taken (bfs.comm.peer.choose), when a level loop starts (Fu2DDoGpu's
 _loop_takes), how a failed wait is reported (_peer_error), the entry tags' arithmetic
-(merrill.cu's LOOP_TAG_PERIOD) and the meeting words' (LoopPeers). No GPU: the kernels' side is
+(level_loop.cu's LOOP_TAG_PERIOD) and the meeting words' (LoopPeers). No GPU: the kernels' side is
 tests/test_gpu.py's."""
 import re
 from pathlib import Path
@@ -82,7 +82,7 @@ def test_a_failed_wait_names_the_rank_level_and_which_wait():
 
 
 def test_the_entry_tags_match_the_kernel_and_never_repeat_within_a_window():
-    source = (Path(fu_2d_do_gpu.__file__).with_name("merrill.cu")).read_text()
+    source = (Path(fu_2d_do_gpu.__file__).with_name("level_loop.cu")).read_text()
     period = re.search(r"#define LOOP_TAG_PERIOD \(\(1ULL << (\d+)\) - 2\)", source)
     assert period and PEER_TAGS == 2 ** int(period.group(1)) - 2
     # tags of consecutive launches (the host adds the levels each ran): 1 .. PEER_TAGS, never
@@ -96,8 +96,8 @@ def test_the_entry_tags_match_the_kernel_and_never_repeat_within_a_window():
 
 
 def kernel_defines(*names) -> list[int]:
-    """merrill.cu's #define values (whole-number expressions such as ((1ULL << 22) - 1))."""
-    source = (Path(fu_2d_do_gpu.__file__).with_name("merrill.cu")).read_text()
+    """level_loop.cu's #define values (whole-number expressions such as ((1ULL << 22) - 1))."""
+    source = (Path(fu_2d_do_gpu.__file__).with_name("level_loop.cu")).read_text()
     values = []
     for name in names:
         found = re.search(rf"^#define {name} (.+?)\s*(//.*)?$", source, re.M)
@@ -107,7 +107,7 @@ def kernel_defines(*names) -> list[int]:
 
 
 def test_the_meeting_words_decode_the_largest_level_exactly_across_wraparound():
-    """A level's meeting (merrill.cu's LoopPeers): each block of a source adds 1 << ARRIVE |
+    """A level's meeting (level_loop.cu's LoopPeers): each block of a source adds 1 << ARRIVE |
     capped degree sum << EDGE | finds into a word that only grows, and a waiter subtracts the
     value it saw at the last complete level. With the kernel's field widths the largest level
     the loop allows (PEER_BLOCKS_MAX blocks, each at the degree cap, a segment's most finds)

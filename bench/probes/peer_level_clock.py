@@ -1,5 +1,5 @@
 """Where a level of the level loop across GPUs goes (2d-do on 1 x C, peer memory): block 0's
-device clock at four points of every level (merrill.cu's LOOP_LOG_WORDS), medians over a
+device clock at four points of every level (level_loop.cu's LOOP_LOG_WORDS), medians over a
 lattice search's levels. Run on a machine of C GPUs:
 
     mpiexec -n 2 python3 bench/probes/peer_level_clock.py 2000

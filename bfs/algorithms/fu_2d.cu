@@ -482,7 +482,7 @@ extern "C" __global__ void decide_top_down(const u64* __restrict__ totals, u64* 
     chain[2] = f;
 }
 
-// A level loop's last frontier (merrill.cu's level_loop_peers: rows in segments, one a source
+// A level loop's last frontier (level_loop.cu's level_loop_peers: rows in segments, one a source
 // rank, each entry tag << 32 | row) back into In's bits, where the host's levels take it up;
 // In cleared before.
 extern "C" __global__ void queue_to_bits(const u64* __restrict__ entries, i64 n, u64* in_words)

@@ -5,7 +5,7 @@ takes it as the mixin PeerLoop; its docstring says where the loop sits among the
 The level loop across GPUs (peer; a grid of one row on one host): a road-like search is
 thousands of small levels, and each of fu_2d_do_gpu's chained levels costs its collectives
 and the host (~76 us a level on 1x2 of a 2000 x 2000 lattice). There, every rank runs the small levels in
-one persistent kernel (merrill.cu's level_loop_peers, merrill's level loop with the rank's
+one persistent kernel (level_loop.cu's level_loop_peers, merrill's level loop with the rank's
 block CSR for the CSR): each frontier row is walked over the rank's own columns, a claimed
 column's row is written, tagged with its level, into every rank's window in peer memory
 (bfs.comm.peer: CUDA IPC over NVLink), and every block of every rank adds its arrival and
@@ -41,14 +41,14 @@ from .fu_2d_do import TOP_DOWN
 from .fu_2d_gpu import BLOCK
 
 PEER = "auto"    # the level loop across a grid row's GPUs through peer memory (comm/peer.py)
-PEER_STATE = 32  # merrill.cu's level_loop_peers: the loop's words, then its per-level log
+PEER_STATE = 32  # level_loop.cu's level_loop_peers: the loop's words, then its per-level log
 PEER_LOG = 8     # ... LOOP_LOG_WORDS: found, found here, edges examined, and block 0's
                  # device clock (ns): level met, walk done, peers' adds issued, own add done
 PEER_LEVELS = 8192   # levels one launch runs at most (its log): a 2000 x 2000 lattice's ~4000
-PEER_FLAG_WORDS = 4  # merrill.cu's LOOP_FLAG_WORDS: a meeting line's words
-PEER_BLOCKS_MAX = 511  # merrill.cu's LOOP_PEER_BLOCKS_MAX: the blocks a meeting word counts
+PEER_FLAG_WORDS = 4  # level_loop.cu's LOOP_FLAG_WORDS: a meeting line's words
+PEER_BLOCKS_MAX = 511  # level_loop.cu's LOOP_PEER_BLOCKS_MAX: the blocks a meeting word counts
 PEER_TIMEOUT_S = 5.0  # a rank waits this long for another's flag before the search fails
-PEER_TAGS = 2**22 - 2    # merrill.cu's LOOP_TAG_PERIOD: an entry's tag runs 1 .. PEER_TAGS
+PEER_TAGS = 2**22 - 2    # level_loop.cu's LOOP_TAG_PERIOD: an entry's tag runs 1 .. PEER_TAGS
 
 
 class PeerLoop:
@@ -56,7 +56,7 @@ class PeerLoop:
 
     def _open_peers(self) -> None:
         """A grid of one row on GPUs of one host: the small levels run in one persistent
-        kernel a rank (merrill.cu's level_loop_peers), each rank pushing its finds into the
+        kernel a rank (level_loop.cu's level_loop_peers), each rank pushing its finds into the
         others' windows (comm/peer.py). A rank finds at most a level's edges, and at most its
         own columns, so a window's segment holds min(LOOP_E, columns) entries (8 bytes: a
         row and its level's tag)."""
@@ -68,7 +68,7 @@ class PeerLoop:
         if window is None:
             return
         self.peers, self.peer_cap, self.peer_tag = window, cap, 0
-        # each meeting word's value at its last complete level (merrill.cu's LoopPeers), and
+        # each meeting word's value at its last complete level (level_loop.cu's LoopPeers), and
         # the levels run so far, whose parity the next launch's first level meets at
         self.peer_seen, self.peer_levels = cp.zeros(4 * C, cp.uint64), 0
         memory = cp.cuda.UnownedMemory(window.address, window.nbytes, window)
@@ -78,7 +78,7 @@ class PeerLoop:
         self.peer_starts = (cp.empty(cap, cp.int64), cp.empty(cap, cp.int64))
         self.loop_state = cp.zeros(PEER_STATE + PEER_LOG * PEER_LEVELS, cp.uint64)
         self.host_loop = cupyx.empty_pinned((self.loop_state.size,), dtype=np.uint64)
-        self.k["loop"] = merrill._module().get_function("level_loop_peers")
+        self.k["loop"] = merrill.loop_module().get_function("level_loop_peers")
         self.k["queue_to_bits"] = fu_2d_gpu._module().get_function("queue_to_bits")
         # every rank's meeting counts the same number of blocks (the fewest any GPU holds;
         # loop_blocks asks for fewer: fewer arrivals a level to meet)
@@ -107,7 +107,7 @@ class PeerLoop:
         return frontier <= merrill.LOOP_Q and edges <= merrill.LOOP_E and no_hub_row
 
     def _peer_levels(self, level: int, frontier: int, clock) -> int:
-        """Levels from `level` on in one launch a rank (merrill.cu's level_loop_peers) until the
+        """Levels from `level` on in one launch a rank (level_loop.cu's level_loop_peers) until the
         frontier outgrows the loop, empties, or Beamer's rule goes bottom-up; one read of the
         loop's words and log, whose levels are then filed as the host's would be (directions,
         edges examined, the device clock's times). Where the frontier empties the search ends
@@ -187,7 +187,7 @@ class PeerLoop:
 
 
 def _peer_error(error: int, me: int, level0: int) -> str:
-    """The message of a level loop's error word (merrill.cu: (level << 8) | (rank + 1) << 1 |
+    """The message of a level loop's error word (level_loop.cu: (level << 8) | (rank + 1) << 1 |
     1 for a meeting that waited on another rank, rank -1 on this GPU's own blocks)."""
     level, waited = error >> 8, ((error >> 1) & 0x7F) - 1
     if waited < 0:

@@ -41,7 +41,7 @@ frontiers, where launch overhead and host round trips dominate. Per multi-block 
 one scan, two kernels and one 64-byte device-to-host copy of the counters (queue size and
 edge-frontier size) that the host waits on (~95 us a level on the H100). While a frontier has
 at most LOOP_Q vertices and loop_edges edges (2^20) and no row over LOOP_DEGREE, one persistent
-kernel on the whole resident grid (merrill.cu, level_loop; loop="grid", the default) runs level
+kernel on the whole resident grid (level_loop.cu, level_loop; loop="grid", the default) runs level
 after level inside one launch: each block takes frontier vertices (Merrill's block / warp / lane
 gather tiers by row length; a frontier of at most 32 vertices, a root, has each row walked by the
 whole grid), and the blocks meet at a grid barrier a level (grid_barrier.cuh, bounded: a wait
@@ -82,7 +82,7 @@ SMALL_Q = 4096       # the single-CTA kernel scans 4 frontier vertices per threa
 SMALL_E = 32768      # ... and walks at most this many edges per level (32 block-wide steps);
                      # a 2000 x 2000 grid's wavefront (<= ~4000 vertices) stays in one launch
 MAX_SMALL_LEVELS = 1 << 30
-# the level loop (merrill.cu, level_loop; loop="grid", the default): level after level on the
+# the level loop (level_loop.cu, level_loop; loop="grid", the default): level after level on the
 # whole grid in one launch while the frontier has at most LOOP_Q vertices and LOOP_E edges
 # (a level's found vertices, at most its edges, fit the counters' bounds) and no row over
 # LOOP_DEGREE; the host starts one on a frontier of at most LOOP_DEGREE edges (no hub in it) or
@@ -90,10 +90,10 @@ MAX_SMALL_LEVELS = 1 << 30
 # LOOP_TIMEOUT_S before the launch gives up and the search raises
 LOOP_Q = 1 << 18
 LOOP_E = 1 << 20         # the default bound (loop_edges); the barrier word holds up to
-LOOP_E_MAX = 1 << 20     # ... 2^21 - 1 found vertices (merrill.cu)
+LOOP_E_MAX = 1 << 20     # ... 2^21 - 1 found vertices (level_loop.cu)
 LOOP_DEGREE = 4096       # ... and no row over this (a block walks a row ~256 edges a step,
                          # ~2 us each: a longer one costs more than the host's tiled level)
-LOOP_SPLIT_Q = 32        # merrill.cu's: a frontier this small has its rows walked grid-wide
+LOOP_SPLIT_Q = 32        # level_loop.cu's: a frontier this small has its rows walked grid-wide
 LOOP_WORDS = 20          # three level slots (barrier word, exact edges, 2 spare), the error word,
                          # the exit barrier, 2 spare, the result (q, edges, levels, all edges)
 LOOP_TIMEOUT_S = 10.0
@@ -110,6 +110,11 @@ EXPAND_VARIANTS = {
 def _module():
     templates = tuple(v for v in EXPAND_VARIANTS.values() if "<" in v)
     return load_module(Path(__file__).with_name("merrill.cu"), templates)
+
+
+def loop_module():
+    """The level loop's kernels (level_loop.cu: level_loop, and 2d-do's level_loop_peers)."""
+    return load_module(Path(__file__).with_name("level_loop.cu"))
 
 
 QUEUE_BYTES_PER_VERTEX = 24   # two uint32 queues and two int64 degree arrays
@@ -288,7 +293,7 @@ class MerrillSearcher(device_csr.DeviceCsrSearcher):
         self.k_partition = mod.get_function("partition_tiles")
         self.k_small = mod.get_function("small_frontier")
         self.loop = loop
-        self.k_loop = mod.get_function("level_loop")
+        self.k_loop = loop_module().get_function("level_loop")
         # the loop's blocks meet at a grid barrier every level: all must be resident, and each
         # more arrival costs the barrier an atomic (one block an SM, measured in BENCHMARKS.md)
         self.loop_blocks = min(device.resident_grid(self.k_loop, BLOCK),
@@ -345,7 +350,7 @@ class MerrillSearcher(device_csr.DeviceCsrSearcher):
 
     # -- one level step each; every step leaves (q, edges) of the next frontier ----------------
     def _loop_levels(self, q, depth):
-        """Levels on the whole grid in one launch (merrill.cu, level_loop) until the frontier
+        """Levels on the whole grid in one launch (level_loop.cu, level_loop) until the frontier
         outgrows the loop, empties, or (merrill-do) Beamer's rule goes bottom-up; one read of
         the loop's result block."""
         device.zero_async(self.loop_state)

@@ -1,6 +1,6 @@
 """Peer memory between the ranks of one host: device buffers that every rank of a communicator
 writes straight into, so that a kernel on one GPU hands a level's finds and flags to the
-others over NVLink without the host (merrill.cu's level_loop_peers).
+others over NVLink without the host (level_loop.cu's level_loop_peers).
 
 How. Each rank allocates its window with cudaMalloc (not from CuPy's pool: an IPC handle names
 a whole allocation), exports a CUDA IPC handle (64 bytes), all-gathers the handles over MPI as

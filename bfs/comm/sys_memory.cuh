@@ -1,6 +1,6 @@
 // Loads and stores that another GPU's threads see (PTX .sys scope: peer memory over NVLink, as
 // bfs/comm/peer.py's windows are), and the device clock that bounds a wait on them. Shared by
-// the level loop across GPUs (merrill.cu), the grid barrier (grid_barrier.cuh) and the grid
+// the level loop across GPUs (level_loop.cu), the grid barrier (grid_barrier.cuh) and the grid
 // row's all-gather through peer memory (peer_share.cu).
 #ifndef BFS_SYS_MEMORY_CUH    // inlined as text (bfs.device.cuda_source): once per source
 #define BFS_SYS_MEMORY_CUH
