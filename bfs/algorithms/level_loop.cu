@@ -10,9 +10,9 @@
 // single-CTA kernel (merrill.cu's small_frontier) runs them in one launch but walks a level's
 // edges 1024 at a time on one SM, each step a chain of dependent loads (82.6 ms a search on a
 // 2000 x 2000 lattice, ~28 us a level), and a multi-block level from the host costs a launch
-// and a round trip (~60-95 us). Here every block of a resident grid takes part in every level and the levels meet at a
-// grid barrier (grid_barrier.cuh). A level's time is its chain of dependent memory steps, so
-// the loop is built to keep that chain short:
+// and a round trip (~60-95 us). Here every block of a resident grid takes part in every level
+// and the levels meet at a grid barrier (grid_barrier.cuh). A level's time is its chain of
+// dependent memory steps, so the loop is built to keep that chain short:
 //   queue entry, degree and row start (three independent loads: the start comes from the
 //   loop's own array, written when the vertex was found) -> its columns (prefetched into L2
 //   when the vertex was found) -> the claim (atomicOr on the visited bit) -> the found vertex's
@@ -39,8 +39,9 @@
 // block that found a vertex whose row is over max_degree adds the cap too, for the same end);
 // loop[4 s + 1] the exact degree sum (one atomic a block after its arrival, read once, at the
 // end, after one more barrier on loop[13]). Block 0 zeroes the next level's slot while this
-// level runs (its last readers passed the barrier of the level before: three slots, no race). loop[12]: the error word (grid_barrier). The host zeroes loop
-// (LOOP_WORDS) before the launch.
+// level runs (its last readers passed the barrier of the level before: three slots, no race).
+// loop[12]: the error word (grid_barrier). The host zeroes loop (LOOP_WORDS) before the
+// launch.
 //
 // Exit (every block decides the same from the same word): the frontier is empty, or larger
 // than max_q vertices / max_edges edges, or holds a row over max_degree edges (a hub, which
