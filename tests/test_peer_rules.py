@@ -11,8 +11,8 @@ import pytest
 
 from bfs.algorithms import fu_2d_do_gpu, merrill
 from bfs.algorithms.fu_2d_do_gpu import TOTALS, Fu2DDoGpu
-from bfs.algorithms.fu_2d_do_peer import (PEER_BLOCKS_MAX, PEER_TAGS, PEER_TIMEOUT_S,
-                                          _peer_error)
+from bfs.algorithms.fu_2d_do_peer import (PEER_BLOCKS_MAX, PEER_RANKS_MAX, PEER_TAGS,
+                                          PEER_TIMEOUT_S, _peer_error)
 from bfs.comm import peer
 from bfs.errors import BfsError
 
@@ -117,6 +117,9 @@ def test_the_meeting_words_decode_the_largest_level_exactly_across_wraparound():
         "LOOP_MEET_ARRIVE_SHIFT", "LOOP_MEET_EDGE_SHIFT", "LOOP_MEET_FOUND_MASK",
         "LOOP_MEET_EDGE_MASK", "LOOP_BLOCK_EDGE_CAP", "LOOP_PEER_BLOCKS_MAX")
     assert blocks == PEER_BLOCKS_MAX and blocks < 1 << (64 - arrive)
+    # the ranks a loop meets: the kernel's arrays hold this many (the host opens no loop for
+    # a wider row)
+    assert kernel_defines("LOOP_PEERS_MAX") == [PEER_RANKS_MAX]
     wrap = 1 << 64
     finds = [merrill.LOOP_E // blocks + (b < merrill.LOOP_E % blocks) for b in range(blocks)]
     last_seen = wrap - 12345                 # the word's value after earlier levels

@@ -35,6 +35,7 @@ import numpy as np
 from .. import device
 from ..comm import peer
 from ..errors import BfsError
+from ..log import log
 from . import fu_2d_gpu, merrill
 from .fu_2d import WORD
 from .fu_2d_do import TOP_DOWN
@@ -47,6 +48,7 @@ PEER_LOG = 8     # ... LOOP_LOG_WORDS: found, found here, edges examined, and bl
 PEER_LEVELS = 8192   # levels one launch runs at most (its log): a 2000 x 2000 lattice's ~4000
 PEER_FLAG_WORDS = 4  # level_loop.cu's LOOP_FLAG_WORDS: a meeting line's words
 PEER_BLOCKS_MAX = 511  # level_loop.cu's LOOP_PEER_BLOCKS_MAX: the blocks a meeting word counts
+PEER_RANKS_MAX = 8     # level_loop.cu's LOOP_PEERS_MAX: the ranks of a row one loop meets
 PEER_TIMEOUT_S = 5.0  # a rank waits this long for another's flag before the search fails
 PEER_TAGS = 2**22 - 2    # level_loop.cu's LOOP_TAG_PERIOD: an entry's tag runs 1 .. PEER_TAGS
 
@@ -62,6 +64,11 @@ class PeerLoop:
         row and its level's tag)."""
         import cupyx
         cp, C = self.cp, self.C
+        if C > PEER_RANKS_MAX and peer.choose(self.peer_request, self.row_comm):
+            log(f"2d-do: the level loop across GPUs meets at most {PEER_RANKS_MAX} ranks of a "
+                f"row, this grid has {C}: its small levels go through the host's chains",
+                comm=self.comm)
+            return
         cap = min(merrill.LOOP_E, self.cols.n_words * WORD)
         flag_bytes = 2 * C * PEER_FLAG_WORDS * 8
         window = peer.open_window(self.peer_request, self.row_comm, flag_bytes + 2 * C * cap * 8)
