@@ -4,18 +4,18 @@ takes it as the mixin PeerLoop; its docstring says where the loop sits among the
 
 The level loop across GPUs (peer; a grid of one row on one host): a road-like search is
 thousands of small levels, and each of fu_2d_do_gpu's chained levels costs its collectives
-and the host (~76 us a level on 1x2 of a 2000 x 2000 lattice). There, every rank runs the small levels in
-one persistent kernel (level_loop.cu's level_loop_peers, merrill's level loop with the rank's
-block CSR for the CSR): each frontier row is walked over the rank's own columns, a claimed
-column's row is written, tagged with its level, into every rank's window in peer memory
-(bfs.comm.peer: CUDA IPC over NVLink), and every block of every rank adds its arrival and
-counts into each rank's meeting words, one hop a level, so each rank decides the next level,
-the direction (Beamer's rule, as the host's switch words would) and the end alike; a level
-cost ~9.0 us on 1x2 when the GPUs met their own blocks first and then each other's flags, two
-hops (BENCHMARKS.md). The
-host reads one block of words and a per-level log a launch, whose levels it files as its own
-(directions, edges examined, the device clock); where the loop stops short of the end (a
-frontier too big, Beamer's rule), the last frontier goes back into In and the chains go on.
+and the host (~76 us a level on 1x2 of a 2000 x 2000 lattice). There, every rank runs the
+small levels in one persistent kernel (level_loop.cu's level_loop_peers, merrill's level loop
+with the rank's block CSR for the CSR): each frontier row is walked over the rank's own
+columns, a claimed column's row is written, tagged with its level, into every rank's window
+in peer memory (bfs.comm.peer: CUDA IPC over NVLink), and every block of every rank adds its
+arrival and counts into each rank's meeting words, one hop a level, so each rank decides the
+next level, the direction (Beamer's rule, as the host's switch words would) and the end
+alike. A level costs ~8.1 us on 1x2 (~9.0 when each GPU met its own blocks first and then
+the others' flags; BENCHMARKS.md). The host reads one block of words and a per-level log a
+launch, whose levels it files as its own (directions, edges examined, the device clock);
+where the loop stops short of the end (a frontier too big, Beamer's rule), the last frontier
+goes back into In and the chains go on.
 Only graphs without a vertex of over LOOP_DEGREE edges take it (_loop_takes): a Kronecker
 search would run a level in it and hand back at the hubs, which costs more than it saves.
 peer=auto (the default) takes it where every rank has a GPU of its own on one host; on (the
