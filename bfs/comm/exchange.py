@@ -374,8 +374,8 @@ class LevelClock:
     # push, scatter, resolve: a top-down level through the block's CSC alone (2d-do's
     # adjacency=csc: the push into a row bitmap, its alltoallv, the candidates' parents found);
     # walk, arrive, flags, peers: a level of the level loop across GPUs (fu_2d_do_peer) by
-    # block 0's device clock: its rows walked, the GPU's blocks met, its flags sent to the
-    # peers, the peers' flags waited for
+    # block 0's device clock: its rows walked, its adds to the peers' meeting words issued,
+    # its own (the release) done, every block of every rank met
     STEPS = ("begin", "expand", "scan", "contract", "union", "finish", "switch", "allreduce",
              "comm", "chained", "replay", "push", "scatter", "resolve", "walk", "arrive",
              "flags", "peers")
