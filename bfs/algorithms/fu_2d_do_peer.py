@@ -46,7 +46,7 @@ PEER_STATE = 32  # level_loop.cu's level_loop_peers: the loop's words, then its 
 PEER_LOG = 8     # ... LOOP_LOG_WORDS: found, found here, edges examined, and block 0's
                  # device clock (ns): level met, walk done, peers' adds issued, own add done
 PEER_LEVELS = 8192   # levels one launch runs at most (its log): a 2000 x 2000 lattice's ~4000
-PEER_FLAG_WORDS = 4  # level_loop.cu's LOOP_FLAG_WORDS: a meeting line's words
+PEER_MEET_WORDS = 4  # level_loop.cu's LOOP_MEET_WORDS: a meeting line's words
 PEER_BLOCKS_MAX = 511  # level_loop.cu's LOOP_PEER_BLOCKS_MAX: the blocks a meeting word counts
 PEER_RANKS_MAX = 8     # level_loop.cu's LOOP_PEERS_MAX: the ranks of a row one loop meets
 PEER_TIMEOUT_S = 5.0  # a rank waits this long for another's flag before the search fails
@@ -70,8 +70,8 @@ class PeerLoop:
                 comm=self.comm)
             return
         cap = min(merrill.LOOP_E, self.cols.n_words * WORD)
-        flag_bytes = 2 * C * PEER_FLAG_WORDS * 8
-        window = peer.open_window(self.peer_request, self.row_comm, flag_bytes + 2 * C * cap * 8)
+        meet_bytes = 2 * C * PEER_MEET_WORDS * 8
+        window = peer.open_window(self.peer_request, self.row_comm, meet_bytes + 2 * C * cap * 8)
         if window is None:
             return
         self.peers, self.peer_cap, self.peer_tag = window, cap, 0
@@ -80,7 +80,7 @@ class PeerLoop:
         self.peer_seen, self.peer_levels = cp.zeros(4 * C, cp.uint64), 0
         memory = cp.cuda.UnownedMemory(window.address, window.nbytes, window)
         self.peer_entries = cp.ndarray((2, C, cap), cp.uint64,
-                                       cp.cuda.MemoryPointer(memory, flag_bytes))
+                                       cp.cuda.MemoryPointer(memory, meet_bytes))
         self.peer_degs = (cp.empty(cap, cp.int64), cp.empty(cap, cp.int64))
         self.peer_starts = (cp.empty(cap, cp.int64), cp.empty(cap, cp.int64))
         self.loop_state = cp.zeros(PEER_STATE + PEER_LOG * PEER_LEVELS, cp.uint64)
@@ -161,9 +161,9 @@ class PeerLoop:
         self.level_edges_examined.extend(log[:run - 1, 2].tolist())
         if run > 1:
             self.last_frontier = found[-1]
-        meet_bytes = 8 * (C - 1) * self.loop_blocks   # each block's add to each peer
+        arrivals = 8 * (C - 1) * self.loop_blocks   # bytes: each block's add to each peer
         clock.add_levels(level, [frontier, *found],
-                         (8 * (C - 1) * log[:, 1] + meet_bytes).tolist(), marks)
+                         (8 * (C - 1) * log[:, 1] + arrivals).tolist(), marks)
         # block 0's clock (ns): a level from the previous one's end (the launch's start) to
         # its rows walked, its adds to the peers issued, its own (the release) done, and
         # every block of every rank met

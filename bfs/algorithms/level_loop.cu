@@ -41,7 +41,8 @@
 // end, after one more barrier on loop[13]). Block 0 zeroes the next level's slot while this
 // level runs (its last readers passed the barrier of the level before: three slots, no race).
 // loop[12]: the error word (grid_barrier). The host zeroes loop (LOOP_WORDS) before the
-// launch.
+// launch. With peers a slot's word only places the finds in this rank's segment (its found
+// bits); the meeting words carry the rest (LoopPeers below).
 //
 // Exit (every block decides the same from the same word): the frontier is empty, or larger
 // than max_q vertices / max_edges edges, or holds a row over max_degree edges (a hub, which
@@ -68,7 +69,7 @@
 // unused.
 //
 // Layout. Rank t's window (peer_base[t], the same layout on every rank): 2 parities x C
-// sources of meeting lines (LOOP_FLAG_WORDS u64: the counts, the edges examined; word 2 of
+// sources of meeting lines (LOOP_MEET_WORDS u64: the counts, the edges examined; word 2 of
 // parity 0, source 0 is the window's error word), then 2 parities x C sources x cap u64
 // entries (tag << 32 | row). A level run as iteration k writes its finds into parity
 // (k + 1) & 1, source `me`, of every rank (this one's too); iteration k + 1 reads parity
@@ -111,11 +112,13 @@
 // bits: this GPU's own blocks), and writes its rank + 1 into every window's error word, so the
 // others leave at once rather than at their timeout (a failed search ends the searcher's use:
 // the error word stays).
-#define LOOP_FLAG_WORDS 4
+#define LOOP_MEET_WORDS 4
 #define LOOP_LOG_WORDS 8
 #define LOOP_PEERS_MAX 8
-#define LOOP_PEER_BLOCKS_MAX 511                    // a meeting word's degree field: 511 blocks'
-#define LOOP_FLAG_CAP ((1ULL << 21) - 1)            // caps, each under 2^21, fit its 30 bits
+#define LOOP_PEER_BLOCKS_MAX 511      // the blocks a meeting word counts: as many caps (each
+                                      // under 2^21) fit its degree field's 30 bits
+#define LOOP_SOURCE_EDGE_CAP ((1ULL << 21) - 1)   // a source's degree sum, capped before the
+                                                  // sum over sources (a capped sum ends the loop)
 #define LOOP_MEET_ARRIVE_SHIFT 52
 #define LOOP_MEET_EDGE_SHIFT 22
 #define LOOP_MEET_FOUND_MASK ((1ULL << 22) - 1)
@@ -144,13 +147,13 @@ struct LoopPeers {
 };
 
 __device__ __forceinline__ u64* meet_line(const LoopPeers P, int t, int parity, int src) {
-    return (u64*)P.base[t] + (parity * P.C + src) * LOOP_FLAG_WORDS;
+    return (u64*)P.base[t] + (parity * P.C + src) * LOOP_MEET_WORDS;
 }
 __device__ __forceinline__ u64* meet_error(const LoopPeers P, int t) {
     return (u64*)P.base[t] + 2;
 }
 __device__ __forceinline__ u64* peer_entries(const LoopPeers P, int t, int parity, int src) {
-    return (u64*)P.base[t] + 2 * P.C * LOOP_FLAG_WORDS + ((i64)parity * P.C + src) * P.cap;
+    return (u64*)P.base[t] + 2 * P.C * LOOP_MEET_WORDS + ((i64)parity * P.C + src) * P.cap;
 }
 __device__ __forceinline__ u64 level_tag(const LoopPeers P, int done) {
     return (u64)(((P.tag_base + done) % LOOP_TAG_PERIOD) + 1);
@@ -232,7 +235,7 @@ level_loop_body(const i64* __restrict__ offsets, const u32* __restrict__ columns
     __shared__ i64 s_start, s_deg;
     __shared__ u64 s_part[BLOCK / 32];
     __shared__ i64 s_pre[LOOP_PEERS_MAX + 1];   // peers: the frontier's segments, by source
-    __shared__ u64 s_flag[3];
+    __shared__ u64 s_met[3];      // peers: the meeting's result (ok, found | degrees, examined)
     __shared__ u64 s_examined[BLOCK / 32];
     __shared__ u64 s_wins[BLOCK / 32];
     __shared__ u64 s_seen[2][2 * LOOP_PEERS_MAX];   // peers: the meeting words (LoopPeers)
@@ -435,7 +438,7 @@ level_loop_body(const i64* __restrict__ offsets, const u32* __restrict__ columns
 #pragma unroll
                     for (int k = 0; k < 2 * LOOP_PEERS_MAX; ++k)
                         if (k < 2 * P.C && (first || !(k & 1)))
-                            got[k] = ld_relaxed_sys_u64(lines + (k >> 1) * LOOP_FLAG_WORDS
+                            got[k] = ld_relaxed_sys_u64(lines + (k >> 1) * LOOP_MEET_WORDS
                                                         + (k & 1)) - s_seen[par][k];
 #pragma unroll
                     for (int k = 0; k < 2 * LOOP_PEERS_MAX; ++k)
@@ -473,7 +476,7 @@ level_loop_body(const i64* __restrict__ offsets, const u32* __restrict__ columns
                     const u64 d = got[2 * s];
                     const u64 e = (d >> LOOP_MEET_EDGE_SHIFT) & LOOP_MEET_EDGE_MASK;
                     pre += (i64)(d & LOOP_MEET_FOUND_MASK);
-                    total_edges += (i64)(e > LOOP_FLAG_CAP ? LOOP_FLAG_CAP : e);
+                    total_edges += (i64)(e > LOOP_SOURCE_EDGE_CAP ? LOOP_SOURCE_EDGE_CAP : e);
                     s_pre[s + 1] = pre;
                     s_seen[par][2 * s] += d;
                     if (first) {
@@ -481,19 +484,19 @@ level_loop_body(const i64* __restrict__ offsets, const u32* __restrict__ columns
                         s_seen[par][2 * s + 1] += got[2 * s + 1];
                     }
                 }
-                s_flag[0] = ok;
-                s_flag[1] = (u64)pre | ((u64)total_edges << 32);   // pre < 2^21 * 8
+                s_met[0] = ok;
+                s_met[1] = (u64)pre | ((u64)total_edges << 32);   // pre < 2^21 * 8
                 // after a launch's first level: the last level's degree sum (LoopPeers)
-                s_flag[2] = first ? total_examined : (u64)E;
+                s_met[2] = first ? total_examined : (u64)E;
             }
             __syncthreads();
-            ok = s_flag[0] != 0;
-            const i64 found = (i64)(s_flag[1] & 0xFFFFFFFFULL);
-            const i64 degs = (i64)(s_flag[1] >> 32);
+            ok = s_met[0] != 0;
+            const i64 found = (i64)(s_met[1] & 0xFFFFFFFFULL);
+            const i64 degs = (i64)(s_met[1] >> 32);
             if (blockIdx.x == 0 && threadIdx.x == 0 && done < max_levels) {
                 P.log[LOOP_LOG_WORDS * done] = (u64)found;
                 P.log[LOOP_LOG_WORDS * done + 1] = (u64)(s_pre[P.me + 1] - s_pre[P.me]);
-                P.log[LOOP_LOG_WORDS * done + 2] = s_flag[2];
+                P.log[LOOP_LOG_WORDS * done + 2] = s_met[2];
                 P.log[LOOP_LOG_WORDS * done + 3] = global_timer_ns();
                 P.log[LOOP_LOG_WORDS * done + 4] = t_walked;
                 P.log[LOOP_LOG_WORDS * done + 5] = t_arrived;
@@ -503,7 +506,7 @@ level_loop_body(const i64* __restrict__ offsets, const u32* __restrict__ columns
             if (!ok) seen = 0;
             // a search's first launch: the host's unreached edges still hold the root's, which
             // this level examined (2d-do's counts[2] starts without them)
-            if (level0 == 0 && done == 0) nnz -= (i64)s_flag[2];
+            if (level0 == 0 && done == 0) nnz -= (i64)s_met[2];
         }
         q = (i64)(seen & (PEERS ? 0xFFFFFFFFULL : LOOP_FOUND_MASK));
         E = (i64)(seen >> LOOP_EDGE_SHIFT);   // exact below max_edges (no block capped)
