@@ -154,10 +154,8 @@ class Fu2DDoGpu(ChainedLevels, PeerLoop, CscPush, DirectionSwitch, Fu2DGpu):
         if self.peer_request not in peer.PEER_CHOICES:
             raise BfsError(f"2d-do peer must be one of {', '.join(peer.PEER_CHOICES)}, got "
                            f"{self.peer_request!r}")
-        self.loop_blocks_request = ctx.options.get("loop_blocks", 0)
-        if not (isinstance(self.loop_blocks_request, int) and self.loop_blocks_request >= 0):
-            raise BfsError(f"2d-do loop_blocks must be a whole number of blocks (0: one an SM), "
-                           f"got {self.loop_blocks_request!r}")
+        self.loop_blocks_request = merrill.check_loop_blocks(ctx.options.get("loop_blocks", 0),
+                                                             "2d-do")
         self.peers = None
         self.in_share = None      # In's all-gather through peer memory (_open_in_share)
         if self.substeps not in (0, 1):

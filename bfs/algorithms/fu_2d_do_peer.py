@@ -90,8 +90,8 @@ class PeerLoop:
         # every rank's meeting counts the same number of blocks (the fewest any GPU holds;
         # loop_blocks asks for fewer: fewer arrivals a level to meet)
         self.loop_blocks = self.row_comm.allreduce(
-            min(self.loop_blocks_request or device.sm_count(),
-                device.resident_grid(self.k["loop"], BLOCK), PEER_BLOCKS_MAX), op=self.MPI.MIN)
+            min(merrill.loop_grid(self.k["loop"], self.loop_blocks_request), PEER_BLOCKS_MAX),
+            op=self.MPI.MIN)
         self.nnz_total = self.comm.allreduce(int(self.csc_nnz))
         # a column's degree in a grid row's block CSC is the vertex's whole degree
         top = int(cp.diff(self.csc_offsets).max()) if self.csc_offsets.size > 1 else 0

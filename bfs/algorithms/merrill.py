@@ -117,6 +117,21 @@ def loop_module():
     return load_module(Path(__file__).with_name("level_loop.cu"))
 
 
+def check_loop_blocks(loop_blocks, algorithm: str) -> int:
+    """The loop_blocks option (merrill, merrill-do, 2d-do): a whole number of blocks, 0 for
+    one an SM; raises naming the algorithm and the value."""
+    if not (isinstance(loop_blocks, int) and loop_blocks >= 0):
+        raise BfsError(f"{algorithm} loop_blocks must be a whole number of blocks (0: one an "
+                       f"SM), got {loop_blocks!r}")
+    return loop_blocks
+
+
+def loop_grid(kernel, loop_blocks: int) -> int:
+    """A level loop's blocks: loop_blocks (0: one an SM), at most as many as can be resident
+    at once (its blocks meet at a barrier every level, so all must be)."""
+    return min(device.resident_grid(kernel, BLOCK), loop_blocks or device.sm_count())
+
+
 QUEUE_BYTES_PER_VERTEX = 24   # two uint32 queues and two int64 degree arrays
 
 
@@ -236,9 +251,7 @@ class MerrillSearcher(device_csr.DeviceCsrSearcher):
         if not (isinstance(loop_edges, int) and 1 <= loop_edges <= LOOP_E_MAX):
             raise BfsError(f"merrill loop_edges must be 1..{LOOP_E_MAX}, got {loop_edges!r}")
         self.loop_edges = loop_edges
-        if not (isinstance(loop_blocks, int) and loop_blocks >= 0):
-            raise BfsError(f"merrill loop_blocks must be a whole number of blocks (0: one an "
-                           f"SM), got {loop_blocks!r}")
+        check_loop_blocks(loop_blocks, "merrill")
         if order not in ("graph", "degree"):
             raise BfsError(f"merrill order must be graph or degree, got {order!r}")
         if order == "degree" and expand != "tiles":
@@ -294,10 +307,9 @@ class MerrillSearcher(device_csr.DeviceCsrSearcher):
         self.k_small = mod.get_function("small_frontier")
         self.loop = loop
         self.k_loop = loop_module().get_function("level_loop")
-        # the loop's blocks meet at a grid barrier every level: all must be resident, and each
-        # more arrival costs the barrier an atomic (one block an SM, measured in BENCHMARKS.md)
-        self.loop_blocks = min(device.resident_grid(self.k_loop, BLOCK),
-                               loop_blocks or device.sm_count())
+        # each more arrival costs the barrier an atomic (one block an SM, measured in
+        # BENCHMARKS.md)
+        self.loop_blocks = loop_grid(self.k_loop, loop_blocks)
         self.loop_state = cp.zeros(LOOP_WORDS, dtype=cp.uint64)
         self.loop_starts = (cp.empty(loop_slots(cap, loop_edges), dtype=cp.int64),
                             cp.empty(loop_slots(cap, loop_edges), dtype=cp.int64))
