@@ -41,6 +41,9 @@
 #   energy S          the energy tests, then merrill-do at scale S with its joules and MTEPS/W
 #   compare S ROOTS A B...
 #                     variants of a searcher root by root in one process (bench/ab_roots.py)
+#   trees OLD [ROUNDS [RANKS]] -- BENCH_ARGS...
+#                     the same bfs bench from this tree and from OLD (an older bfs/, made
+#                     with git archive before the call), alternated, each inside its tree
 #
 # Every stage runs with NVLink multicast off (NCCL_NVLS_ENABLE=0, NVSHMEM_DISABLE_NVLS=1,
 # TORCH_SYMM_MEM_DISABLE_MULTICAST=1: a program using it can take a shared host's GPUs out of
@@ -57,7 +60,7 @@ shift || true
 usage() { sed -n '2,/^set -o pipefail/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 case "$stage" in
     ""|-h|--help|help) usage; exit 0 ;;
-    tests|one-gpu|loop|variants|peer|one-adjacency|grid|two-gpus|largest|headline|workflow|box|energy|compare) ;;
+    tests|one-gpu|loop|variants|peer|one-adjacency|grid|two-gpus|largest|headline|workflow|box|energy|compare|trees) ;;
     *) echo "bench/device.sh: no stage '$stage' (bash bench/device.sh help lists them)" >&2
        exit 2 ;;
 esac
@@ -91,7 +94,7 @@ energy)
 compare)
     python3 bench/ab_roots.py "$@" --out "$OUT/compare" 2>&1 | tee "$OUT/compare.log"
     ;;
-*)  # one-gpu variants grid two-gpus largest headline workflow box one-adjacency peer
+*)  # one-gpu variants grid two-gpus largest headline workflow box one-adjacency peer trees
     exec bash "bench/stages/${stage//-/_}.sh" "$@"
     ;;
 esac

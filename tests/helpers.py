@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -171,3 +172,15 @@ def planned_jobs(plan: str) -> list[dict]:
                      "resources": resources, "priority": int(field.get("priority", 0)),
                      "shell": field.get("Shell command")})
     return jobs
+
+
+def kernel_defines(*names, source: str = "bfs/algorithms/level_loop.cu") -> list[int]:
+    """A CUDA source's #define values (whole-number expressions such as ((1ULL << 22) - 1)), so
+    that a test can hold the host's constants equal to the kernel's."""
+    text = (ROOT / source).read_text()
+    values = []
+    for name in names:
+        found = re.search(rf"^#define {name} (.+?)\s*(//.*)?$", text, re.M)
+        assert found, name
+        values.append(eval(found.group(1).replace("ULL", ""), {}))
+    return values

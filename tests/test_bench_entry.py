@@ -3,6 +3,8 @@ accepts, each stage it hands on has its script in bench/stages/, and an unknown 
 by name before anything is written. (The box stage runs end to end in test_box_config.py.)"""
 import re
 import subprocess
+import sys
+from pathlib import Path
 
 from helpers import ROOT
 
@@ -34,3 +36,24 @@ def test_an_unknown_stage_is_refused_by_name_and_writes_nothing(tmp_path):
     assert refused.returncode == 2
     assert "no stage 'nope'" in refused.stderr
     assert not out.exists()
+
+
+def test_trees_runs_each_version_from_inside_its_own_tree(tmp_path):
+    """The trees stage alternates one bench between this tree and an older one, each started
+    inside its folder: `python -m bfs` puts the working directory first on sys.path, so an
+    older tree named only by PYTHONPATH would silently run this one. The older tree here is a
+    stand-in bfs that says where it was imported from; this tree's is the real one."""
+    old = tmp_path / "old" / "bfs"
+    old.mkdir(parents=True)
+    (old / "__init__.py").write_text("")
+    (old / "__main__.py").write_text("import bfs, sys\nprint('tree', bfs.__file__, sys.argv[1:])\n")
+    out = tmp_path / "out"
+    done = run("trees", str(tmp_path / "old"), "1", "--", "--help", OUT=str(out),
+               PATH=f"{Path(sys.executable).parent}:/usr/bin:/bin")
+    assert done.returncode == 0, done.stdout + done.stderr
+    old_log = (out / "old-1.log").read_text()
+    assert f"tree {old / '__init__.py'}" in old_log and "'--help'" in old_log
+    new_log = (out / "new-1.log").read_text()
+    assert "usage:" in new_log and "tree " not in new_log
+    missing = run("trees", str(tmp_path / "nowhere"), OUT=str(out))
+    assert missing.returncode == 2 and "is not a folder" in missing.stderr

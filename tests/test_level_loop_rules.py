@@ -8,7 +8,9 @@ import pytest
 
 from bfs.algorithms.merrill import (LOOP_DEGREE, LOOP_E, LOOP_Q, LOOP_SPLIT_Q, SMALL_E, SMALL_Q,
                                     MerrillSearcher)
+from bfs.algorithms.merrill import LOOP_CLOCK_LEVELS, LOOP_CLOCK_WORDS
 from bfs.algorithms.merrill_do import BOTTOM_UP_FLOOR, MerrillDoSearcher
+from helpers import kernel_defines
 
 
 def kind(q, edges, loop="grid", loop_edges=LOOP_E):
@@ -54,3 +56,11 @@ def test_alpha_inf_sends_every_frontier_with_edges_bottom_up():
     assert goes(1, 10**12, alpha=float("inf"))
     assert not goes(0, 10, alpha=float("inf"))            # an empty frontier stays where it is
     assert not goes(5, 0, alpha=float("inf"))
+
+
+def test_the_level_clock_words_match_the_kernel():
+    """A probe sizes the one-GPU loop's level clock (bench/probes/loop_level_clock.py) by the
+    host's LOOP_CLOCK_WORDS and LOOP_CLOCK_LEVELS: the kernel stamps that many words a level,
+    for that many levels of a launch."""
+    assert kernel_defines("LOOP_CLOCK_WORDS", "LOOP_CLOCK_LEVELS") == [LOOP_CLOCK_WORDS,
+                                                                   LOOP_CLOCK_LEVELS]

@@ -3,18 +3,17 @@ where peer memory is taken (bfs.comm.peer.choose), when a level loop starts (Fu2
 _loop_takes), how a failed wait is reported (_peer_error), the entry tags' arithmetic
 (level_loop.cu's LOOP_TAG_PERIOD) and the meeting words' (LoopPeers). No GPU: the kernels' side is
 tests/test_gpu.py's."""
-import re
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from bfs.algorithms import fu_2d_do_gpu, merrill
+from bfs.algorithms import merrill
 from bfs.algorithms.fu_2d_do_gpu import TOTALS, Fu2DDoGpu
 from bfs.algorithms.fu_2d_do_peer import (PEER_BLOCKS_MAX, PEER_RANKS_MAX, PEER_TAGS,
                                           PEER_TIMEOUT_S, _peer_error)
 from bfs.comm import peer
 from bfs.errors import BfsError
+from helpers import kernel_defines
 
 
 class FakeComm:
@@ -82,9 +81,7 @@ def test_a_failed_wait_names_the_rank_level_and_which_wait():
 
 
 def test_the_entry_tags_match_the_kernel_and_never_repeat_within_a_window():
-    source = (Path(fu_2d_do_gpu.__file__).with_name("level_loop.cu")).read_text()
-    period = re.search(r"#define LOOP_TAG_PERIOD \(\(1ULL << (\d+)\) - 2\)", source)
-    assert period and PEER_TAGS == 2 ** int(period.group(1)) - 2
+    assert kernel_defines("LOOP_TAG_PERIOD") == [PEER_TAGS]
     # tags of consecutive launches (the host adds the levels each ran): 1 .. PEER_TAGS, never
     # 0 (a new window's memory), and no two of 2 parities' slots alike
     base, seen = PEER_TAGS - 3, []
@@ -93,17 +90,6 @@ def test_the_entry_tags_match_the_kernel_and_never_repeat_within_a_window():
         base = (base + run) % PEER_TAGS
     assert all(1 <= t <= PEER_TAGS for t in seen) and len(set(seen)) == len(seen)
     assert (2 ** 22 - 1) not in seen
-
-
-def kernel_defines(*names) -> list[int]:
-    """level_loop.cu's #define values (whole-number expressions such as ((1ULL << 22) - 1))."""
-    source = (Path(fu_2d_do_gpu.__file__).with_name("level_loop.cu")).read_text()
-    values = []
-    for name in names:
-        found = re.search(rf"^#define {name} (.+?)\s*(//.*)?$", source, re.M)
-        assert found, name
-        values.append(eval(found.group(1).replace("ULL", ""), {}))
-    return values
 
 
 def test_the_meeting_words_decode_the_largest_level_exactly_across_wraparound():

@@ -37,4 +37,29 @@ __device__ __forceinline__ bool claim(u32 w, u32 v, i64* parent, int* level, u32
     level[ow] = next_level;
     return true;
 }
+
+// Claims of several vertices by one thread (the level loop's lanes, LOOP_UNROLL columns a
+// step): every atomicOr is issued before any result is used, so their round trips overlap;
+// then the winners write parent and level. Claimed one after another (claim() in a loop, each
+// atomic behind the branch on the one before, since a winner writes), a 2000 x 2000 lattice's
+// search took 1.12x as long on one GPU (BENCHMARKS.md, "A lane's claims issued together").
+// won[k]: w[k] was claimed here (on[k] and its bit was 0).
+template <int K>
+__device__ __forceinline__ void claim_all(const bool (&on)[K], const u32 (&w)[K], u32 v,
+                                          i64* parent, int* level, u32* visited,
+                                          int next_level, const u32* __restrict__ out_id,
+                                          bool (&won)[K]) {
+    u32 old[K];
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+        old[k] = on[k] ? atomicOr(visited + (w[k] >> 5), 1u << (w[k] & 31)) : ~0u;
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+        won[k] = !((old[k] >> (w[k] & 31)) & 1u);
+        if (!won[k]) continue;
+        const u32 ow = out_id ? out_id[w[k]] : w[k];
+        parent[ow] = (i64)(out_id ? out_id[v] : v);
+        level[ow] = next_level;
+    }
+}
 #endif

@@ -15,8 +15,9 @@
 // dependent memory steps, so the loop is built to keep that chain short:
 //   queue entry, degree and row start (three independent loads: the start comes from the
 //   loop's own array, written when the vertex was found) -> its columns (prefetched into L2
-//   when the vertex was found) -> the claim (atomicOr on the visited bit) -> the found vertex's
-//   row offsets, loaded while the warp's queue slots are reserved (one atomic a warp step)
+//   when the vertex was found) -> the claims (atomicOr on the visited bits, a lane's all
+//   issued before any is used: claim.cuh's claim_all), the found vertices' row offsets loaded
+//   beside them -> the warp's queue slots reserved (one atomic a warp step)
 //   -> the barrier's arrival, which carries the block's found count and degree sum in the
 //   same word, so the word that ends the wait holds the next level's size: no further read.
 //
@@ -159,6 +160,20 @@ __device__ __forceinline__ u64 level_tag(const LoopPeers P, int done) {
     return (u64)(((P.tag_base + done) % LOOP_TAG_PERIOD) + 1);
 }
 
+// One GPU's level clock (a probe's: bench/probes/loop_level_clock.py; null in a search): block
+// 0's thread 0 stamps its SM's cycle counter at LOOP_CLOCK_WORDS points of every level, each
+// after the value it names is in its registers (the stamp takes it as an input): the level's
+// start, its frontier entry, its first column, its claims (with the found rows' offsets and its
+// warp's queue slots), the block's walk done, its arrival back, the wait over; and the level's
+// frontier size; the first LOOP_CLOCK_LEVELS levels of a launch.
+#define LOOP_CLOCK_WORDS 8
+#define LOOP_CLOCK_LEVELS (1 << 14)
+__device__ __forceinline__ void clock_stamp(u64* clock, int done, int k, u64 after) {
+    u64 t;
+    asm volatile("mov.u64 %0, %%clock64;" : "=l"(t) : "l"(after) : "memory");
+    clock[LOOP_CLOCK_WORDS * done + k] = t;
+}
+
 // Claim and append the edges (v -> w[k]) whose on[k] is set: a winner writes parent (pv) and
 // level (claim), and its queue entry, degree and row start; its row's first column line is
 // prefetched into L2 for the next level. One warp atomic on the barrier word's found bits
@@ -189,12 +204,10 @@ __device__ __forceinline__ void loop_visit(const bool (&on)[K], u32 pv, const u3
         }
     }
     bool won[K];
+    claim_all<K>(on, w, pv, parent, level, visited, next_level, out_id, won);
     u32 c = 0;
 #pragma unroll
-    for (int k = 0; k < K; ++k) {
-        won[k] = on[k] && claim(w[k], pv, parent, level, visited, next_level, out_id);
-        c += won[k] ? 1u : 0u;
-    }
+    for (int k = 0; k < K; ++k) c += won[k] ? 1u : 0u;
     wins += c;
     u32 total;
     u64 pos = warp_reserve<u64>(c, word, total) & LOOP_FOUND_MASK;
@@ -228,7 +241,7 @@ level_loop_body(const i64* __restrict__ offsets, const u32* __restrict__ columns
                 int level0, i64 max_q, i64 max_edges, i64 max_degree, int max_levels,
                 double alpha, i64 bottom_up_floor, i64 nnz, i64 visited_edges, u64* ctl,
                 u64* loop, u64 timeout_ns, i64* parent, int* level, u32* visited,
-                const u32* __restrict__ out_id, const LoopPeers P)
+                const u32* __restrict__ out_id, const LoopPeers P, u64* clock)
 {
     __shared__ u32 s_owner;
     __shared__ u32 s_pv;
@@ -239,6 +252,8 @@ level_loop_body(const i64* __restrict__ offsets, const u32* __restrict__ columns
     __shared__ u64 s_examined[BLOCK / 32];
     __shared__ u64 s_wins[BLOCK / 32];
     __shared__ u64 s_seen[2][2 * LOOP_PEERS_MAX];   // peers: the meeting words (LoopPeers)
+    __shared__ u64 s_arrived;     // one GPU: the barrier word as the wait left it
+    __shared__ int s_ok;
     const u32 lane = threadIdx.x & 31;
     u32* qin = qa; u32* qout = qb; i64* din = dega; i64* dout = degb;
     i64* sin = starts_a; i64* sout = starts_b;
@@ -248,8 +263,14 @@ level_loop_body(const i64* __restrict__ offsets, const u32* __restrict__ columns
     if (PEERS && threadIdx.x == 0)
         for (int k = 0; k < 4 * P.C; ++k) s_seen[k / (2 * P.C)][k % (2 * P.C)] = P.seen[k];
     if (PEERS && blockIdx.x == 0 && threadIdx.x == 0) loop[30] = global_timer_ns();
+    const bool clocked = clock && blockIdx.x == 0 && threadIdx.x == 0 && !PEERS;
     for (;;) {
         const int lv = level0 + done;
+        const bool stamp = clocked && done < LOOP_CLOCK_LEVELS;
+        if (stamp) {
+            clock_stamp(clock, done, 0, 0);
+            clock[LOOP_CLOCK_WORDS * done + 7] = (u64)q;
+        }
         u64* slot = loop + 4 * (done % 3);
         const int out_parity = (done + 1) & 1;
         const u64 tag_hi = PEERS ? level_tag(P, done) << 32 : 0;
@@ -325,6 +346,7 @@ level_loop_body(const i64* __restrict__ offsets, const u32* __restrict__ columns
             u32 v = 0, pv = 0;
             i64 deg = 0, start = 0;
             if (i < q) entry(i, v, pv, start, deg);
+            if (stamp) clock_stamp(clock, done, 1, (u64)v + (u64)deg + (u64)start);
             examined += (u64)deg;
             // rows of BLOCK or more edges: the block walks them one at a time
             bool big = deg >= BLOCK;
@@ -363,10 +385,12 @@ level_loop_body(const i64* __restrict__ offsets, const u32* __restrict__ columns
                     on[k] = k0 + k < mine;
                     w[k] = on[k] ? columns[start + k0 + k] : 0u;
                 }
+                if (stamp && k0 == 0) clock_stamp(clock, done, 2, (u64)w[0]);
                 loop_visit<LOOP_UNROLL, PEERS>(on, pv, w, offsets, columns, parent, level,
                                                visited, lv + 1, out_id, qout, dout, sout, slot,
                                                max_degree, P, out_parity, tag_hi, edges, wins,
                                                hub);
+                if (stamp && k0 == 0) clock_stamp(clock, done, 3, edges);
             }
         }
         // no fence: a peer reads an entry only once its tag says it landed (LoopPeers)
@@ -387,6 +411,7 @@ level_loop_body(const i64* __restrict__ offsets, const u32* __restrict__ columns
             }
         }
         const bool block_hub = __syncthreads_or(hub);
+        if (stamp) clock_stamp(clock, done, 4, 0);
         u64 add = 1ULL << LOOP_ARRIVE_SHIFT, sum = 0, part = 0;
         if (threadIdx.x == 0) {
             for (int k = 0; k < BLOCK / 32; ++k) sum += s_part[k];
@@ -399,8 +424,20 @@ level_loop_body(const i64* __restrict__ offsets, const u32* __restrict__ columns
         if (!PEERS) {
             // every block waits for the others (its acquire orders their entries, starts and
             // degrees before their reads next level)
-            ok = grid_barrier(slot, add, LOOP_ARRIVE_SHIFT, LOOP_ARRIVE_MASK, (u64)gridDim.x,
-                              loop + 12, timeout_ns, lv, seen);
+            // (grid_barrier, with the level clock's stamps at its arrival and its wait's end)
+            __syncthreads();
+            if (threadIdx.x == 0) {
+                const u64 arrived = grid_arrive(slot, add);
+                if (stamp) clock_stamp(clock, done, 5, arrived);
+                u64 last;
+                s_ok = grid_wait(slot, arrived, LOOP_ARRIVE_SHIFT, LOOP_ARRIVE_MASK,
+                                 (u64)gridDim.x, loop + 12, timeout_ns, lv, last);
+                s_arrived = last;
+                if (stamp) clock_stamp(clock, done, 6, last);
+            }
+            __syncthreads();
+            ok = s_ok != 0;
+            seen = s_arrived;
             // the exact sum after the arrival, whose release would wait for it: the next
             // level's arrival (or the exit barrier) orders it, and only the exit reads it
             if (threadIdx.x == 0 && sum) atomicAdd(slot + 1, sum);
@@ -554,13 +591,13 @@ level_loop(const i64* __restrict__ offsets, const u32* __restrict__ columns,
            int level0, i64 max_q, i64 max_edges, i64 max_degree, int max_levels, double alpha,
            i64 bottom_up_floor, i64 nnz,
            i64 visited_edges, u64* ctl, u64* loop, u64 timeout_ns, i64* parent, int* level,
-           u32* visited, const u32* __restrict__ out_id)
+           u32* visited, const u32* __restrict__ out_id, u64* clock)
 {
     const LoopPeers none{};
     level_loop_body<false>(offsets, columns, qa, qb, dega, degb, starts_a, starts_b, q, level0,
                            max_q, max_edges, max_degree, max_levels, alpha, bottom_up_floor,
                            nnz, visited_edges, ctl, loop, timeout_ns, parent, level, visited,
-                           out_id, none);
+                           out_id, none, clock);
 }
 
 // The level loop of a grid row's ranks (2d-do on 1 x C, see LoopPeers): offsets / columns are
@@ -581,5 +618,6 @@ level_loop_peers(const i64* __restrict__ offsets, const u32* __restrict__ column
     level_loop_body<true>(offsets, columns, qa, nullptr, dega, degb, starts_a, starts_b, q,
                           level0, max_q, max_edges, max_degree, max_levels, alpha,
                           bottom_up_floor, nnz, 0,
-                          ctl, loop, timeout_ns, parent, (int*)level, visited, nullptr, P);
+                          ctl, loop, timeout_ns, parent, (int*)level, visited, nullptr, P,
+                          nullptr);
 }

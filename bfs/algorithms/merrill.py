@@ -97,6 +97,8 @@ LOOP_SPLIT_Q = 32        # level_loop.cu's: a frontier this small has its rows w
 LOOP_WORDS = 20          # three level slots (barrier word, exact edges, 2 spare), the error word,
                          # the exit barrier, 2 spare, the result (q, edges, levels, all edges)
 LOOP_TIMEOUT_S = 10.0
+LOOP_CLOCK_WORDS = 8     # level_loop.cu's: the level clock's stamps a level (a probe's), for
+LOOP_CLOCK_LEVELS = 1 << 14   # ... a launch's first this many levels
 LOOPS = ("grid", "cta")  # cta: the single-CTA small_frontier kernel, kept to measure against
 
 EXPAND_VARIANTS = {
@@ -314,6 +316,7 @@ class MerrillSearcher(device_csr.DeviceCsrSearcher):
         self.loop_starts = (cp.empty(loop_slots(cap, loop_edges), dtype=cp.int64),
                             cp.empty(loop_slots(cap, loop_edges), dtype=cp.int64))
         self.host_loop = cupyx.empty_pinned((LOOP_WORDS,), dtype=np.uint64)
+        self.loop_clock = None      # a probe's level clock: LOOP_CLOCK_WORDS x _LEVELS u64
         self.loop_alpha = 0.0       # merrill-do: Beamer's rule ends a loop (level_loop)
         self.bottom_up_floor = 0    # ... for a frontier of at least this many edges
         self.max_blocks = device.sm_count() * 16
@@ -375,7 +378,7 @@ class MerrillSearcher(device_csr.DeviceCsrSearcher):
                      np.float64(self.loop_alpha), np.int64(self.bottom_up_floor),
                      np.int64(self.nnz), np.int64(self.visited_edges), self.ctl,
                      self.loop_state, np.uint64(LOOP_TIMEOUT_S * 1e9), self.parent,
-                     self.level, self.visited, self.out_id))
+                     self.level, self.visited, self.out_id, self.loop_clock))
         self.launches["loop"] += 1
         self._read_ctl(self.loop_state, self.host_loop)
         error = int(self.host_loop[12])
