@@ -96,6 +96,7 @@ import numpy as np
 
 from ..errors import BfsError
 from . import RunContext
+from .options import bottom_up_floor
 from .fu_2d import WORD, Fu2D, _set_levels
 
 ALPHA = 15.0
@@ -188,10 +189,8 @@ class DirectionSwitch:
         top-down (n * floor; none where alpha is inf, which sends every frontier bottom-up)."""
         self.alpha = _positive(options, "alpha", alpha)
         self.beta = _positive(options, "beta", beta)
-        self.floor = float(options.get("floor", floor))
-        if not self.floor >= 0:
-            raise BfsError(f"2d-do: floor must be >= 0, got {self.floor}")
-        self.bottom_up_floor = int(n * self.floor) if self.alpha != float("inf") else 0
+        self.floor, self.bottom_up_floor = bottom_up_floor(n, options.get("floor", floor),
+                                                           self.alpha, "2d-do")
         self.n = n
 
     def _switch_reset(self) -> None:

@@ -103,6 +103,7 @@ from ..device import load_module
 from .. import device, nvtx
 from ..errors import BfsError
 from .merrill import BLOCK, MerrillSearcher, search_state_bytes
+from .options import bottom_up_floor
 
 ALPHA = 40.0            # the paper's 14 and 24 remain an option (alpha=14,beta=24)
 BETA = float("inf")
@@ -234,8 +235,6 @@ class MerrillDoSearcher(MerrillSearcher):
                            f"vertices still open) or 0, got {tail!r}")
         if rows not in ("auto", "graph", "degree"):
             raise BfsError(f"merrill-do rows must be auto, graph or degree, got {rows!r}")
-        if not float(floor) >= 0:
-            raise BfsError(f"merrill-do floor must be >= 0, got {floor!r}")
         if options.get("order", "graph") != "graph":
             raise BfsError("merrill-do runs on the graph's own ids only (order=graph): its "
                            "bottom-up levels write parent and level directly")
@@ -246,8 +245,8 @@ class MerrillDoSearcher(MerrillSearcher):
         self.alpha, self.beta = float(alpha), float(beta)
         self.loop_alpha = self.alpha    # the level loop ends where Beamer's rule goes bottom-up
         # ... and where the frontier's edges pay for a sweep of the bitmaps (BOTTOM_UP_FLOOR)
-        self.floor = float(floor)
-        self.bottom_up_floor = int(self.n * self.floor) if self.alpha != float("inf") else 0
+        self.floor, self.bottom_up_floor = bottom_up_floor(self.n, floor, self.alpha,
+                                                           "merrill-do")
         self.fronts = (cp.empty(self.n_words, dtype=cp.uint32),
                        cp.empty(self.n_words, dtype=cp.uint32))
         words = fold_words(self.n_words, fold)

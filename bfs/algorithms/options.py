@@ -71,6 +71,16 @@ def byte_count(text: str) -> int:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
+def bottom_up_floor(n: int, floor, alpha: float, algorithm: str) -> tuple[float, int]:
+    """The floor option of a direction-optimizing search (merrill-do, 2d-do), checked, and the
+    rule it sets: a frontier of fewer than n * floor edges stays top-down, with no floor where
+    alpha is inf (which sends every frontier bottom-up). Returns (floor, the edges)."""
+    floor = float(floor)
+    if not floor >= 0:
+        raise BfsError(f"{algorithm}: floor must be >= 0, got {floor:g}")
+    return floor, int(n * floor) if alpha != float("inf") else 0
+
+
 def integral(value) -> str:
     """A whole number as a run id writes it: 1000.0 -> '1000'."""
     return str(int(value))
