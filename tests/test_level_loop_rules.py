@@ -6,10 +6,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from bfs.algorithms.merrill import (LOOP_DEGREE, LOOP_E, LOOP_Q, LOOP_SPLIT_Q, SMALL_E, SMALL_Q,
-                                    MerrillSearcher)
-from bfs.algorithms.merrill import LOOP_CLOCK_LEVELS, LOOP_CLOCK_WORDS
+from bfs.algorithms import merrill as merrill_module
+from bfs.algorithms.merrill import (LOOP_CLOCK_LEVELS, LOOP_CLOCK_WORDS, LOOP_DEGREE, LOOP_E,
+                                    LOOP_Q, LOOP_SPLIT_Q, SMALL_E, SMALL_Q, MerrillSearcher)
 from bfs.algorithms.merrill_do import BOTTOM_UP_FLOOR, MerrillDoSearcher
+from bfs.errors import BfsError
 from helpers import kernel_defines
 
 
@@ -64,3 +65,9 @@ def test_the_level_clock_words_match_the_kernel():
     for that many levels of a launch."""
     assert kernel_defines("LOOP_CLOCK_WORDS", "LOOP_CLOCK_LEVELS") == [LOOP_CLOCK_WORDS,
                                                                    LOOP_CLOCK_LEVELS]
+
+
+def test_loop_spread_takes_0_or_1_and_names_the_searcher():
+    assert merrill_module.check_loop_spread(1, "2d-do") == 1
+    with pytest.raises(BfsError, match="2d-do loop_spread must be 0 or 1, got 2"):
+        merrill_module.check_loop_spread(2, "2d-do")

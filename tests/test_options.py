@@ -97,7 +97,7 @@ def test_algorithm_options_are_typed_and_checked():
                                                                "lambda": float("inf")}
     assert isinstance(parse_algorithm("merrill-do@ahead=4")[1]["ahead"], int)
     with pytest.raises(BfsError, match=r"merrill has no option 'bu' \(its options: expand, "
-                                       r"order, loop, loop_blocks, loop_edges\)"):
+                                       r"order, loop, loop_blocks, loop_spread, loop_edges\)"):
         parse_algorithm("merrill@bu=2x8")
     with pytest.raises(BfsError, match=r"seq-csr has no option 'x' \(it takes no options\)"):
         parse_algorithm("seq-csr@x=1")

@@ -156,6 +156,10 @@ LOOP = Option("loop", "(GPU) small-frontier levels in one launch: on the whole g
 LOOP_BLOCKS = Option("loop_blocks", "(GPU) blocks of the grid's level loop (0, the default: "
                      "one an SM; 2d-do: of its loop across a grid row's GPUs)",
                      parse=nonnegative_int)
+LOOP_SPREAD = Option("loop_spread", "(GPU) how the level loop hands a frontier smaller than its "
+                     "grid to the blocks: 256 entries a block, on the fewest SMs (0, the "
+                     "default), or one entry a block in turn, on every SM (1)", parse=int,
+                     choices=(0, 1))
 LOOP_EDGES = Option("loop_edges", "(GPU) the level loop runs while a frontier has at most "
                     "this many edges (default 2^20, the most)", parse=positive_int)
 PEER = Option("peer", "(GPU, 2d-do on a grid of one row) small-frontier levels in one kernel "
@@ -228,7 +232,7 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
                       distributed=True, options=(EXCHANGE, COMM, ALPHA, BETA, FLOOR, ROWS,
                                                  ENGINE, AHEAD, TD_AHEAD, GRAPHS, SUBSTEPS,
                                                  PEER, ADJACENCY, HUB_DEGREE, SMALL_PUSH,
-                                                 FOLD, LOOP_BLOCKS)),
+                                                 FOLD, LOOP_BLOCKS, LOOP_SPREAD)),
         AlgorithmSpec("1d", {"cpu": "bfs.algorithms.racherla_1d",
                              "gpu": "bfs.algorithms.racherla_1d_gpu"},
                       "Racherla 1D BFS: discoveries all-gathered (CPU: pairs, small frontiers "
@@ -250,7 +254,8 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
                       options=(EXPAND, Option(
                           "order", "search the CSR as given (graph, the default) or renamed by "
                           "falling degree (degree, expand tiles only)",
-                          choices=("graph", "degree")), LOOP, LOOP_BLOCKS, LOOP_EDGES)),
+                          choices=("graph", "degree")), LOOP, LOOP_BLOCKS, LOOP_SPREAD,
+                          LOOP_EDGES)),
         AlgorithmSpec("merrill-do", {"gpu": "bfs.algorithms.merrill_do"},
                       "direction-optimizing merrill (Beamer et al. 2012): bottom-up levels "
                       "over a frontier bitmap when the frontier holds many edges",
@@ -268,7 +273,8 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
                                       choices=(0, 1)),
                                Option("tail", "1 (the default): the last levels search a list "
                                       "of the vertices still open; 0: the bitmap", parse=int,
-                                      choices=(0, 1)), FOLD, LOOP, LOOP_BLOCKS, LOOP_EDGES)),
+                                      choices=(0, 1)), FOLD, LOOP, LOOP_BLOCKS, LOOP_SPREAD,
+                               LOOP_EDGES)),
         AlgorithmSpec("cupy-baseline", {"gpu": "bfs.algorithms.cupy_baseline"},
                       "plain level-synchronous BFS in CuPy array operations (searchsorted "
                       "expansion, gather, unique): bench's baseline"),

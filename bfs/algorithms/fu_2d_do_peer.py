@@ -141,7 +141,7 @@ class PeerLoop:
                         self.peer_seen,
                         np.int64(int(self.rows.word_offset[self.j]) * WORD),
                         self.csc_offsets, self.row_ids[0], self.row_ids[1], self.counts,
-                        self.loop_state[PEER_STATE:]))
+                        self.loop_state[PEER_STATE:], np.int32(self.loop_spread)))
         self.launches["loop"] += 1
         clock.mark("expand")
         marks = clock.take()

@@ -241,7 +241,7 @@ level_loop_body(const i64* __restrict__ offsets, const u32* __restrict__ columns
                 int level0, i64 max_q, i64 max_edges, i64 max_degree, int max_levels,
                 double alpha, i64 bottom_up_floor, i64 nnz, i64 visited_edges, u64* ctl,
                 u64* loop, u64 timeout_ns, i64* parent, int* level, u32* visited,
-                const u32* __restrict__ out_id, const LoopPeers P, u64* clock)
+                const u32* __restrict__ out_id, const LoopPeers P, u64* clock, int spread)
 {
     __shared__ u32 s_owner;
     __shared__ u32 s_pv;
@@ -341,8 +341,14 @@ level_loop_body(const i64* __restrict__ offsets, const u32* __restrict__ columns
                 walk_row(pv, start, deg, (i64)blockIdx.x * BLOCK, (i64)gridDim.x * BLOCK,
                          threadIdx.x);
             }
-        else for (i64 base = (i64)blockIdx.x * BLOCK; base < q; base += (i64)gridDim.x * BLOCK) {
-            const i64 i = base + threadIdx.x;
+        // a round of gridDim * BLOCK entries: BLOCK of them a block, in order (spread 0: a
+        // frontier smaller than the grid on its first blocks' SMs), or dealt out one a block
+        // in turn, entry i to block i % gridDim (spread 1: on every SM, so that none holds
+        // more of the level's loads and atomics in flight than the others)
+        else for (i64 base = spread ? 0 : (i64)blockIdx.x * BLOCK; base < q;
+                  base += (i64)gridDim.x * BLOCK) {      // block-uniform (spread: grid-uniform)
+            const i64 i = base + (spread ? (i64)threadIdx.x * gridDim.x + blockIdx.x
+                                         : (i64)threadIdx.x);
             u32 v = 0, pv = 0;
             i64 deg = 0, start = 0;
             if (i < q) entry(i, v, pv, start, deg);
@@ -591,13 +597,13 @@ level_loop(const i64* __restrict__ offsets, const u32* __restrict__ columns,
            int level0, i64 max_q, i64 max_edges, i64 max_degree, int max_levels, double alpha,
            i64 bottom_up_floor, i64 nnz,
            i64 visited_edges, u64* ctl, u64* loop, u64 timeout_ns, i64* parent, int* level,
-           u32* visited, const u32* __restrict__ out_id, u64* clock)
+           u32* visited, const u32* __restrict__ out_id, u64* clock, int spread)
 {
     const LoopPeers none{};
     level_loop_body<false>(offsets, columns, qa, qb, dega, degb, starts_a, starts_b, q, level0,
                            max_q, max_edges, max_degree, max_levels, alpha, bottom_up_floor,
                            nnz, visited_edges, ctl, loop, timeout_ns, parent, level, visited,
-                           out_id, none, clock);
+                           out_id, none, clock, spread);
 }
 
 // The level loop of a grid row's ranks (2d-do on 1 x C, see LoopPeers): offsets / columns are
@@ -611,7 +617,7 @@ level_loop_peers(const i64* __restrict__ offsets, const u32* __restrict__ column
                  u64 timeout_ns, i64* parent,
                  int* level, u32* visited, const u64* peer_base, int me, int C, i64 cap,
                  u64 tag_base, int parity0, u64* seen, i64 row_base, const i64* csc,
-                 const i64* row_words, const i64* row_lo, u64* counts, u64* log)
+                 const i64* row_words, const i64* row_lo, u64* counts, u64* log, int spread)
 {
     const LoopPeers P{peer_base, me, C, cap, tag_base, parity0, seen, row_base, csc, row_words,
                       row_lo, counts, log};
@@ -619,5 +625,5 @@ level_loop_peers(const i64* __restrict__ offsets, const u32* __restrict__ column
                           level0, max_q, max_edges, max_degree, max_levels, alpha,
                           bottom_up_floor, nnz, 0,
                           ctl, loop, timeout_ns, parent, (int*)level, visited, nullptr, P,
-                          nullptr);
+                          nullptr, spread);
 }

@@ -128,6 +128,14 @@ def check_loop_blocks(loop_blocks, algorithm: str) -> int:
     return loop_blocks
 
 
+def check_loop_spread(loop_spread, algorithm: str) -> int:
+    """The loop_spread option (merrill, merrill-do, 2d-do): 0, a frontier smaller than the
+    level loop's grid BLOCK entries a block; 1, dealt across every block (level_loop.cu)."""
+    if loop_spread not in (0, 1):
+        raise BfsError(f"{algorithm} loop_spread must be 0 or 1, got {loop_spread!r}")
+    return int(loop_spread)
+
+
 def loop_grid(kernel, loop_blocks: int) -> int:
     """A level loop's blocks: loop_blocks (0: one an SM), at most as many as can be resident
     at once (its blocks meet at a barrier every level, so all must be)."""
@@ -243,7 +251,8 @@ class MerrillSearcher(device_csr.DeviceCsrSearcher):
     """
 
     def __init__(self, offsets, columns, expand: str = "tiles", order: str = "graph",
-                 loop: str = "grid", loop_blocks: int = 0, loop_edges: int = LOOP_E):
+                 loop: str = "grid", loop_blocks: int = 0, loop_edges: int = LOOP_E,
+                 loop_spread: int = 0):
         n = self._check_csr(offsets, columns, "merrill")
         cp = self.cp
         if expand not in EXPAND_VARIANTS:
@@ -254,6 +263,7 @@ class MerrillSearcher(device_csr.DeviceCsrSearcher):
             raise BfsError(f"merrill loop_edges must be 1..{LOOP_E_MAX}, got {loop_edges!r}")
         self.loop_edges = loop_edges
         check_loop_blocks(loop_blocks, "merrill")
+        self.loop_spread = check_loop_spread(loop_spread, "merrill")
         if order not in ("graph", "degree"):
             raise BfsError(f"merrill order must be graph or degree, got {order!r}")
         if order == "degree" and expand != "tiles":
@@ -378,7 +388,8 @@ class MerrillSearcher(device_csr.DeviceCsrSearcher):
                      np.float64(self.loop_alpha), np.int64(self.bottom_up_floor),
                      np.int64(self.nnz), np.int64(self.visited_edges), self.ctl,
                      self.loop_state, np.uint64(LOOP_TIMEOUT_S * 1e9), self.parent,
-                     self.level, self.visited, self.out_id, self.loop_clock))
+                     self.level, self.visited, self.out_id, self.loop_clock,
+                     np.int32(self.loop_spread)))
         self.launches["loop"] += 1
         self._read_ctl(self.loop_state, self.host_loop)
         error = int(self.host_loop[12])
