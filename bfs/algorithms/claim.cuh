@@ -28,22 +28,12 @@ __device__ __forceinline__ bool claim_cas(u32 w, u32 v, i64* parent, int* level,
 // touch parent; the one caller that flips the bit writes parent and level with plain stores.
 // out_id (order="degree"): the search runs on degree-ordered ids and writes its output under the
 // graph's own ids, out_id[x] being x's original id; null when the CSR has the graph's ids.
-__device__ __forceinline__ bool claim(u32 w, u32 v, i64* parent, int* level, u32* visited,
-                                     int next_level, const u32* __restrict__ out_id = nullptr) {
-    const u32 bit = 1u << (w & 31);
-    if (atomicOr(visited + (w >> 5), bit) & bit) return false;
-    const u32 ow = out_id ? out_id[w] : w;
-    parent[ow] = (i64)(out_id ? out_id[v] : v);
-    level[ow] = next_level;
-    return true;
-}
-
-// Claims of several vertices by one thread (the level loop's lanes, LOOP_UNROLL columns a
-// step): every atomicOr is issued before any result is used, so their round trips overlap;
-// then the winners write parent and level. Claimed one after another (claim() in a loop, each
-// atomic behind the branch on the one before, since a winner writes), a 2000 x 2000 lattice's
-// search took 1.12x as long on one GPU (BENCHMARKS.md, "A lane's claims issued together").
-// won[k]: w[k] was claimed here (on[k] and its bit was 0).
+// claim_all claims several vertices for one thread (the level loop's lanes, LOOP_UNROLL columns
+// a step): every atomicOr is issued before any result is used, so their round trips overlap;
+// then the winners write parent and level. Claimed one after another (each atomic behind the
+// branch on the one before, since a winner writes), a 2000 x 2000 lattice's search took 1.12x
+// as long on one GPU (BENCHMARKS.md, "A lane's claims issued together"). won[k]: w[k] was
+// claimed here (on[k] and its bit was 0).
 template <int K>
 __device__ __forceinline__ void claim_all(const bool (&on)[K], const u32 (&w)[K], u32 v,
                                           i64* parent, int* level, u32* visited,
@@ -61,5 +51,14 @@ __device__ __forceinline__ void claim_all(const bool (&on)[K], const u32 (&w)[K]
         parent[ow] = (i64)(out_id ? out_id[v] : v);
         level[ow] = next_level;
     }
+}
+
+__device__ __forceinline__ bool claim(u32 w, u32 v, i64* parent, int* level, u32* visited,
+                                     int next_level, const u32* __restrict__ out_id = nullptr) {
+    const bool on[1] = {true};
+    const u32 ws[1] = {w};
+    bool won[1];
+    claim_all<1>(on, ws, v, parent, level, visited, next_level, out_id, won);
+    return won[0];
 }
 #endif

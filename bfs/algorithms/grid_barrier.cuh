@@ -45,6 +45,14 @@ __device__ __forceinline__ bool grid_wait(const u64* word, u64 v, int shift, u64
     return ok;
 }
 
+// The SM's cycle counter into *at once `after` is in this thread's registers (the asm takes it
+// as an input, so the stamp waits for the load or atomic that made it): a probe's clock.
+__device__ __forceinline__ void stamp_after(u64* at, u64 after) {
+    u64 t;
+    asm volatile("mov.u64 %0, %%clock64;" : "=l"(t) : "l"(after) : "memory");
+    *at = t;
+}
+
 // Thread 0's arrival at *word: `add` added by a release atomic (the block's writes, ordered
 // before thread 0's by a CTA barrier, are visible GPU-wide first; its cost: the block's
 // outstanding stores drained before the add). Returns the word just after it.
@@ -60,17 +68,20 @@ __device__ __forceinline__ u64 grid_arrive(u64* word, u64 add) {
 // so that the word a waiting block sees last holds the level's totals and no second read is
 // needed) and wait until `blocks` blocks have arrived: grid_arrive, then grid_wait. Every
 // thread of the block calls it; the word as the last arrival left it comes back in `seen` (on
-// every thread). Returns false on every thread of the block where grid_wait did.
+// every thread). Returns false on every thread of the block where grid_wait did. stamps (a
+// probe's, else null): the cycle counter when the arrival came back and when the wait ended.
 __device__ __forceinline__ bool grid_barrier(u64* word, u64 add, int shift, u64 mask,
                                              u64 blocks, u64* error, u64 timeout_ns,
-                                             int level, u64& seen) {
+                                             int level, u64& seen, u64* stamps = nullptr) {
     __shared__ int s_ok;
     __shared__ u64 s_seen;
     __syncthreads();
     if (threadIdx.x == 0) {
+        const u64 arrived = grid_arrive(word, add);
+        if (stamps) stamp_after(stamps, arrived);
         u64 last;
-        s_ok = grid_wait(word, grid_arrive(word, add), shift, mask, blocks, error, timeout_ns,
-                         level, last);
+        s_ok = grid_wait(word, arrived, shift, mask, blocks, error, timeout_ns, level, last);
+        if (stamps) stamp_after(stamps + 1, last);
         s_seen = last;
     }
     __syncthreads();

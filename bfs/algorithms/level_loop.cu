@@ -162,16 +162,14 @@ __device__ __forceinline__ u64 level_tag(const LoopPeers P, int done) {
 
 // One GPU's level clock (a probe's: bench/probes/loop_level_clock.py; null in a search): block
 // 0's thread 0 stamps its SM's cycle counter at LOOP_CLOCK_WORDS points of every level, each
-// after the value it names is in its registers (the stamp takes it as an input): the level's
+// after the value it names is in its registers (grid_barrier.cuh's stamp_after): the level's
 // start, its frontier entry, its first column, its claims (with the found rows' offsets and its
 // warp's queue slots), the block's walk done, its arrival back, the wait over; and the level's
 // frontier size; the first LOOP_CLOCK_LEVELS levels of a launch.
 #define LOOP_CLOCK_WORDS 8
 #define LOOP_CLOCK_LEVELS (1 << 14)
 __device__ __forceinline__ void clock_stamp(u64* clock, int done, int k, u64 after) {
-    u64 t;
-    asm volatile("mov.u64 %0, %%clock64;" : "=l"(t) : "l"(after) : "memory");
-    clock[LOOP_CLOCK_WORDS * done + k] = t;
+    stamp_after(clock + LOOP_CLOCK_WORDS * done + k, after);
 }
 
 // Claim and append the edges (v -> w[k]) whose on[k] is set: a winner writes parent (pv) and
@@ -252,8 +250,6 @@ level_loop_body(const i64* __restrict__ offsets, const u32* __restrict__ columns
     __shared__ u64 s_examined[BLOCK / 32];
     __shared__ u64 s_wins[BLOCK / 32];
     __shared__ u64 s_seen[2][2 * LOOP_PEERS_MAX];   // peers: the meeting words (LoopPeers)
-    __shared__ u64 s_arrived;     // one GPU: the barrier word as the wait left it
-    __shared__ int s_ok;
     const u32 lane = threadIdx.x & 31;
     u32* qin = qa; u32* qout = qb; i64* din = dega; i64* dout = degb;
     i64* sin = starts_a; i64* sout = starts_b;
@@ -430,20 +426,9 @@ level_loop_body(const i64* __restrict__ offsets, const u32* __restrict__ columns
         if (!PEERS) {
             // every block waits for the others (its acquire orders their entries, starts and
             // degrees before their reads next level)
-            // (grid_barrier, with the level clock's stamps at its arrival and its wait's end)
-            __syncthreads();
-            if (threadIdx.x == 0) {
-                const u64 arrived = grid_arrive(slot, add);
-                if (stamp) clock_stamp(clock, done, 5, arrived);
-                u64 last;
-                s_ok = grid_wait(slot, arrived, LOOP_ARRIVE_SHIFT, LOOP_ARRIVE_MASK,
-                                 (u64)gridDim.x, loop + 12, timeout_ns, lv, last);
-                s_arrived = last;
-                if (stamp) clock_stamp(clock, done, 6, last);
-            }
-            __syncthreads();
-            ok = s_ok != 0;
-            seen = s_arrived;
+            ok = grid_barrier(slot, add, LOOP_ARRIVE_SHIFT, LOOP_ARRIVE_MASK, (u64)gridDim.x,
+                              loop + 12, timeout_ns, lv, seen,
+                              stamp ? clock + LOOP_CLOCK_WORDS * done + 5 : nullptr);
             // the exact sum after the arrival, whose release would wait for it: the next
             // level's arrival (or the exit barrier) orders it, and only the exit reads it
             if (threadIdx.x == 0 && sum) atomicAdd(slot + 1, sum);
