@@ -129,8 +129,9 @@ def check_loop_blocks(loop_blocks, algorithm: str) -> int:
 
 
 def check_loop_spread(loop_spread, algorithm: str) -> int:
-    """The loop_spread option (merrill, merrill-do, 2d-do): 0, a frontier smaller than the
-    level loop's grid BLOCK entries a block; 1, dealt across every block (level_loop.cu)."""
+    """The loop_spread option (merrill, merrill-do, 2d-do): how a frontier smaller than the
+    level loop's grid goes to its blocks: 0, BLOCK entries a block; 1, one entry a block in
+    turn (level_loop.cu). Raises naming the algorithm and the value."""
     if loop_spread not in (0, 1):
         raise BfsError(f"{algorithm} loop_spread must be 0 or 1, got {loop_spread!r}")
     return int(loop_spread)
