@@ -12,7 +12,7 @@
 #                     merrill, merrill-do and 2d on one GPU: scales 25-26 (kronecker), the
 #                     lattice, SNAP graphs and scale 28 (others), scale 25 through disk (run)
 #   loop              the level loop: lattice 2000x2000 and Kronecker s26, merrill-do against
-#                     merrill-do@loop_spread=1 and @loop=cta in one bench each, and root by
+#                     merrill-do@loop_spread=0 and @loop=cta in one bench each, and root by
 #                     root against loop=cta (ab_roots.py)
 #   variants          merrill's kernel variants side by side, a road-like lattice
 #   peer [loop [GRIDS]|share-checks|share|share-big]
@@ -79,10 +79,10 @@ tests)
     ;;
 loop)
     python3 -m bfs bench --backend gpu --lattice-graphs 2000x2000 --roots 8 \
-        --algorithms merrill-do,merrill,merrill-do@loop_spread=1,merrill-do@loop=cta \
+        --algorithms merrill-do,merrill,merrill-do@loop_spread=0,merrill-do@loop=cta \
         --baseline none --out "$OUT/lattice" 2>&1 | tee "$OUT/lattice.log" | tail -6
     python3 -m bfs bench --backend gpu --scales 26 --roots 64 \
-        --algorithms merrill-do,merrill-do@loop_spread=1,merrill-do@loop=cta --baseline none \
+        --algorithms merrill-do,merrill-do@loop_spread=0,merrill-do@loop=cta --baseline none \
         --out "$OUT/kron26" 2>&1 | tee "$OUT/kron26.log" | tail -4
     python3 bench/ab_roots.py 26 64 merrill-do@loop=cta merrill-do 2>&1 \
         | tee "$OUT/ab-s26.log" | tail -3

@@ -71,12 +71,12 @@ VARIANTS = [("merrill", {"expand": "tiles"}), ("merrill", {"expand": "tiles-cas"
     [("merrill-do", {"fold": 1}), ("merrill-do", {**DO_SETTINGS["alternate"], "fold": 1}),
      ("merrill-do", {"fold": 1, "tail": 0})] + \
     [("merrill", {"loop": "cta"}), ("merrill", {"loop_blocks": 3}),
-     ("merrill-do", {"loop": "cta"}), ("merrill", {"loop_spread": 1}),
-     ("merrill-do", {"loop_spread": 1, "loop_blocks": 3})]
+     ("merrill-do", {"loop": "cta"}), ("merrill", {"loop_spread": 0}),
+     ("merrill-do", {"loop_spread": 0, "loop_blocks": 3})]
 VARIANT_IDS = ["tiles", "tiles-cas", "v0", "degree-order"] + [f"do-{k}" for k in DO_SETTINGS] \
     + [f"do-bu{bu}" for bu in DO_SHAPES] + [f"do-{k}" for k in DO_WRITES] \
     + ["do-all-bottom-up-ahead1", "do-tail0", "do-fold1", "do-alternate-fold1", "do-fold1-tail0",
-       "loop-cta", "loop-3-blocks", "do-loop-cta", "loop-spread", "do-loop-spread-3-blocks"]
+       "loop-cta", "loop-3-blocks", "do-loop-cta", "loop-spread0", "do-loop-spread0-3-blocks"]
 
 
 def test_degree_order_renames_hubs_first_and_is_refused_where_unsupported(monkeypatch):
@@ -1698,8 +1698,8 @@ def test_peer_level_loop_searches_as_seq_csr(tmp_path, grid):
     the same device's memory, opened by CUDA IPC from the other processes): a lattice's every
     level runs in the ranks' level loops (no host-launched top-down level), a Kronecker graph's
     hand the hub levels back to the host's chains and return; every search valid, with the
-    depths, reached counts and nedge of seq-csr, as peer=off gives them (and loop_spread=1,
-    the frontier dealt across the blocks)."""
+    depths, reached counts and nedge of seq-csr, as peer=off gives them (and loop_spread=0,
+    the frontier on the fewest blocks, the default's other choice)."""
     import json
     from helpers import random_graph
     ranks = int(grid[2])
@@ -1713,7 +1713,7 @@ def test_peer_level_loop_searches_as_seq_csr(tmp_path, grid):
         bfs_cli("run", graph, "--algorithm", "seq-csr", "--roots", 4, "--out", ref)
         part = graph.parent / f"{graph.name}-part"
         bfs_cli("partition", graph, "--grid", grid, "--out", part)
-        for mode, options in (("on", "peer=on"), ("spread", "peer=on,loop_spread=1"),
+        for mode, options in (("on", "peer=on"), ("spread", "peer=on,loop_spread=0"),
                               ("off", "peer=off")):
             out = graph.parent / f"{graph.name}-{mode}"
             bfs_cli("run", part, "--algorithm", f"2d-do@{options}", "--backend", "gpu",

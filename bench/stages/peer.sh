@@ -6,7 +6,7 @@
 #   loop [GRIDS]  the level loop across GPUs (fu_2d_do_peer.py; the default part): merrill-do
 #           on one GPU, then 2d-do against 2d-do@peer=off in one bench a grid (GRIDS, default
 #           "1x2 1x4"), on the 2000 x 2000 lattice (8 roots, the first root's level clock;
-#           2d-do@loop_spread=1 too: the frontier dealt across the blocks; 2d-do@floor=0:
+#           2d-do@loop_spread=0 too: the frontier on the fewest blocks; 2d-do@floor=0:
 #           Beamer's rule alone, the last levels bottom-up) and Kronecker
 #           s26 (64 roots)
 #   share-checks  In's all-gather through peer memory (comm/peer.py's PeerShare, on by peer's
@@ -31,7 +31,7 @@ loop|*x*)   # `peer 1x2` (GRIDS alone) as before the parts
   for g in $grids; do
     mpiexec -n $(( ${g%x*} * ${g#*x} )) python3 -m bfs bench --backend gpu --grid "$g" \
       --lattice-graphs 2000x2000 --roots 8 \
-      --algorithms 2d-do 2d-do@loop_spread=1 2d-do@floor=0 2d-do@peer=off \
+      --algorithms 2d-do 2d-do@loop_spread=0 2d-do@floor=0 2d-do@peer=off \
       --profile-levels --out "$OUT/lattice-$g" 2>&1 | tee "$OUT/lattice-$g.log" | tail -4
   done
   python3 -m bfs bench --backend gpu --scales 26 --roots 64 --algorithms merrill-do \

@@ -157,8 +157,8 @@ LOOP_BLOCKS = Option("loop_blocks", "(GPU) blocks of the grid's level loop (0, t
                      "one an SM; 2d-do: of its loop across a grid row's GPUs)",
                      parse=nonnegative_int)
 LOOP_SPREAD = Option("loop_spread", "(GPU) how the level loop hands a frontier smaller than its "
-                     "grid to the blocks: 256 entries a block, on the fewest SMs (0, the "
-                     "default), or one entry a block in turn, on every SM (1)", parse=int,
+                     "grid to the blocks: one entry a block in turn, on every SM (1, the "
+                     "default), or 256 entries a block, on the fewest SMs (0)", parse=int,
                      choices=(0, 1))
 LOOP_EDGES = Option("loop_edges", "(GPU) the level loop runs while a frontier has at most "
                     "this many edges (default 2^20, the most)", parse=positive_int)

@@ -99,7 +99,12 @@ LOOP_WORDS = 20          # three level slots (barrier word, exact edges, 2 spare
 LOOP_TIMEOUT_S = 10.0
 LOOP_CLOCK_WORDS = 8     # level_loop.cu's: the level clock's stamps a level (a probe's), for
 LOOP_CLOCK_LEVELS = 1 << 14   # ... a launch's first this many levels
-LOOPS = ("grid", "cta")  # cta: the single-CTA small_frontier kernel, kept to measure against
+LOOPS = ("grid", "cta")
+# a frontier smaller than the loop's grid dealt one entry a block in turn, on every SM (1), not
+# 256 entries a block on the fewest (0): a 2000 x 2000 lattice's search 0.79x the time on one
+# H200, 2d-do's on two 0.84x; Kronecker s26 the same (BENCHMARKS.md, "The frontier dealt over
+# every SM")
+LOOP_SPREAD = 1  # cta: the single-CTA small_frontier kernel, kept to measure against
 
 EXPAND_VARIANTS = {
     "tiles": "expand_tiles<false, false>",      # partitioned tiles, bitmask claim (the default)
@@ -130,8 +135,9 @@ def check_loop_blocks(loop_blocks, algorithm: str) -> int:
 
 def check_loop_spread(loop_spread, algorithm: str) -> int:
     """The loop_spread option (merrill, merrill-do, 2d-do): how a frontier smaller than the
-    level loop's grid goes to its blocks: 0, BLOCK entries a block; 1, one entry a block in
-    turn (level_loop.cu). Raises naming the algorithm and the value."""
+    level loop's grid goes to its blocks: 0, BLOCK entries a block; 1 (LOOP_SPREAD, the
+    default), one entry a block in turn (level_loop.cu). Raises naming the algorithm and the
+    value."""
     if loop_spread not in (0, 1):
         raise BfsError(f"{algorithm} loop_spread must be 0 or 1, got {loop_spread!r}")
     return int(loop_spread)
@@ -253,7 +259,7 @@ class MerrillSearcher(device_csr.DeviceCsrSearcher):
 
     def __init__(self, offsets, columns, expand: str = "tiles", order: str = "graph",
                  loop: str = "grid", loop_blocks: int = 0, loop_edges: int = LOOP_E,
-                 loop_spread: int = 0):
+                 loop_spread: int = LOOP_SPREAD):
         n = self._check_csr(offsets, columns, "merrill")
         cp = self.cp
         if expand not in EXPAND_VARIANTS:
