@@ -74,7 +74,7 @@ tests)
     # the one-GPU file, then the grid file (its tests say how many GPUs each needs)
     select=()
     [ -n "${1:-}" ] && select=(-k "$1")
-    python3 -m pytest -q -m gpu tests/test_gpu.py tests/test_gpu_grid.py tests/test_energy.py \
+    python3 -m pytest -q -m gpu tests/test_gpu_{merrill,kernel1,seeds,2d,validate}.py tests/test_gpu_grid.py tests/test_energy.py \
         -p no:cacheprovider "${select[@]}" 2>&1 | tee "$OUT/gpu-tests.log" | tail -5
     ;;
 loop)

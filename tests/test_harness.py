@@ -1,6 +1,6 @@
 """The one harness: `bfs run --generate`, `--validate`, `bfs bench` writing run directories the
 report reads, and the Searcher protocol every registered searcher follows (CPU; the GPU paths
-are in test_gpu.py and test_gpu_grid.py)."""
+are in the test_gpu_*.py files)."""
 import importlib
 import inspect
 import json

@@ -1,7 +1,7 @@
 """hybrid (Munguia et al. task-based hybrid BFS) without a GPU: the task split, the CPU tasks
 (host-only driver: workload with lambda = inf, fixed with gpu-share 0) against seq-csr, the
 mode logic with a NumPy stand-in for the device (same contract as hybrid.DeviceSide, serial
-kernels), the CLI's options and its refusal without a GPU. The real GPU path: tests/test_gpu.py."""
+kernels), the CLI's options and its refusal without a GPU. The real GPU path: tests/test_gpu_seeds.py."""
 import math
 from pathlib import Path
 

@@ -2,7 +2,7 @@
 where peer memory is taken (bfs.comm.peer.choose), when a level loop starts (Fu2DDoGpu's
 _loop_takes), how a failed wait is reported (_peer_error), the entry tags' arithmetic
 (level_loop.cu's LOOP_TAG_PERIOD) and the meeting words' (LoopPeers). No GPU: the kernels' side is
-tests/test_gpu.py's."""
+tests/test_gpu_2d.py's."""
 
 import numpy as np
 import pytest

@@ -16,7 +16,7 @@ stage=${1:-tests}
 shift || true
 case "$stage" in
   tests)
-    python3 -m pytest -q -m gpu tests/test_gpu_grid.py tests/test_gpu.py ${TESTS:+-k "$TESTS"} \
+    python3 -m pytest -q -m gpu tests/test_gpu_grid.py tests/test_gpu_{merrill,kernel1,seeds,2d,validate}.py ${TESTS:+-k "$TESTS"} \
       2>&1 | tee "$OUT/tests.log"
     ;;
   cost)

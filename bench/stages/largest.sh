@@ -39,7 +39,7 @@ PY
 case "$stage" in
   tests)
     rc=0
-    python3 -m pytest -q -m gpu tests/test_gpu.py \
+    python3 -m pytest -q -m gpu tests/test_gpu_{merrill,kernel1,seeds,2d,validate}.py \
       -k "${GPU_TESTS:-streamed or kernel1 or run_generate or out_of_memory}" \
       > "$OUT/tests-gpu.log" 2>&1 || rc=1
     tail -4 "$OUT/tests-gpu.log"
