@@ -168,8 +168,15 @@ def test_bench_writes_run_dirs_the_report_reads(kron10, tmp_path):
     for name, a in rec["algorithms"].items():
         run = tmp_path / "b" / "kron-s10-e16" / name
         assert a["run_dir"] == str(run) and a["valid"] and a["n_validated"] == 1
-        assert [tuple(r[k] for k in KEY) for r in searches(run)] == reference
-    assert "seq-list" in proc.stdout.splitlines()[-1]     # the table comes last
+        rows = searches(run)
+        assert [tuple(r[k] for k in KEY) for r in rows] == reference
+        # us/level: each search's time over its levels (0 to its depth), the median
+        want = np.median([r["time_s"] / (r["depth"] + 1) * 1e6 for r in rows])
+        assert a["level_us_median"] == pytest.approx(want) and want > 0
+    head, *_, last = proc.stdout.splitlines()
+    assert head.split()[-1] == "us/level"
+    assert "seq-list" in last and float(last.split()[-1]) == pytest.approx(
+        rec["algorithms"]["seq-list"]["level_us_median"], abs=0.006)   # the table comes last
     bfs_cli("report", "table", "graphs", *sorted((tmp_path / "b").glob("*/*")),
             "--out", tmp_path / "t")
     table = (tmp_path / "t.md").read_text()

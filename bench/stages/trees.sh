@@ -30,7 +30,7 @@ for ((i = 1; i <= rounds; ++i)); do
         (cd "$dir" && PYTHONPATH=.:"$here/bench" "${launch[@]}" python3 -m bfs bench "$@" \
             --out "$OUT/$tree-$i" > "$OUT/$tree-$i.log" 2>&1) || status=1
         echo "== $tree $i"
-        grep -A20 "GTEPS(hm)" "$OUT/$tree-$i.log" | grep -v "^\[bfs\]" | cut -c1-100
+        grep -A20 "GTEPS(hm)" "$OUT/$tree-$i.log" | grep -v "^\[bfs\]" | cut -c1-150
     done
 done
 exit $status

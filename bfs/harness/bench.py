@@ -13,7 +13,8 @@ cupy-baseline (a plain level-synchronous CuPy BFS), runs first unless named (--b
 picks another variant, on any backend; --baseline none runs none); the table gives each
 variant's harmonic-mean TEPS against it, and the bandwidth floor fraction: floor_time =
 4 bytes * directed edges / B, with B the device-to-device copy bandwidth measured per graph,
-over the median search time. `mpiexec -n R*C bfs bench --grid RxC --scales S...` runs the
+over the median search time; and us/level, each search's time over its levels (a road-like
+graph's figure: thousands of levels, each a few microseconds), the median. `mpiexec -n R*C bfs bench --grid RxC --scales S...` runs the
 distributed algorithms the same way, each rank generating its share of the graph and routing
 it to its block (1d on the P x 1 grid of the same ranks).
 
@@ -190,7 +191,7 @@ def table(records, baseline: str | None = BASELINE) -> str:
     with_energy = any(a.get("energy") for rec in records for a in rec["algorithms"].values())
     head = (f"{'graph':>16} {'algorithm':<24} {'GTEPS(hm)':>10} {'median ms':>10} "
             f"{'base GTEPS':>10} {'ratio':>7} {'floor frac':>10} {'K1 s':>8} "
-            f"{'read/nedge':>10} {'B/edge':>6} {'validated':>9} {'valid':>6}"
+            f"{'read/nedge':>10} {'B/edge':>6} {'validated':>9} {'valid':>6} {'us/level':>9}"
             + (f" {'MTEPS/W':>8}" if with_energy else ""))
     lines = [head, "-" * len(head)]
     for rec in records:
@@ -206,7 +207,7 @@ def table(records, baseline: str | None = BASELINE) -> str:
                 f"{num('floor_fraction'):>10.3f} {a['kernel1_s']:>8.3f} "
                 f"{num('examined_per_nedge'):>10.2f} "
                 f"{bytes_per_edge(a):>6.2f} "
-                f"{a['n_validated']:>9} {str(a['valid']):>6}"
+                f"{a['n_validated']:>9} {str(a['valid']):>6} {num('level_us_median'):>9.2f}"
                 + (f" {(a.get('energy') or {}).get('teps_per_watt', math.nan) / 1e6:>8.4g}"
                    if with_energy else ""))
     return "\n".join(lines)

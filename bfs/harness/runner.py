@@ -57,7 +57,8 @@ from .energy import measure as measure_energy
 from .generated import parse_generate
 from .request import check_input, check_request, gpu_available, is_partition, open_session
 from .run_options import RunOptions
-from .stats import examined_per_nedge, graph500_statistics, output_block, summarize
+from .stats import (examined_per_nedge, graph500_statistics, level_us_median,
+                    output_block, summarize)
 from .timing import profile_search
 from .validation import ValidationPolicy
 from ..validate import validate_chunks
@@ -289,6 +290,7 @@ def _measurements(session, rows, measured) -> dict:
     out = {k: v for k, v in measured.items() if v is not None}
     out.update(summarize(times, [r["nedge"] for r in rows]))
     out["examined_per_nedge"] = examined_per_nedge(rows)
+    out["level_us_median"] = level_us_median(rows)
     out["n_validated"] = sum(r["valid"] is not None for r in rows)
     out.update(session.extra)
     if "floor_time_s" in session.extra and times:

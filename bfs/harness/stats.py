@@ -2,7 +2,8 @@
 
 Quartiles use the reference's integer-index rule; TEPS statistics are taken on
 s_i = time_i / nedge_i and inverted, so the "mean" TEPS is the harmonic mean (Graph500 3.0).
-Also the summaries `bfs bench` tabulates (hmean, summarize, examined_per_nedge).
+Also the summaries `bfs bench` tabulates (hmean, summarize, examined_per_nedge,
+level_us_median).
 """
 from __future__ import annotations
 
@@ -107,3 +108,14 @@ def summarize(times, nedges) -> dict:
     return {"n": len(times), "hmean_teps": hmean(teps), "median_time_s": statistics.median(times)
             if times else math.nan, "min_time_s": min(times, default=math.nan),
             "max_time_s": max(times, default=math.nan)}
+
+
+def level_us_median(rows) -> float | None:
+    """The median over a run's searches of its time a level, in microseconds: each search's
+    time over the levels it expanded (0 to its depth). What a road-like graph's search costs
+    is this times its thousands of levels (a lattice: ~4 us on one GPU, BENCHMARKS.md); a
+    Kronecker search's few levels make it a large number that says little. None where no
+    search reached a level (depth unknown: a search not counted)."""
+    per_level = [r["time_s"] / (r["depth"] + 1) * 1e6 for r in rows
+                 if r.get("depth") is not None and r["depth"] >= 0]
+    return float(np.median(per_level)) if per_level else None
