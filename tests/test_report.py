@@ -434,6 +434,10 @@ def test_graphs_table_edges_read_per_nedge(runs, tmp_path):
     graphs = report.TABLES["graphs"](report.load_runs([counted, runs[2], old])) \
         .set_index(["algorithm", "ranks"])
     assert graphs.loc[("2d-do", 2), "edges read / nedge"] == 1.5    # median of 3, 1, 1, 2
+    # us a level: the mean time over the mean levels expanded (0 to the depth)
+    rows = pq.read_table(counted / "searches.parquet").to_pandas()
+    assert graphs.loc[("2d-do", 2), "us a level"] == pytest.approx(
+        1e6 * rows["time_s"].mean() / (rows["depth"].mean() + 1))
     assert pd.isna(graphs.loc[("2d", 2), "edges read / nedge"])
     assert pd.isna(graphs.loc[("2d", 1), "edges read / nedge"])
 
