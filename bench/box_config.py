@@ -10,7 +10,8 @@ workflow/rules/common.smk's check_graph_names & co.).
 - Weak scaling (every experiment of that kind): kron-s<S1> on 1 rank, kron-s<S2> on 2; with
   --weak, kron-s<Wk> on 2^(k-1) ranks of a 1 x 2^(k-1) grid (the box's 1xP grids: W1 on one
   GPU, W2 on 1x2, W3 on 1x4, ...), the graphs past S1 and S2 with S2's settings.
-- Strong scaling: both graphs.
+- Strong scaling: both graphs (an experiment of lattice or SNAP graphs alone, the road-like
+  scaling, stays as it is).
 - Every other experiment: a graph that weak or strong scaling used is renamed to the graph
   taking its role (weak scaling's first point -> S1, its second -> S2; then strong scaling's
   graphs in order); a graph that was dropped (a Kronecker graph with no role: hybrid's
@@ -44,8 +45,9 @@ def graph_refs(exp: dict) -> list[str]:
     return refs
 
 
-def roles(experiments: dict, g1: str, g2: str) -> dict[str, str]:
-    """old graph name -> the new graph that takes its role (weak scaling first)."""
+def roles(experiments: dict, g1: str, g2: str, kronecker=None) -> dict[str, str]:
+    """old graph name -> the new graph that takes its role (weak scaling first); with
+    `kronecker` (the config's Kronecker graph names), only those take a role."""
     renamed: dict[str, str] = {}
     for name, exp in experiments.items():
         if kind(name, exp) == WEAK:
@@ -55,6 +57,8 @@ def roles(experiments: dict, g1: str, g2: str) -> dict[str, str]:
     for name, exp in experiments.items():
         if kind(name, exp) == STRONG:
             old = list(exp["graphs"]) if "graphs" in exp else [exp["graph"]]
+            if kronecker is not None:
+                old = [graph for graph in old if graph in kronecker]
             for graph, new in zip(old, (g1, g2) if len(old) > 1 else (g2,)):
                 renamed.setdefault(graph, new)
     return renamed
@@ -79,7 +83,7 @@ def box_config(config: dict, s1: int, s2: int, roots: int,
     g1, g2 = f"kron-s{s1}", f"kron-s{s2}"
     experiments = c.get("experiments", {})
     kronecker = c.setdefault("graphs", {}).get("kronecker") or {}
-    renamed = roles(experiments, g1, g2)
+    renamed = roles(experiments, g1, g2, kronecker)
     # the new graphs, each with the settings of the first graph whose role it takes
     new_graphs = {}
     for new, scale in ((g1, s1), (g2, s2)):
@@ -97,7 +101,7 @@ def box_config(config: dict, s1: int, s2: int, roots: int,
                                  for g in graphs}
     for name in list(experiments):
         exp = experiments[name]
-        if kind(name, exp) == STRONG:
+        if kind(name, exp) == STRONG and any(g in kronecker for g in graph_refs(exp)):
             exp.pop("graph", None)
             exp["graphs"] = [g1, g2]
         elif kind(name, exp) == WEAK:

@@ -37,6 +37,10 @@ def test_every_experiment_uses_defined_graphs(name, s1, s2):
         assert set(box_config.graph_refs(exp)) <= defined(c), exp
     exps = c["experiments"]
     assert exps["strong_scaling"]["graphs"] == [f"kron-s{s1}", f"kron-s{s2}"]
+    # the road-like strong scaling keeps its lattice: no Kronecker graph takes its role
+    road = box_config.graph_refs(exps["road_strong_scaling"])
+    assert road == box_config.graph_refs(original["experiments"]["road_strong_scaling"])
+    assert road and all(g.startswith("lattice-") for g in road)
     assert exps["weak_scaling"]["points"] == [{"ranks": 1, "graph": f"kron-s{s1}"},
                                               {"ranks": 2, "graph": f"kron-s{s2}"}]
     # hybrid's task count sweep and Racherla's sweep follow their graph's role; the lambda

@@ -207,6 +207,12 @@ def test_gpus_sets_the_grids_weak_points_and_exclusive_gpus_of_the_gpu_box(gpus)
             assert layouts(plan, name, algorithm) == grids, (name, algorithm)
         assert layouts(plan, name, "merrill-do") == ["serial"]     # the COST reference
     assert layouts(plan, "strong_scaling", "1d") == [f"p{c}" for c in counts]
+    # the road-like scaling: 2d-do on the grids of one row (its level loop across GPUs) on
+    # the lattice, merrill-do on one GPU beside it
+    road = plan.experiment_layouts("road_strong_scaling")
+    assert {g for g, _ in road} == {"lattice-2000x2000"}
+    assert layouts(plan, "road_strong_scaling", "2d-do") == [f"1x{c}" for c in counts]
+    assert layouts(plan, "road_strong_scaling", "merrill-do") == ["serial"]
     # weak scaling: one scale more each time the GPUs double, on the 1xP grids
     weak = [(g, layout) for g, (a, _, layout, _) in plan.experiment_layouts("weak_scaling")
             if a == "2d"]
