@@ -210,7 +210,7 @@ def test_gpus_sets_the_grids_weak_points_and_exclusive_gpus_of_the_gpu_box(gpus)
     # the road-like scaling: 2d-do on the grids of one row (its level loop across GPUs) on
     # the lattice, merrill-do on one GPU beside it
     road = plan.experiment_layouts("road_strong_scaling")
-    assert {g for g, _ in road} == {"lattice-2000x2000"}
+    assert {g for g, _ in road} == {"lattice-2000x2000", "lattice-2000x2000-rows"}
     assert layouts(plan, "road_strong_scaling", "2d-do") == [f"1x{c}" for c in counts]
     assert layouts(plan, "road_strong_scaling", "merrill-do") == ["serial"]
     # weak scaling: one scale more each time the GPUs double, on the 1xP grids

@@ -301,6 +301,13 @@ def test_racherla_sweep_on_gpus_keeps_its_serial_line_on_the_cpu(tmp_path):
     lattice_job = re.search(r"rule lattice:\n(.*?)\n\n", plan, re.S).group(1)
     assert ("bfs generate lattice --rows 30 --cols 20 --diagonal-prob 0.25 --seed 7 --name road"
             in lattice_job), lattice_job
+    # ordered: numbered row by row
+    config["graphs"]["lattice"]["road"]["ordered"] = True
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    lattice_job = re.search(r"rule lattice:\n(.*?)\n\n", snakemake(tmp_path, "-n", "-p").stdout,
+                            re.S).group(1)
+    assert "--seed 7 --ordered --name road" in lattice_job, lattice_job
+    del config["graphs"]["lattice"]["road"]["ordered"]
 
     config["graphs"]["grid"] = config["graphs"].pop("lattice")    # the old name
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))

@@ -151,7 +151,7 @@ def lattice_args(wc):
     p = LATTICE[wc.graph]
     return (
         f"--rows {p['rows']} --cols {p['cols']} --diagonal-prob {p.get('diagonal_prob', 0)}"
-        f" --seed {p.get('seed', 1)}"
+        f" --seed {p.get('seed', 1)}" + (" --ordered" if p.get("ordered") else "")
     )
 
 
