@@ -1,9 +1,11 @@
 """Shared by bench/ab_roots.py and the GPU probes in bench/probes/ (profile_search_kernels.py,
-profile_roots.py, idle_slowdown.py): Graph500's Kronecker graph built on the GPU, its first
-Graph500 roots as `bfs bench` picks them, a warmed-up searcher given as ALGORITHM[@options]
-(built by the registry's build(), as the harness builds it; ab_roots.py's searchers share one
-CSR through from_csr), and searches timed with CUDA events."""
+profile_roots.py, idle_slowdown.py, loop_level_clock.py, halo_rounds.py): Graph500's Kronecker
+graph built on the GPU, its first Graph500 roots as `bfs bench` picks them, a warmed-up
+searcher given as ALGORITHM[@options] (built by the registry's build(), as the harness builds
+it; ab_roots.py's searchers share one CSR through from_csr), and searches timed with CUDA
+events, or by the host's clock after an untimed search from the same root (wall_times)."""
 import importlib
+import time
 
 import cupy as cp
 
@@ -65,4 +67,19 @@ def time_searches(searcher, root: int, repeats: int) -> list[float]:
         end.record()
         end.synchronize()
         times.append(cp.cuda.get_elapsed_time(start, end))
+    return times
+
+
+def wall_times(searcher, roots) -> list[float]:
+    """Seconds of one search from each root by the host's clock, the device synchronized
+    around it, after an untimed search from the same root (as bench times a search): what a
+    search driven by the host across several GPUs can be timed by too."""
+    times = []
+    for root in roots:
+        searcher.search(int(root))
+        cp.cuda.Device().synchronize()
+        t = time.perf_counter()
+        searcher.search(int(root))
+        cp.cuda.Device().synchronize()
+        times.append(time.perf_counter() - t)
     return times

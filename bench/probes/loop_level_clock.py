@@ -12,7 +12,7 @@ wait (-> every block arrived), and the whole level; in cycles and in microsecond
 clock. First the search's median wall time with the clock off, the same process. Its answers
 are in BENCHMARKS.md ("A lane's claims issued together")."""
 import sys
-import time
+from pathlib import Path
 
 import cupy as cp
 import numpy as np
@@ -21,20 +21,16 @@ from bfs.algorithms import EdgeList, RunContext, get_algorithm
 from bfs.algorithms import merrill as m
 from bfs.graphs.lattice import lattice_edges
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # bench/'s shared harness
+from kronecker_searcher import wall_times  # noqa: E402
+
 side = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
 name = sys.argv[2] if len(sys.argv) > 2 else "merrill-do"
 src, dst, n = lattice_edges(side, side)
 s = get_algorithm(name).load("gpu").build(EdgeList(src, dst, n), RunContext("gpu", {}))
 roots = [n // 2 + side // 2, 0, n - 1, side * 7 + 11]
 mhz = cp.cuda.runtime.deviceGetAttribute(cp.cuda.runtime.cudaDevAttrClockRate, 0) / 1e3
-walls = []
-for root in roots:
-    s.search(root)
-    cp.cuda.Device().synchronize()
-    t = time.perf_counter()
-    s.search(root)
-    cp.cuda.Device().synchronize()
-    walls.append(time.perf_counter() - t)
+walls = wall_times(s, roots)
 print(f"{name}, lattice {side}x{side}: search {np.median(walls) * 1e3:.3f} ms median wall "
       f"(clock off), {s.levels_run} levels in the last, SM clock {mhz:.0f} MHz")
 s.loop_clock = cp.zeros(m.LOOP_CLOCK_WORDS * m.LOOP_CLOCK_LEVELS, dtype=cp.uint64)
