@@ -56,6 +56,9 @@ cd "$(dirname "$0")/.."
 export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 PYTHONUNBUFFERED=1
 export PYTHONPATH=.:bench${PYTHONPATH:+:$PYTHONPATH}
+# the GPU test files of one GPU (its grid ranks sharing it), by stage; the stages' tests read it
+export GPU_TEST_FILES="tests/test_gpu_merrill.py tests/test_gpu_kernel1.py tests/test_gpu_seeds.py
+    tests/test_gpu_2d.py tests/test_gpu_validate.py"
 stage=${1:-}
 shift || true
 usage() { sed -n '2,/^set -o pipefail/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
@@ -74,7 +77,8 @@ tests)
     # the one-GPU file, then the grid file (its tests say how many GPUs each needs)
     select=()
     [ -n "${1:-}" ] && select=(-k "$1")
-    python3 -m pytest -q -m gpu tests/test_gpu_{merrill,kernel1,seeds,2d,validate}.py tests/test_gpu_grid.py tests/test_energy.py \
+    # shellcheck disable=SC2086  # GPU_TEST_FILES: a list of files
+    python3 -m pytest -q -m gpu $GPU_TEST_FILES tests/test_gpu_grid.py tests/test_energy.py \
         -p no:cacheprovider "${select[@]}" 2>&1 | tee "$OUT/gpu-tests.log" | tail -5
     ;;
 loop)

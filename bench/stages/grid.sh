@@ -16,7 +16,8 @@ stage=${1:-tests}
 shift || true
 case "$stage" in
   tests)
-    python3 -m pytest -q -m gpu tests/test_gpu_grid.py tests/test_gpu_{merrill,kernel1,seeds,2d,validate}.py ${TESTS:+-k "$TESTS"} \
+    # shellcheck disable=SC2086  # GPU_TEST_FILES (bench/device.sh): a list of files
+    python3 -m pytest -q -m gpu tests/test_gpu_grid.py $GPU_TEST_FILES ${TESTS:+-k "$TESTS"} \
       2>&1 | tee "$OUT/tests.log"
     ;;
   cost)

@@ -39,7 +39,8 @@ PY
 case "$stage" in
   tests)
     rc=0
-    python3 -m pytest -q -m gpu tests/test_gpu_{merrill,kernel1,seeds,2d,validate}.py \
+    # shellcheck disable=SC2086  # GPU_TEST_FILES (bench/device.sh): a list of files
+    python3 -m pytest -q -m gpu $GPU_TEST_FILES \
       -k "${GPU_TESTS:-streamed or kernel1 or run_generate or out_of_memory}" \
       > "$OUT/tests-gpu.log" 2>&1 || rc=1
     tail -4 "$OUT/tests-gpu.log"

@@ -60,7 +60,8 @@ alpha)
     | tail -8
   ;;
 fold)
-  python3 -m pytest -q -m gpu tests/test_gpu_{merrill,kernel1,seeds,2d,validate}.py -k fold -p no:cacheprovider \
+  # shellcheck disable=SC2086  # GPU_TEST_FILES (bench/device.sh): a list of files
+  python3 -m pytest -q -m gpu $GPU_TEST_FILES -k fold -p no:cacheprovider \
     > "$OUT/fold-tests.log" 2>&1 || { tail -30 "$OUT/fold-tests.log"; exit 1; }
   tail -1 "$OUT/fold-tests.log"
   grid_check search_csc 2 2 300 &       # side by side: six ranks, four GPUs

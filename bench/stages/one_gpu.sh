@@ -12,7 +12,8 @@ set -o pipefail
 status=0
 case "${1:-kronecker}" in
 kronecker)
-    python3 -m pytest -q -m gpu tests/test_gpu_{merrill,kernel1,seeds,2d,validate}.py -p no:cacheprovider > "$OUT/gpu-tests.log" 2>&1 || status=1
+    # shellcheck disable=SC2086  # GPU_TEST_FILES (bench/device.sh): a list of files
+    python3 -m pytest -q -m gpu $GPU_TEST_FILES -p no:cacheprovider > "$OUT/gpu-tests.log" 2>&1 || status=1
     grep -E "passed|failed|error" "$OUT/gpu-tests.log" | tail -5
     python3 -m bfs bench --backend gpu --scales 25 26 --algorithms merrill,2d,merrill-do --roots 64 \
         --profile-levels --out "$OUT/kronecker.json" > "$OUT/kronecker.log" 2>&1 || status=1
