@@ -156,8 +156,8 @@ class Fu2DDoGpu(ChainedLevels, PeerLoop, CscPush, DirectionSwitch, Fu2DGpu):
                            f"{self.peer_request!r}")
         self.loop_blocks_request = merrill.check_loop_blocks(ctx.options.get("loop_blocks", 0),
                                                              "2d-do")
-        self.loop_spread = merrill.check_loop_spread(ctx.options.get("loop_spread", merrill.LOOP_SPREAD),
-                                                       "2d-do")
+        self.loop_spread = merrill.check_loop_spread(
+            ctx.options.get("loop_spread", merrill.LOOP_SPREAD), "2d-do")
         self.peers = None
         self.in_share = None      # In's all-gather through peer memory (_open_in_share)
         if self.substeps not in (0, 1):

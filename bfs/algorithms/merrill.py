@@ -99,12 +99,12 @@ LOOP_WORDS = 20          # three level slots (barrier word, exact edges, 2 spare
 LOOP_TIMEOUT_S = 10.0
 LOOP_CLOCK_WORDS = 8     # level_loop.cu's: the level clock's stamps a level (a probe's), for
 LOOP_CLOCK_LEVELS = 1 << 14   # ... a launch's first this many levels
-LOOPS = ("grid", "cta")
+LOOPS = ("grid", "cta")  # cta: the single-CTA small_frontier kernel, kept to measure against
 # a frontier smaller than the loop's grid dealt one entry a block in turn, on every SM (1), not
 # 256 entries a block on the fewest (0): a 2000 x 2000 lattice's search 0.79x the time on one
 # H200, 2d-do's on two 0.84x; Kronecker s26 the same (BENCHMARKS.md, "The frontier dealt over
 # every SM")
-LOOP_SPREAD = 1  # cta: the single-CTA small_frontier kernel, kept to measure against
+LOOP_SPREAD = 1
 
 EXPAND_VARIANTS = {
     "tiles": "expand_tiles<false, false>",      # partitioned tiles, bitmask claim (the default)

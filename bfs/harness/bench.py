@@ -14,9 +14,10 @@ picks another variant, on any backend; --baseline none runs none); the table giv
 variant's harmonic-mean TEPS against it, and the bandwidth floor fraction: floor_time =
 4 bytes * directed edges / B, with B the device-to-device copy bandwidth measured per graph,
 over the median search time; and us/level, each search's time over its levels (a road-like
-graph's figure: thousands of levels, each a few microseconds), the median. `mpiexec -n R*C bfs bench --grid RxC --scales S...` runs the
-distributed algorithms the same way, each rank generating its share of the graph and routing
-it to its block (1d on the P x 1 grid of the same ranks).
+graph's figure: thousands of levels, each a few microseconds), the median. `mpiexec -n R*C
+bfs bench --grid RxC --scales S...` runs the distributed algorithms the same way, each rank
+generating its share of the graph and routing it to its block (1d on the P x 1 grid of the
+same ranks).
 
 The table comes last on stdout; OUT/bench.json holds every run's record, and --out FILE.json
 writes that summary to FILE.json too (the run directories then go under FILE/).
