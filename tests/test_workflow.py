@@ -532,15 +532,16 @@ def test_the_small_box_config_shares_its_gpus_through_the_slot_launcher(tmp_path
             asked[ranks] = asked.get(ranks, 0) + 1
         else:
             assert gpus == 0 and not launched, (run, job)
-    # 66 GPU runs side by side on 4 slots (the memory-limit 1x1 point is its own run: csc)
-    assert asked == {1: 28, 2: 21, 4: 17}, asked
+    # 74 GPU runs side by side on 4 slots (the memory-limit 1x1 point is its own run: csc; the
+    # road-like scaling's two lattices on 1, 2 and 4 GPUs and merrill-do on each, 8 of them)
+    assert asked == {1: 32, 2: 23, 4: 19}, asked
     # its validations read graph directories on the CPU: no slot
     assert all(j["resources"]["gpu"] == 0 and "gpu_slots" not in j["shell"]
                for j in jobs if j["rule"] == "validate")
     whole = planned_jobs(snakemake(tmp_path, "-n", "-p", "--config", "gpus=4",
                                    "share_gpus=False").stdout)
     gpu_runs = [j for j in whole if j["rule"].startswith("bfs_") and "/gpu-" in j["output"]]
-    assert len(gpu_runs) == 66 and {j["resources"]["gpu"] for j in gpu_runs} == {4}
+    assert len(gpu_runs) == 74 and {j["resources"]["gpu"] for j in gpu_runs} == {4}
     assert not [j for j in whole if "gpu_slots" in (j["shell"] or "")]
 
 
