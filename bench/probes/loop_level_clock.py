@@ -10,7 +10,7 @@ first column), claims (-> its claims, the found rows' offsets and its warp's que
 walk (-> the block's walk done, after its CTA barrier), arrive (-> the block's arrival back),
 wait (-> every block arrived), and the whole level; in cycles and in microseconds at the SM
 clock. First the search's median wall time with the clock off, the same process. Its answers
-are in BENCHMARKS.md ("A lane's claims issued together")."""
+are in bench/results/HISTORY.md ("A lane's claims issued together")."""
 import sys
 from pathlib import Path
 

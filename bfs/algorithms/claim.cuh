@@ -32,8 +32,8 @@ __device__ __forceinline__ bool claim_cas(u32 w, u32 v, i64* parent, int* level,
 // a step): every atomicOr is issued before any result is used, so their round trips overlap;
 // then the winners write parent and level. Claimed one after another (each atomic behind the
 // branch on the one before, since a winner writes), a 2000 x 2000 lattice's search took 1.12x
-// as long on one GPU (BENCHMARKS.md, "A lane's claims issued together"). won[k]: w[k] was
-// claimed here (on[k] and its bit was 0).
+// as long on one GPU (bench/results/HISTORY.md, "A lane's claims issued together"). won[k]:
+// w[k] was claimed here (on[k] and its bit was 0).
 template <int K>
 __device__ __forceinline__ void claim_all(const bool (&on)[K], const u32 (&w)[K], u32 v,
                                           i64* parent, int* level, u32* visited,
