@@ -15,13 +15,13 @@ Algorithm. Level-synchronous expand-contract over the undirected CSR held in dev
    vertex; one CTA per tile stages its vertices in shared memory and each edge finds its vertex
    by a 32-bit binary search there, so column reads are coalesced whatever the degrees
    (Merrill's CTA / warp / scan gather tiers, load-balanced, in one code path).
-3. Contraction in the same CTA (expand_tiles below): a status lookup in a visited bitmask (1 bit per vertex, small
-   enough to stay in L2) drops most visited neighbours; warp-local duplicate culling (Merrill's
-   hash in shared memory) drops a neighbour another lane holds too; the survivor claims the
-   vertex with atomicOr on its visited bit, so each vertex is claimed exactly once and only the
-   winner touches parent and level (plain stores). Winners are compacted in shared memory and
-   appended to the next queue with one global atomic per tile, which also sums their degrees
-   for the next level's edge-frontier size.
+3. Contraction in the same CTA (expand_tiles below): a status lookup in a visited bitmask (1 bit
+   per vertex, small enough to stay in L2) drops most visited neighbours; warp-local duplicate
+   culling (Merrill's hash in shared memory) drops a neighbour another lane holds too; the
+   survivor claims the vertex with atomicOr on its visited bit, so each vertex is claimed
+   exactly once and only the winner touches parent and level (plain stores). Winners are
+   compacted in shared memory and appended to the next queue with one global atomic per tile,
+   which also sums their degrees for the next level's edge-frontier size.
 
 Measured on an H100 at scale 25 (BENCHMARKS.md): the first version's per-256-edge global binary
 search ("v0", kept as expand="v0") took 52 ms a search; partitioned tiles 15.9 ms; the bitmask
