@@ -45,9 +45,9 @@ def graph_refs(exp: dict) -> list[str]:
     return refs
 
 
-def roles(experiments: dict, g1: str, g2: str, kronecker=None) -> dict[str, str]:
-    """old graph name -> the new graph that takes its role (weak scaling first); with
-    `kronecker` (the config's Kronecker graph names), only those take a role."""
+def roles(experiments: dict, g1: str, g2: str, kronecker) -> dict[str, str]:
+    """old graph name -> the new graph that takes its role (weak scaling first); only the
+    config's Kronecker graphs (`kronecker`, their names) take one."""
     renamed: dict[str, str] = {}
     for name, exp in experiments.items():
         if kind(name, exp) == WEAK:
@@ -56,9 +56,7 @@ def roles(experiments: dict, g1: str, g2: str, kronecker=None) -> dict[str, str]
                 renamed.setdefault(point["graph"], new)
     for name, exp in experiments.items():
         if kind(name, exp) == STRONG:
-            old = list(exp["graphs"]) if "graphs" in exp else [exp["graph"]]
-            if kronecker is not None:
-                old = [graph for graph in old if graph in kronecker]
+            old = [graph for graph in graph_refs(exp) if graph in kronecker]
             for graph, new in zip(old, (g1, g2) if len(old) > 1 else (g2,)):
                 renamed.setdefault(graph, new)
     return renamed

@@ -17,9 +17,9 @@ One process, P ranks, rank j on GPU j % (GPUs visible); each rank's K levels are
 level_loop (merrill-do's loop, the spread on) over the rank's local CSR, the rounds driven by
 the host (a launch, a pack, peer copies, a merge and one read a rank a round). The probe reads
 the whole graph to build the halos (a product would exchange them at Kernel 1). Every search's
-levels are checked against the CPU's, and every parent is an edge one level up. merrill-do on
-GPU 0 over the same graph is timed beside it, the same way (host wall time around a search,
-after an untimed one from the same root).
+levels are checked against the CPU's, and its tree by the Graph500 rules (bfs.validate).
+merrill-do on GPU 0 over the same graph is timed beside it, the same way (host wall time
+around a search, after an untimed one from the same root).
 
     PYTHONPATH=. python3 bench/probes/halo_rounds.py SIDE P K[,K...] [ROOTS]   # GPU
     PYTHONPATH=. python3 bench/probes/halo_rounds.py SIDE P K[,K...] [ROOTS] --cpu
@@ -36,6 +36,7 @@ import numpy as np
 from bfs.algorithms.seq_csr import bfs_csr
 from bfs.build.csr_cpu import build_csr
 from bfs.graphs.lattice import lattice_edges
+from bfs.validate import validate
 
 
 def neighbours(offsets, columns, vertices):
@@ -331,9 +332,8 @@ def gather_gpu(ranks):
     return out
 
 
-def check(parts, plans, offsets, columns, root):
-    """Levels equal the CPU's; every reached vertex but the root has a parent one level up
-    over an edge."""
+def check(parts, plans, offsets, columns, src, dst, root):
+    """Levels equal the CPU's, and the tree passes the Graph500 rules (bfs.validate)."""
     n = offsets.size - 1
     _, ref = bfs_csr(offsets, columns, root)
     level, parent = np.empty(n, np.int64), np.empty(n, np.int64)
@@ -341,16 +341,8 @@ def check(parts, plans, offsets, columns, root):
         level[p.lo:p.hi], parent[p.lo:p.hi] = lv, pa
     assert np.array_equal(level, np.asarray(ref, np.int64)), \
         f"root {root}: levels differ at {np.flatnonzero(level != ref)[:5]}"
-    v = np.flatnonzero((level > 0))
-    pv = parent[v]
-    assert (pv >= 0).all() and (level[pv] == level[v] - 1).all(), f"root {root}: parent levels"
-    # an edge: pv among v's neighbours
-    starts, ends = offsets[v], offsets[v + 1]
-    found = np.zeros(v.size, bool)
-    for step in range(int((ends - starts).max())):
-        at = np.minimum(starts + step, ends - 1)
-        found |= (columns[at] == pv) & (starts + step < ends)
-    assert found.all(), f"root {root}: a parent is not a neighbour"
+    verdict = validate(src, dst, parent, root, level.astype(np.int32))
+    assert verdict.valid, f"root {root}: {verdict.message}"
 
 
 def main():
@@ -395,7 +387,7 @@ def main():
               f"{time.perf_counter() - t0:.1f} s")
         if cpu:
             for root in roots:
-                check(run_cpu(plans, meet, k, root), plans, offsets, columns, root)
+                check(run_cpu(plans, meet, k, root), plans, offsets, columns, src, dst, root)
             print(f"K={k}: every level and parent checked (NumPy rounds)")
             continue
         ranks = [GpuRank(p, j % gpus, cp, merrill) for j, p in enumerate(plans)]
@@ -409,7 +401,7 @@ def main():
             times, rounds = [], 0
             for root in roots:
                 run_gpu(ranks, k, root, merrill, spread)
-                check(gather_gpu(ranks), plans, offsets, columns, root)
+                check(gather_gpu(ranks), plans, offsets, columns, src, dst, root)
                 t = time.perf_counter()
                 rounds = run_gpu(ranks, k, root, merrill, spread)
                 times.append(time.perf_counter() - t)
