@@ -42,6 +42,32 @@ fi
 smk=(python3 -m snakemake -s "$PWD/Snakefile" -d "$WORK" --configfile "$WORK/config.yaml")
 start=$(date +%s)
 status=0
+if [ -n "${RESUME:-}" ]; then
+  # A packed run carries no graph or partition directory (too large): made again here, they
+  # would be newer than the restored runs, and snakemake would search those graphs again
+  # (three calls of the full config each ran the lattice's runs again, ~100 s a call). So the
+  # restored runs' graph directories are made first, then the targets' partitions (--until
+  # partition; naming the graph rules there too stops snakemake part way, its issue 823),
+  # then the restored runs and their verdicts are marked newer: the same config's runs,
+  # validated.
+  graphs=$(python3 - "$WORK" <<'PY'
+import pathlib, sys, yaml
+work = pathlib.Path(sys.argv[1])
+graphs = yaml.safe_load((work / "config.yaml").read_text()).get("graphs") or {}
+with_dir = {*(graphs.get("lattice") or {}), *(graphs.get("snap") or {}),
+            *(name for name, spec in (graphs.get("kronecker") or {}).items()
+              if not (spec or {}).get("in_place"))}
+restored = {path.name for path in (work / "results/runs").glob("*") if path.is_dir()}
+print(" ".join(f"results/graphs/{name}" for name in sorted(with_dir & restored)))
+PY
+)
+  # shellcheck disable=SC2086  # graphs, TARGETS: lists of paths
+  { { [ -z "$graphs" ] || "${smk[@]}" -c 16 $graphs --resources gpu="$GPUS"; } \
+    && "${smk[@]}" -c 16 ${TARGETS:-} --until partition --resources gpu="$GPUS"; } \
+    > "$OUT/workflow-resume.log" 2>&1 || { tail -20 "$OUT/workflow-resume.log"; exit 1; }
+  find "$WORK/results/runs" -exec touch {} +
+  find "$WORK/results/validation" -exec touch {} +
+fi
 # TARGETS before --resources, which takes every word after it as a resource;
 # --rerun-incomplete: a kept $WORK may hold a run an earlier call's time limit cut short
 # shellcheck disable=SC2086  # TARGETS: a list of paths
