@@ -260,10 +260,16 @@ COMPARE_RESAMPLES, COMPARE_SEED = 10_000, 20140519
 
 def _report_runs(args):
     from .report import load_runs, read_runs_file
+    from .report.runs import machines_note
     run_dirs = list(args.run_dirs)
     if args.runs_file:
         run_dirs += read_runs_file(args.runs_file)
-    return load_runs(run_dirs)
+    runs = load_runs(run_dirs)
+    note = machines_note(runs)
+    if note:   # e.g. a device call resumed on another host of the kind
+        log(f"report {args.kind}: {note}, the tables' machine column: a speedup, efficiency "
+            "or COST between two of them compares the machines too")
+    return runs
 
 
 def cmd_report_table(args) -> int:

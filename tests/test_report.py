@@ -707,3 +707,35 @@ def test_frontier_has_a_panel_per_graph_family_naming_its_run(runs, tmp_path):
     assert kron.get_label() == f"kron-s9-e8: run {figures._run_id(runs['seq'])}, {ROOTS} roots"
     assert grid.get_label() == f"grid-8x64: run grid-8x64/seq-csr/cpu-serial-default, " \
         f"{ROOTS} roots"
+
+
+def test_runs_of_several_machines_are_named_in_tables_figures_and_the_log(runs, tmp_path):
+    """A scaling curve resumed on another host of the kind (two four-GPU device calls, two
+    SLURM jobs on other nodes) compares the hosts as well: each point's machine is in the
+    tables, and the figure's title and bfs report's log say that there are several."""
+    from bfs.report.runs import machine_id
+    here = report.load_runs([runs[1], runs[2]])
+    assert here["machine"].nunique() == 1 and here["machine"].notna().all()
+    gpus = ["NVIDIA H200, GPU-aaaa", "NVIDIA H200, GPU-bbbb"]
+    other = with_environment(runs[2], tmp_path / "other", gpus=gpus)
+    mixed = report.load_runs([runs[1], other])
+    one, two = mixed["machine"]
+    assert one != two
+    assert two == machine_id(json.loads((other / "run.json").read_text())["environment"])
+    # the order of the boards does not name another machine; another board does
+    assert machine_id({"hostnames": ["n1"], "gpus": gpus}) == \
+        machine_id({"hostnames": ["n1"], "gpus": gpus[::-1]})
+    assert machine_id({"hostnames": ["n1"], "gpus": gpus[:1]}) != \
+        machine_id({"hostnames": ["n1"], "gpus": gpus})
+    assert machine_id({}) is None
+    assert report.TABLES["strong_scaling"](mixed)["machine"].tolist() == [one, two]
+    assert report.TABLES["weak_scaling"](mixed)["machine"].tolist() == [one, two]
+    title = figures.strong_scaling_figure(mixed)._suptitle.get_text()
+    assert f"runs from 2 machines ({', '.join(sorted([one, two]))})" in title
+    assert "machines" not in figures.strong_scaling_figure(here)._suptitle.get_text()
+    mixed_log = bfs_cli("report", "table", "strong_scaling", runs[1], other,
+                        "--out", tmp_path / "mixed").stderr
+    assert f"runs from 2 machines ({', '.join(sorted([one, two]))})" in mixed_log
+    same_log = bfs_cli("report", "table", "strong_scaling", runs[1], runs[2],
+                       "--out", tmp_path / "same").stderr
+    assert "machines" not in same_log

@@ -40,8 +40,8 @@ import pandas as pd
 
 from ..partition import squarest_grid
 from .runs import (IMPLEMENTATION_KEYS, LEVEL_RUN_KEYS, SERIES_KEYS, atomic_write, comm_varies,
-                   count_label, implementation_label, load_levels, one_rank_in_every_series, pool,
-                   pooled_by_layout)
+                   count_label, implementation_label, load_levels, machines_note,
+                   one_rank_in_every_series, pool, pooled_by_layout)
 from .tables import cost, cost_references, scaling_base, single_process
 from ..log import log
 
@@ -304,6 +304,13 @@ def _below_legend(ax) -> None:
                   bbox_to_anchor=(0.5, -0.2), ncols=1, fontsize=8, frameon=False)
 
 
+def _machines_line(runs: pd.DataFrame) -> str:
+    """A scaling figure's title line where its points ran on several machines (a curve across
+    hosts compares them too; the tables' machine column says which point ran where)."""
+    note = machines_note(runs)
+    return f"\n{note}: see the table's machine column" if note else ""
+
+
 def _strong_scaling(runs: pd.DataFrame, title: str):
     """A panel per graph (and per algorithm where a graph holds too many series), a line per
     implementation, the graph's best single-process search as the COST reference line in
@@ -360,7 +367,7 @@ def _strong_scaling(runs: pd.DataFrame, title: str):
     _suptitle(fig, f"{title}\nGraph500 harmonic-mean TEPS, undirected input edges (Fu's "
                  "directed TEPS = 2×)\nerror bars: range over the repeats of a point"
                  + ("; under each count its grids: the line's, then o the open markers'"
-                    if shapes_on_ticks else ""),
+                    if shapes_on_ticks else "") + _machines_line(runs),
               fontsize=11)
     return fig if faceted else _legend(fig)
 
@@ -388,8 +395,8 @@ def _weak_scaling(runs: pd.DataFrame, title: str):
                     f"GTEPS per {unit}: level is perfect weak scaling" if per_rank
                     else "GTEPS")
     _suptitle(fig, f"{title}\nGraph500 harmonic-mean TEPS, undirected input edges (Fu's "
-                 "directed TEPS = 2×)\nerror bars: range over the repeats of a point",
-              fontsize=11)
+                 "directed TEPS = 2×)\nerror bars: range over the repeats of a point"
+                 + _machines_line(runs), fontsize=11)
     return _legend(fig)
 
 

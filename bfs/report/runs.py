@@ -16,6 +16,7 @@ so is a damaged file (footer or row count unlike run.json's record).
 """
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -131,6 +132,30 @@ def shared_note(env: dict) -> str | None:
     return ", ".join(notes) or None
 
 
+def machine_id(env: dict) -> str | None:
+    """A short name of the hardware a run ran on: 8 hex digits of a hash of its hosts' names
+    and its GPUs' ids (run.json's environment.gpus, each board's UUID), or of the hosts and the
+    CPU model for a run without GPUs; None for a run from before the environment was recorded.
+    Two hosts of one kind differ (a device call resumed on another host, a SLURM job on other
+    nodes): a scaling table whose points ran on several machines compares machines as well
+    (tables' `machine` column; `bfs report` names them)."""
+    hosts = sorted({rank.get("hostname") or "" for rank in env.get("ranks") or []}
+                   | set(env.get("hostnames") or []))
+    parts = sorted(env.get("gpus") or []) or [env.get("cpu_model") or ""]
+    if not env or not (any(hosts) or any(parts)):
+        return None
+    return hashlib.sha1("\n".join([*hosts, "--", *parts]).encode()).hexdigest()[:8]
+
+
+def machines_note(runs: pd.DataFrame) -> str | None:
+    """'runs from 3 machines (0a1b2c3d, ...)' where the runs ran on several (machine_id),
+    else None: said by `bfs report` and under a scaling figure's title."""
+    machines = sorted(set(runs["machine"].dropna())) if "machine" in runs else []
+    if len(machines) < 2:
+        return None
+    return f"runs from {len(machines)} machines ({', '.join(machines)})"
+
+
 NOT_RECORDED = "not recorded (a run from before energy was measured)"
 
 
@@ -180,6 +205,7 @@ def _run_row(run_dir: Path, info: dict, searches: pd.DataFrame) -> dict:
         "kernel1_phases": tuple(((info.get("measurements") or {}).get("kernel1_phases_s")
                                  or {}).items()) or None,
         "shared": shared_note(env),
+        "machine": machine_id(env),
         "n_searches": len(searches),
         # each search's TEPS, for Graph500's quartiles over the roots of pooled repeats
         "search_teps": tuple(search_teps),
@@ -199,7 +225,7 @@ RUN_COLUMNS = [
     "run_dir", "graph", "source", "scale", "n_vertices", "n_edges", "directed_edges",
     "algorithm", "backend", "ranks", "gpus", "exchange", "comm", "grid", "small_frontier",
     "tasks", "mode", "lambda", "gpu_share", "edgefactor", "construction_time",
-    "kernel1_phases", "shared",
+    "kernel1_phases", "shared", "machine",
     "n_searches", "search_teps", "teps", "mean_time_s", "max_depth", "mean_depth", "mean_reached", "mean_nedge",
     "examined_per_nedge", "watts", "teps_per_watt", "energy_source", "energy_covers",
     "energy_note"]
@@ -259,6 +285,8 @@ def pool(runs: pd.DataFrame) -> pd.Series:
         "construction_max": runs["construction_time"].max(),
         "kernel1_phases": _median_phases(runs["kernel1_phases"]),
         "shared": shared.iloc[0] if len(shared) else None,
+        # the machines the repeats ran on (several: "a+b")
+        "machine": "+".join(sorted(set(runs["machine"].dropna()))) or None,
         "mean_time_s": (runs["mean_time_s"] * runs["n_searches"]).sum() / n,
         "mean_depth": (runs["mean_depth"] * runs["n_searches"]).sum() / n,
         # over the runs that count the edges they read (NaN when none does)

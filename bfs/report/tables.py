@@ -108,13 +108,14 @@ def strong_scaling_table(runs: pd.DataFrame) -> pd.DataFrame:
                         "BFS time (s)": p["mean_time_s"], "speedup": speedup,
                         "efficiency": speedup / (p["ranks"] / base["ranks"])
                         if base is not None else float("nan"),
-                        "shared hardware": p["shared"], "COST reference": reference,
+                        "shared hardware": p["shared"], "machine": p["machine"],
+                        "COST reference": reference,
                         "reference GTEPS": reference_teps / 1e9 if reference_teps else None,
                         "COST": series_cost})
     return pd.DataFrame(out, columns=[*SERIES_KEYS, count, "grid", "GTEPS", *SPREAD,
                                       "directed GTEPS", "BFS time (s)", "speedup",
-                                      "efficiency", "shared hardware", "COST reference",
-                                      "reference GTEPS", "COST"])
+                                      "efficiency", "shared hardware", "machine",
+                                      "COST reference", "reference GTEPS", "COST"])
 
 
 def weak_scaling_table(runs: pd.DataFrame) -> pd.DataFrame:
@@ -133,11 +134,11 @@ def weak_scaling_table(runs: pd.DataFrame) -> pd.DataFrame:
                         "directed edges per rank": first["directed_edges"] / ranks,
                         "BFS time (s)": p["mean_time_s"], "GTEPS": p["teps"] / 1e9,
                         **_spread(p), "directed GTEPS": 2 * p["teps"] / 1e9,
-                        "shared hardware": p["shared"]})
+                        "shared hardware": p["shared"], "machine": p["machine"]})
     return pd.DataFrame(out, columns=[*keys, count, "grid", "graph", "scale", "vertices",
                                       "directed edges", "directed edges per rank",
                                       "BFS time (s)", "GTEPS", *SPREAD, "directed GTEPS",
-                                      "shared hardware"])
+                                      "shared hardware", "machine"])
 
 
 def graphs_table(runs: pd.DataFrame) -> pd.DataFrame:
@@ -153,10 +154,10 @@ def graphs_table(runs: pd.DataFrame) -> pd.DataFrame:
                     "us a level": 1e6 * p["mean_time_s"] / (p["mean_depth"] + 1),
                     "GTEPS": p["teps"] / 1e9,
                     "repeats": p["repeats"], "edges read / nedge": p["examined_per_nedge"],
-                    "shared hardware": p["shared"]})
+                    "shared hardware": p["shared"], "machine": p["machine"]})
     return pd.DataFrame(out, columns=[*keys, "vertices", "edges", "search depth", "time (ms)",
                                       "us a level", "GTEPS", "repeats", "edges read / nedge",
-                                      "shared hardware"])
+                                      "shared hardware", "machine"])
 
 
 def kernel1_table(runs: pd.DataFrame) -> pd.DataFrame:
@@ -166,10 +167,10 @@ def kernel1_table(runs: pd.DataFrame) -> pd.DataFrame:
     out = [{**named, "repeats": p["repeats"],
             "Kernel 1 median (s)": p["construction_time"], "min (s)": p["construction_min"],
             "max (s)": p["construction_max"], "phases": p["kernel1_phases"],
-            "shared hardware": p["shared"]}
+            "shared hardware": p["shared"], "machine": p["machine"]}
            for named, p in _pooled_settings(runs, keys)]
     table = pd.DataFrame(out, columns=[*keys, "repeats", "Kernel 1 median (s)", "min (s)",
-                                       "max (s)", "phases", "shared hardware"])
+                                       "max (s)", "phases", "shared hardware", "machine"])
     table["scale"] = table["scale"].astype("Int64")
     return table
 
@@ -220,7 +221,7 @@ def small_frontier_table(runs: pd.DataFrame) -> pd.DataFrame:
     """A row per (graph, algorithm, backend, comm, ranks, threshold): GTEPS, time, and the
     speedup over the graph's single-process run(s) (the serial baseline; '–' without one)."""
     cols = [*SWEEP_KEYS[:-1], "small frontier", "GTEPS", "time (ms)", "speedup over serial",
-            "shared hardware"]
+            "shared hardware", "machine"]
     out = []
     for named, p in _pooled_settings(runs, SWEEP_KEYS):
         serial = runs[(runs["graph"] == named["graph"]) & (runs["ranks"] == 1)
@@ -228,7 +229,8 @@ def small_frontier_table(runs: pd.DataFrame) -> pd.DataFrame:
         base = pool(serial)["teps"] if len(serial) else float("nan")
         threshold = named.pop("small_frontier")
         out.append({**named, "small frontier": threshold, **_speed(p),
-                    "speedup over serial": p["teps"] / base, "shared hardware": p["shared"]})
+                    "speedup over serial": p["teps"] / base, "shared hardware": p["shared"],
+                    "machine": p["machine"]})
     table = pd.DataFrame(out, columns=cols)
     table["small frontier"] = table["small frontier"].astype("Int64")
     return table
