@@ -215,14 +215,20 @@ def test_figures_name_the_comm_where_it_varies(gpu_comm_runs, runs):
     assert ["(gpu, nccl)" in t for t in titles] == [False, True, False, True]
 
 
-def test_strong_scaling_figure_marks_the_other_grid_shape(runs):
-    fig = figures.strong_scaling_figure(report.load_runs([runs[1], runs[2], runs["2x1"]]))
-    ax = fig.axes[0]
-    line = next(l for l in ax.get_lines() if l.get_label() == "2d/cpu/scan")
-    assert list(line.get_xdata()) == [1, 2]  # the line joins 1x1 and the squarest 1x2
-    assert {t.get_text() for t in ax.texts} == {"1x2", "2x1"}
-    _, labels = ax.get_legend_handles_labels()
-    assert any(label.startswith("another grid shape") for label in labels)
+def test_strong_scaling_figure_joins_the_fastest_grid_of_a_count(runs, tmp_path):
+    """A count run on two grid shapes: the line joins the faster, the other is an open
+    marker, each point named by its shape."""
+    ratio = harmonic_teps(runs["2x1"]) / harmonic_teps(runs[2])
+    for faster, factor in (("2x1", ratio / 2), ("1x2", ratio * 2)):   # 2x1 at 2x, at 0.5x 1x2's
+        shape = relabelled(runs["2x1"], tmp_path / faster, time_factor=factor)
+        ax = figures.strong_scaling_figure(report.load_runs([runs[1], runs[2], shape])).axes[0]
+        line = next(l for l in ax.get_lines() if l.get_label() == "2d/cpu/scan")
+        other = next(l for l in ax.get_lines() if l.get_label() == figures.OTHER_SHAPE_LABEL)
+        teps = {"1x2": harmonic_teps(runs[2]), "2x1": harmonic_teps(shape)}
+        assert list(line.get_xdata()) == [1, 2]
+        assert line.get_ydata()[1] == pytest.approx(teps[faster] / 1e9)
+        assert other.get_ydata()[0] == pytest.approx(min(teps.values()) / 1e9)
+        assert {t.get_text() for t in ax.texts} == {"1x2", "2x1"}
 
 
 # the hybrid sweeps' tables hold only the runs of a hybrid setting: tested with those below;
@@ -713,7 +719,7 @@ def test_runs_of_several_machines_are_named_in_tables_figures_and_the_log(runs, 
     """A scaling curve resumed on another host of the kind (two four-GPU device calls, two
     SLURM jobs on other nodes) compares the hosts as well: each point's machine is in the
     tables, and the figure's title and bfs report's log say that there are several."""
-    from bfs.report.runs import machine_id
+    from bfs.report.runs import machine_keys, machine_names
     here = report.load_runs([runs[1], runs[2]])
     assert here["machine"].nunique() == 1 and here["machine"].notna().all()
     gpus = ["NVIDIA H200, GPU-aaaa", "NVIDIA H200, GPU-bbbb"]
@@ -721,13 +727,20 @@ def test_runs_of_several_machines_are_named_in_tables_figures_and_the_log(runs, 
     mixed = report.load_runs([runs[1], other])
     one, two = mixed["machine"]
     assert one != two
-    assert two == machine_id(json.loads((other / "run.json").read_text())["environment"])
-    # the order of the boards does not name another machine; another board does
-    assert machine_id({"hostnames": ["n1"], "gpus": gpus}) == \
-        machine_id({"hostnames": ["n1"], "gpus": gpus[::-1]})
-    assert machine_id({"hostnames": ["n1"], "gpus": gpus[:1]}) != \
-        machine_id({"hostnames": ["n1"], "gpus": gpus})
-    assert machine_id({}) is None
+    # boards in any order are one machine; a job on a subset of a box's boards (a SLURM job
+    # of one GPU, of four) is the box; a job across two nodes joins both; no record: None
+    a, b, c = (machine_keys({"gpus": g}) for g in (gpus, gpus[::-1], gpus[:1]))
+    assert len(set(machine_names([a, b, c]))) == 1
+    node2 = machine_keys({"gpus": ["NVIDIA H200, GPU-cccc"]})
+    assert len(set(machine_names([c, node2]))) == 2
+    assert len(set(machine_names([c, node2, machine_keys({"gpus": [gpus[0], "NVIDIA H200, "
+                                                                  "GPU-cccc"]})]))) == 1
+    assert machine_names([machine_keys({}), c])[0] is None
+    cpu = machine_keys({"ranks": [{"hostname": "n1"}], "cpu_model": "Xeon"})
+    n1, n1_n2, n3 = machine_names([cpu, machine_keys({"hostnames": ["n1", "n2"],
+                                                      "cpu_model": "Xeon"}),
+                                   machine_keys({"hostnames": ["n3"], "cpu_model": "Xeon"})])
+    assert n1 == n1_n2 != n3
     assert report.TABLES["strong_scaling"](mixed)["machine"].tolist() == [one, two]
     assert report.TABLES["weak_scaling"](mixed)["machine"].tolist() == [one, two]
     title = figures.strong_scaling_figure(mixed)._suptitle.get_text()

@@ -121,8 +121,8 @@ def test_strong_scaling_of_ten_series_a_graph_gets_a_panel_per_algorithm(tmp_pat
         # the counts on the x axis, each count's grids under it (none per point: legible)
         ticks = [t.get_text() for t in ax.get_xticklabels()]
         assert [t.split("\n")[0] for t in ticks] == ["1", "2", "4", "8"]
-        if algorithm != "1d":
-            assert ticks[1:] == ["2\n1x2\no 2x1", "4\n2x2\no 1x4", "8\n2x4\no 1x8"]
+        if algorithm != "1d":   # every line joins 1xP, the fastest of each count
+            assert ticks[1:] == ["2\n1x2\no 2x1", "4\n1x4\no 2x2", "8\n1x8\no 2x4"]
         assert not [t for t in ax.texts if t.get_text() in sum(GRIDS.values(), [])]
         # each panel's own legend: its series, the COST line and the open markers' meaning
         labels = [t.get_text() for t in ax.get_legend().get_texts()]
@@ -148,9 +148,30 @@ def test_strong_scaling_of_a_few_series_keeps_a_panel_a_graph():
     assert len(fig.legends) == 1 and not any(ax.get_legend() for ax in fig.axes)
     ax = fig.axes[0]
     assert [t.get_text() for t in ax.get_xticklabels()] == \
-        ["1", "2\n1x2\no 2x1", "4\n2x2\no 1x4", "8\n2x4\no 1x8"]
+        ["1", "2\n1x2\no 2x1", "4\n1x4\no 2x2", "8\n1x8\no 2x4"]
     assert sum("COST reference" in line.get_label() for line in ax.lines) == 1
     _clear_of_every_panel(fig)
+    import matplotlib.pyplot as plt
+    plt.close(fig)
+
+
+def test_lines_of_a_crowded_panel_that_join_other_grids_name_them():
+    """A panel of more series than are named point by point, whose lines join different
+    grids at a count (2d-do fastest on 2x2 at 4 GPUs, 2d on 1x4): that count's tick lists its
+    grids plainly and each line's point there is named by its grid; the other counts keep the
+    tick's 'line first, o others'."""
+    runs = strong_runs(exchanges=("scan",), comms=("nccl",))
+    flip = (runs["algorithm"] == "2d-do") & (runs["ranks"] == 4)
+    runs.loc[flip & (runs["grid"] == "2x2"), ["teps"]] = 9e11
+    runs["search_teps"] = [(t,) * 8 for t in runs["teps"]]
+    fig = figures.strong_scaling_figure(runs)
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == \
+        ["1", "2\n1x2\no 2x1", "4\n1x4\n2x2", "8\n1x8\no 2x4"]
+    do = next(line for line in ax.lines if line.get_label().startswith("kron-s26 · 2d-do/"))
+    assert list(do.get_ydata())[2] == pytest.approx(900)    # its line joins 2x2 at 4 GPUs
+    named = sorted(t.get_text() for t in ax.texts if t.get_text() in GRIDS[4])
+    assert named == ["1x4", "2x2"]     # 2d's (and 1d has no grid) point and 2d-do's
     import matplotlib.pyplot as plt
     plt.close(fig)
 

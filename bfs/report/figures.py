@@ -205,26 +205,38 @@ def _empty_figure(title: str, note: str):
 
 def _on_line(pooled: pd.DataFrame) -> list[bool]:
     """Which of a series' points its line joins: one per count, where a count was run on
-    several grid shapes the squarest (what the workflow's `ranks:` picks), else the first."""
+    several grid shapes the fastest (the most pooled TEPS; of equals the squarest), so that a
+    curve shows what the algorithm does with that many GPUs (on four GPUs at scale 26, 2d-do
+    ran 1.5x faster on 1x4 than on 2x2, BENCHMARKS.md), else its one point."""
     chosen = set()
     for ranks, rows in pooled.groupby("ranks", sort=False):
         squarest = "{}x{}".format(*squarest_grid(int(ranks)))
-        hits = rows.index[rows["grid"] == squarest]
-        chosen.add(hits[0] if len(hits) else rows.index[0])
+        chosen.add(max(rows.index, key=lambda i: (rows.at[i, "teps"],
+                                                  rows.at[i, "grid"] == squarest)))
     return [i in chosen for i in pooled.index]
 
 
+def _line_grids(pooled: pd.DataFrame) -> dict:
+    """{count: the grid its line joins} of a series' counts run on several grid shapes."""
+    on_line = pooled[_on_line(pooled)]
+    several = pooled["ranks"].value_counts()
+    return {int(r["ranks"]): r["grid"] for _, r in on_line.iterrows()
+            if several[r["ranks"]] > 1}
+
+
 IDEAL_LABEL = "ideal (dotted): linear from the smallest count with cores of its own"
-OTHER_SHAPE_LABEL = "another grid shape of the count (line: the squarest)"
+OTHER_SHAPE_LABEL = "another grid shape of the count (line: the fastest)"
 
 
 def _scaling_series(ax, pooled: pd.DataFrame, st: dict, label: str, weak: bool,
-                    per_rank: bool = False, shape_notes: bool = True) -> None:
+                    per_rank: bool = False, shape_notes: bool = True,
+                    name_line_at: frozenset = frozenset()) -> None:
     """A series' line over its counts with the repeats' range as error bars, its ideal line,
     the other grid shapes as open markers and its shared-hardware points ringed. per_rank:
     GTEPS per rank (GPU), whose ideal is level. shape_notes: each point of a count run on
     several grid shapes named beside it (a crowded panel names them on its x ticks instead,
-    _shape_ticks)."""
+    _count_ticks, but for the line's points at the counts in name_line_at, where the panel's
+    series chose different grids)."""
     pooled = pooled.sort_values("ranks").reset_index(drop=True)
     pooled["on_line"] = _on_line(pooled)
     several_shapes = pooled["ranks"].map(pooled["ranks"].value_counts()) > 1
@@ -246,7 +258,7 @@ def _scaling_series(ax, pooled: pd.DataFrame, st: dict, label: str, weak: bool,
     _mark_shared(ax, pooled["ranks"], gteps, pooled["shared"])
     for i, r in pooled.iterrows():
         notes = [f"scale {r['scale']}"] if weak else []
-        if several_shapes[i] and shape_notes:
+        if several_shapes[i] and (shape_notes or r["on_line"] and r["ranks"] in name_line_at):
             notes.append(r["grid"])
         if notes:
             ax.annotate(", ".join(notes), (r["ranks"], gteps[i]), textcoords="offset points",
@@ -260,10 +272,12 @@ MAX_SERIES_PER_PANEL = 4
 SHAPE_NOTES_UP_TO = 2     # series in a panel whose points are named by their grid shape
 
 
-def _count_ticks(ax, points: pd.DataFrame, shapes: bool) -> bool:
+def _count_ticks(ax, points: pd.DataFrame, shapes: bool, line_grids: dict | None = None) -> bool:
     """The counts run as the x ticks (log2 axis); with `shapes`, each count's grid shapes
-    under it where it ran on several, the line's first and the others as 'o 1x4' (open
-    markers). Whether any tick names shapes."""
+    under it where it ran on several: where every line of the panel joins the same one
+    (line_grids: {count: the grids the lines join}) that one first and the others as 'o 1x4'
+    (open markers), else all of them (the lines' points name their own). Whether any tick
+    names shapes."""
     ax.set_xscale("log", base=2)
     counts = sorted(points["ranks"].unique())
     labels = []
@@ -273,8 +287,11 @@ def _count_ticks(ax, points: pd.DataFrame, shapes: bool) -> bool:
         if not shapes or len(grids) < 2:
             labels.append(str(count))
             continue
-        squarest = "{}x{}".format(*squarest_grid(int(count)))
-        first = squarest if squarest in grids else grids[0]
+        joined = (line_grids or {}).get(int(count), set())
+        if len(joined) != 1:
+            labels.append("\n".join([str(count), *grids]))
+            continue
+        first, = joined
         labels.append("\n".join([str(count), first, *(f"o {g}" for g in grids if g != first)]))
     ax.set_xticks(counts, labels)
     ax.margins(x=0.12)
@@ -340,18 +357,23 @@ def _strong_scaling(runs: pd.DataFrame, title: str):
         if algorithm is not None:
             on_graph = on_graph[on_graph["algorithm"] == algorithm]
         reference = references.get(graph)
-        groups = list(on_graph.groupby(keys, dropna=False, sort=True))
+        groups = [(values, pooled_by_layout(series))
+                  for values, series in on_graph.groupby(keys, dropna=False, sort=True)]
         shape_notes = len(groups) <= SHAPE_NOTES_UP_TO
-        for values, series in groups:
+        line_grids: dict = {}     # count -> the grids the panel's lines join there
+        for _, pooled in groups:
+            for count_, grid in _line_grids(pooled.sort_values("ranks")).items():
+                line_grids.setdefault(count_, set()).add(grid)
+        differ = frozenset(c for c, joined in line_grids.items() if len(joined) > 1)
+        for values, pooled in groups:
             named = dict(zip(keys, values))
-            pooled = pooled_by_layout(series)
             label = implementation_label(named["algorithm"], named["backend"], named["exchange"],
                                          named["comm"] if with_comm else None)
             if not faceted and len(graphs) > 1:
                 label = f"{graph} · {label}"
             label += f" · COST: {cost(pooled, reference[1])}" if reference else ""
             _scaling_series(ax, pooled, _run_style(named), label, False,
-                            shape_notes=shape_notes)
+                            shape_notes=shape_notes, name_line_at=differ)
         if reference:
             ref_label, ref_teps = reference
             ax.axhline(ref_teps / 1e9, color=style(ref_label.split("/")[0])["color"],
@@ -359,15 +381,16 @@ def _strong_scaling(runs: pd.DataFrame, title: str):
                        if len(graphs) > 1 and not faceted else
                        f"best single process: {ref_label} (COST reference)",
                        **REFERENCE_STYLE)
-        shapes_on_ticks |= _count_ticks(ax, on_graph, shapes=not shape_notes)
+        shapes_on_ticks |= _count_ticks(ax, on_graph, shapes=not shape_notes,
+                                        line_grids=line_grids)
         _log_y_axes(ax, f"{'GPUs' if count == 'GPUs' else 'MPI ranks'} (log2 scale)", GTEPS_LOG,
                     graph if algorithm is None else f"{graph} · {algorithm}")
         if faceted:
             _below_legend(ax)
     _suptitle(fig, f"{title}\nGraph500 harmonic-mean TEPS, undirected input edges (Fu's "
                  "directed TEPS = 2×)\nerror bars: range over the repeats of a point"
-                 + ("; under each count its grids: the line's, then o the open markers'"
-                    if shapes_on_ticks else "") + _machines_line(runs),
+                 + ("; under each count its grids: the lines' (the fastest), then o the open "
+                    "markers'" if shapes_on_ticks else "") + _machines_line(runs),
               fontsize=11)
     return fig if faceted else _legend(fig)
 

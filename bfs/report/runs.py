@@ -132,23 +132,44 @@ def shared_note(env: dict) -> str | None:
     return ", ".join(notes) or None
 
 
-def machine_id(env: dict) -> str | None:
-    """A short name of the hardware a run ran on: 8 hex digits of a hash of its hosts' names
-    and its GPUs' ids (run.json's environment.gpus, each board's UUID), or of the hosts and the
-    CPU model for a run without GPUs; None for a run from before the environment was recorded.
-    Two hosts of one kind differ (a device call resumed on another host, a SLURM job on other
-    nodes): a scaling table whose points ran on several machines compares machines as well
-    (tables' `machine` column; `bfs report` names them)."""
-    hosts = sorted({rank.get("hostname") or "" for rank in env.get("ranks") or []}
-                   | set(env.get("hostnames") or []))
-    parts = sorted(env.get("gpus") or []) or [env.get("cpu_model") or ""]
-    if not env or not (any(hosts) or any(parts)):
-        return None
-    return hashlib.sha1("\n".join([*hosts, "--", *parts]).encode()).hexdigest()[:8]
+def machine_keys(env: dict) -> frozenset:
+    """What names the hardware a run ran on: its GPUs' ids (run.json's environment.gpus, each
+    board's UUID, the GPUs the run's host showed it), or for a run without GPUs its hosts'
+    names and CPU model; empty for a run from before the environment was recorded."""
+    if env.get("gpus"):
+        return frozenset(env["gpus"])
+    hosts = {rank.get("hostname") for rank in env.get("ranks") or []} \
+        | set(env.get("hostnames") or [])
+    return frozenset(f"{host} ({env.get('cpu_model') or ''})" for host in hosts if host)
+
+
+def machine_names(keys: list) -> list:
+    """A name for each run's machine: runs whose machine_keys share a board or host are one
+    machine (a one-GPU job and a four-GPU job on the same node; a SLURM job across two nodes
+    joins each node's runs), named by 8 hex digits of a hash of the union; None for a run with
+    no keys. Two hosts of one kind differ (a device call resumed on another host): a scaling
+    table whose points ran on several machines compares machines as well (the tables'
+    `machine` column; bfs report says so)."""
+    parent = list(range(len(keys)))
+
+    def root(i):
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+    owner: dict = {}
+    for i, run_keys in enumerate(keys):
+        for key in run_keys:
+            parent[root(i)] = root(owner.setdefault(key, i))
+    union: dict = {}
+    for i, run_keys in enumerate(keys):
+        union.setdefault(root(i), set()).update(run_keys)
+    return [hashlib.sha1("\n".join(sorted(union[root(i)])).encode()).hexdigest()[:8]
+            if run_keys else None for i, run_keys in enumerate(keys)]
 
 
 def machines_note(runs: pd.DataFrame) -> str | None:
-    """'runs from 3 machines (0a1b2c3d, ...)' where the runs ran on several (machine_id),
+    """'runs from 3 machines (0a1b2c3d, ...)' where the runs ran on several (machine_names),
     else None: said by `bfs report` and under a scaling figure's title."""
     machines = sorted(set(runs["machine"].dropna())) if "machine" in runs else []
     if len(machines) < 2:
@@ -205,7 +226,7 @@ def _run_row(run_dir: Path, info: dict, searches: pd.DataFrame) -> dict:
         "kernel1_phases": tuple(((info.get("measurements") or {}).get("kernel1_phases_s")
                                  or {}).items()) or None,
         "shared": shared_note(env),
-        "machine": machine_id(env),
+        "machine": machine_keys(env),     # named across the run set by load_runs
         "n_searches": len(searches),
         # each search's TEPS, for Graph500's quartiles over the roots of pooled repeats
         "search_teps": tuple(search_teps),
@@ -238,6 +259,8 @@ def load_runs(run_dirs) -> pd.DataFrame:
         info, searches = _read_run(run_dir)
         rows.append(_run_row(run_dir, info, searches))
     runs = pd.DataFrame(rows, columns=RUN_COLUMNS)
+    runs["machine"] = pd.Series(machine_names(list(runs["machine"])), index=runs.index,
+                                dtype=object)
     runs["scale"] = runs["scale"].astype("Int64")
     for column in ("small_frontier", "tasks", "edgefactor"):
         runs[column] = runs[column].astype("Int64")
