@@ -4,7 +4,9 @@
 # BENCHMARKS.md's headline rows through the workflow, in one call: `bfs bench` (merrill-do;
 # 2d-do and 2d on a 1x1 grid; with GPUS=P > 1, 2d-do on 1xP too) and then `snakemake` on
 # config/one_gpu.yaml's `headline` experiment at scale S (graphs generated in place; grids 1x1
-# and 1xP), its report (COST of 2d-do against merrill-do), and the GTEPS of both side by side.
+# and 1xP), its report (COST of 2d-do against merrill-do), and the GTEPS of both side by side;
+# with GPUS > 1 the workflow's 2d-do 1xP command run from a shell too (bench, the command and
+# the workflow's run of it in one call: where a gap between bench and the workflow comes from).
 # snakemake importable (carried as wheels where it is not installed):
 #   OUT=dir S=25 [ROOTS=64] [GPUS=2] bash bench/device.sh headline
 set -euo pipefail
@@ -23,6 +25,16 @@ if [ "$GPUS" -gt 1 ]; then
     2> "$OUT/bench-grid$GPUS.log"
 fi
 cp "$WORK"/bench/*.json "$OUT/"
+if [ "$GPUS" -gt 1 ]; then
+  # the workflow's own bfs_mpi command for 2d-do on 1xP, from a shell: beside bench and the
+  # workflow's run of it in one call, a gap between those two is the launcher's (snakemake) or
+  # the search path's (bfs run) (BENCHMARKS.md, "The full GPU-box config ... part way")
+  mpiexec -n "$GPUS" python3 -m bfs run \
+    --generate "kronecker:scale=$S,edgefactor=16,seeds=2:3,version=3.0,name=kron-s$S" \
+    --grid "1x$GPUS" --algorithm 2d-do --backend gpu --exchange scan --comm nccl \
+    --roots "$ROOTS" --save-parents 1 --out "$WORK/shell-run" 2> "$OUT/shell-run.log"
+  mkdir -p "$OUT/shell-run" && cp "$WORK/shell-run/run.json" "$OUT/shell-run/"
+fi
 echo "bench: $(( $(date +%s) - start )) s" | tee "$OUT/times.txt"
 fi
 python3 - "$WORK/config.yaml" "$S" "$ROOTS" "$GPUS" <<'PY'
@@ -67,4 +79,11 @@ for rj in sorted((work / "results/runs").glob("*/*/*/run.json")):
     print(f"| {rj.parent.relative_to(work / 'results/runs')} | "
           f"{r['measurements']['hmean_teps'] / 1e9:.2f} | "
           f"{bench.get((name, grid), float('nan')) / 1e9:.2f} | {r['valid']} |")
+shell = out / "shell-run" / "run.json"
+if shell.is_file():
+    r = json.loads(shell.read_text())
+    grid = "x".join(map(str, r["partition"]["grid"]))
+    print(f"| 2d-do {grid}: the workflow's command from a shell | "
+          f"{r['measurements']['hmean_teps'] / 1e9:.2f} | "
+          f"{bench.get(('2d-do', grid), float('nan')) / 1e9:.2f} | {r['valid']} |")
 PY
