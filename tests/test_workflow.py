@@ -557,10 +557,14 @@ def test_a_gpu_validation_on_a_shared_box_takes_one_slot(tmp_path):
                    if j["rule"] == "validate"}
     gpu = validations["kron-s8/2d/gpu-1x2-scan.json"]
     assert gpu["resources"]["gpu"] == 1
-    assert gpu["shell"].startswith("python3 -m workflow.gpu_slots --dir results/.gpu-slots "
-                                   "--slots 2 --take 1 -- python3 -m bfs validate ")
+    # Numba's threads are the job's cores (its pool is the machine's unless told)
+    numba = f"NUMBA_NUM_THREADS={gpu['threads']} "
+    assert gpu["shell"].startswith(numba + "python3 -m workflow.gpu_slots --dir "
+                                   "results/.gpu-slots --slots 2 --take 1 -- python3 -m bfs "
+                                   "validate ")
     cpu = validations["kron-s8/2d/cpu-1x2-scan.json"]
-    assert cpu["resources"]["gpu"] == 0 and cpu["shell"].startswith("python3 -m bfs validate ")
+    assert cpu["resources"]["gpu"] == 0
+    assert cpu["shell"].startswith(f"NUMBA_NUM_THREADS={cpu['threads']} python3 -m bfs validate ")
 
 
 def test_gpus_plans_a_box_and_more_than_the_machine_shows_is_refused_before_any_job(tmp_path):

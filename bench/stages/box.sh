@@ -69,10 +69,16 @@ PY
   find "$WORK/results/validation" -exec touch {} +
 fi
 # TARGETS before --resources, which takes every word after it as a resource;
-# --rerun-incomplete: a kept $WORK may hold a run an earlier call's time limit cut short
+# --rerun-incomplete: a kept $WORK may hold a run an earlier call's time limit cut short;
+# a validate job on every core: it starts only when no search holds a core (a search's job
+# holds one a rank), so it never shares the host with a timed search, and a Kronecker run's
+# validation holds the box's GPUs anyway (the three four-GPU calls' validations took 12-30 s
+# a run on 8 threads, about as long as the runs)
+cores=$(nproc)
 # shellcheck disable=SC2086  # TARGETS: a list of paths
-timeout --kill-after=30 "${LIMIT:-0}" "${smk[@]}" -c 16 ${TARGETS:-} --rerun-incomplete \
-  --resources gpu="$GPUS" > "$OUT/workflow.log" 2>&1 || status=$?
+timeout --kill-after=30 "${LIMIT:-0}" "${smk[@]}" -c "$cores" ${TARGETS:-} --rerun-incomplete \
+  --set-threads validate="$cores" --resources gpu="$GPUS" > "$OUT/workflow.log" 2>&1 \
+  || status=$?
 echo "workflow: $(( $(date +%s) - start )) s, exit status $status" | tee -a "$OUT/workflow.log"
 # every validated run (a run cut short has no verdict: left out), less its saved parents
 python3 - "$WORK" "$OUT/results.tar.gz" <<'PY'

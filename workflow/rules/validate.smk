@@ -30,4 +30,7 @@ rule validate:
     conda:
         validation_env
     shell:
-        "{params.slots}python3 -m bfs validate {input.run} {params.graph} --report {output} 2>&1 | tee {log}"
+        # Numba's pool is as wide as the machine unless told (it reads NUMBA_NUM_THREADS, not
+        # the OMP_NUM_THREADS snakemake sets): the job's own cores
+        "NUMBA_NUM_THREADS={threads} {params.slots}python3 -m bfs validate {input.run}"
+        " {params.graph} --report {output} 2>&1 | tee {log}"
