@@ -42,6 +42,7 @@ fi
 smk=(python3 -m snakemake -s "$PWD/Snakefile" -d "$WORK" --configfile "$WORK/config.yaml")
 start=$(date +%s)
 status=0
+cores=$(nproc)
 if [ -n "${RESUME:-}" ]; then
   # A packed run carries no graph or partition directory (too large): made again here, they
   # would be newer than the restored runs, and snakemake would search those graphs again
@@ -62,8 +63,8 @@ print(" ".join(f"results/graphs/{name}" for name in sorted(with_dir & restored))
 PY
 )
   # shellcheck disable=SC2086  # graphs, TARGETS: lists of paths
-  { { [ -z "$graphs" ] || "${smk[@]}" -c 16 $graphs --resources gpu="$GPUS"; } \
-    && "${smk[@]}" -c 16 ${TARGETS:-} --until partition --resources gpu="$GPUS"; } \
+  { { [ -z "$graphs" ] || "${smk[@]}" -c "$cores" $graphs --resources gpu="$GPUS"; } \
+    && "${smk[@]}" -c "$cores" ${TARGETS:-} --until partition --resources gpu="$GPUS"; } \
     > "$OUT/workflow-resume.log" 2>&1 || { tail -20 "$OUT/workflow-resume.log"; exit 1; }
   find "$WORK/results/runs" -exec touch {} +
   find "$WORK/results/validation" -exec touch {} +
@@ -74,7 +75,6 @@ fi
 # holds one a rank), so it never shares the host with a timed search, and a Kronecker run's
 # validation holds the box's GPUs anyway (the three four-GPU calls' validations took 12-30 s
 # a run on 8 threads, about as long as the runs)
-cores=$(nproc)
 # shellcheck disable=SC2086  # TARGETS: a list of paths
 timeout --kill-after=30 "${LIMIT:-0}" "${smk[@]}" -c "$cores" ${TARGETS:-} --rerun-incomplete \
   --set-threads validate="$cores" --resources gpu="$GPUS" > "$OUT/workflow.log" 2>&1 \

@@ -362,7 +362,7 @@ def _strong_scaling(runs: pd.DataFrame, title: str):
         shape_notes = len(groups) <= SHAPE_NOTES_UP_TO
         line_grids: dict = {}     # count -> the grids the panel's lines join there
         for _, pooled in groups:
-            for count_, grid in _line_grids(pooled.sort_values("ranks")).items():
+            for count_, grid in _line_grids(pooled).items():
                 line_grids.setdefault(count_, set()).add(grid)
         differ = frozenset(c for c, joined in line_grids.items() if len(joined) > 1)
         for values, pooled in groups:
