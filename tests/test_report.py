@@ -752,3 +752,11 @@ def test_runs_of_several_machines_are_named_in_tables_figures_and_the_log(runs, 
     same_log = bfs_cli("report", "table", "strong_scaling", runs[1], runs[2],
                        "--out", tmp_path / "same").stderr
     assert "machines" not in same_log
+
+
+def test_the_landing_page_counts_the_machines(runs, tmp_path):
+    """The report's 'On what' names the machines where the runs ran on several (one here)."""
+    from bfs.report.landing import environment_facts
+    assert len(environment_facts([str(runs[1]), str(runs[2])])["machines"]) == 1
+    other = with_environment(runs[2], tmp_path / "other", gpus=["NVIDIA H200, GPU-aaaa"])
+    assert len(environment_facts([str(runs[1]), str(other)])["machines"]) == 2

@@ -9,7 +9,8 @@ import json
 from pathlib import Path
 
 from ..harness.rundir import read_run_json
-from .runs import SERIES_KEYS, atomic_write, comm_varies, implementation_label, load_runs
+from .runs import (SERIES_KEYS, atomic_write, comm_varies, implementation_label, load_runs,
+                   machine_keys, machine_names)
 from .tables import single_process, strong_scaling_table
 
 # the run.json package versions worth a reader's eye (others stay in run.json)
@@ -33,6 +34,10 @@ def environment_facts(run_dirs: list[str]) -> dict:
     git = first.get("git") or {}
     return {"cpu": distinct("cpu_model"), "cores": distinct("cpu_cores"),
             "gpus": distinct("gpus"), "hosts": distinct("hostnames"),
+            # several where a run set was resumed on another host of its kind (tables'
+            # machine column)
+            "machines": sorted(set(filter(None, machine_names(list(map(machine_keys,
+                                                                         envs)))))),
             "versions": versions,
             # anything the run recorded about its MPI library besides the rank count; its
             # first line (MPI_Get_library_version runs to a dozen lines: configure flags...),
