@@ -70,20 +70,18 @@ for f in sorted(out.glob("*.json")):      # single, grid (1x1), gridP (1xP)
     for rec in data["records"]:
         for name, a in rec["algorithms"].items():
             bench[(name, grid)] = a["hmean_teps"]
+def row(label, run_json):
+    """A run's GTEPS beside bench's of its algorithm and grid."""
+    r = json.loads(run_json.read_text())
+    name = r["parameters"]["algorithm"]
+    grid = "x".join(map(str, (r.get("partition") or {}).get("grid") or [1, 1]))
+    label = label or f"{name} {grid}: the workflow's command from a shell"
+    print(f"| {label} | {r['measurements']['hmean_teps'] / 1e9:.2f} | "
+          f"{bench.get((name, grid), float('nan')) / 1e9:.2f} | {r['valid']} |")
 print("| run (workflow) | workflow GTEPS | bfs bench GTEPS, same call | valid |")
 print("|---|---|---|---|")
 for rj in sorted((work / "results/runs").glob("*/*/*/run.json")):
-    r = json.loads(rj.read_text())
-    name = r["parameters"]["algorithm"]
-    grid = "x".join(map(str, (r.get("partition") or {}).get("grid") or [1, 1]))
-    print(f"| {rj.parent.relative_to(work / 'results/runs')} | "
-          f"{r['measurements']['hmean_teps'] / 1e9:.2f} | "
-          f"{bench.get((name, grid), float('nan')) / 1e9:.2f} | {r['valid']} |")
-shell = out / "shell-run" / "run.json"
-if shell.is_file():
-    r = json.loads(shell.read_text())
-    grid = "x".join(map(str, r["partition"]["grid"]))
-    print(f"| 2d-do {grid}: the workflow's command from a shell | "
-          f"{r['measurements']['hmean_teps'] / 1e9:.2f} | "
-          f"{bench.get(('2d-do', grid), float('nan')) / 1e9:.2f} | {r['valid']} |")
+    row(rj.parent.relative_to(work / "results/runs"), rj)
+if (out / "shell-run" / "run.json").is_file():
+    row(None, out / "shell-run" / "run.json")
 PY

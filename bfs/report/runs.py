@@ -226,7 +226,6 @@ def _run_row(run_dir: Path, info: dict, searches: pd.DataFrame) -> dict:
         "kernel1_phases": tuple(((info.get("measurements") or {}).get("kernel1_phases_s")
                                  or {}).items()) or None,
         "shared": shared_note(env),
-        "machine": machine_keys(env),     # named across the run set by load_runs
         "n_searches": len(searches),
         # each search's TEPS, for Graph500's quartiles over the roots of pooled repeats
         "search_teps": tuple(search_teps),
@@ -254,13 +253,14 @@ RUN_COLUMNS = [
 
 def load_runs(run_dirs) -> pd.DataFrame:
     """One row per run directory; refuses (BfsError) any run that is invalid or incomplete."""
-    rows = []
+    rows, machines = [], []
     for run_dir in map(Path, run_dirs):
         info, searches = _read_run(run_dir)
         rows.append(_run_row(run_dir, info, searches))
+        machines.append(machine_keys(info.get("environment") or {}))
     runs = pd.DataFrame(rows, columns=RUN_COLUMNS)
-    runs["machine"] = pd.Series(machine_names(list(runs["machine"])), index=runs.index,
-                                dtype=object)
+    # a machine is named across the run set: runs sharing a board or host are one
+    runs["machine"] = pd.Series(machine_names(machines), index=runs.index, dtype=object)
     runs["scale"] = runs["scale"].astype("Int64")
     for column in ("small_frontier", "tasks", "edgefactor"):
         runs[column] = runs[column].astype("Int64")
