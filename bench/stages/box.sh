@@ -15,7 +15,8 @@
 # Across calls on machines that were not kept: LIMIT=540 stops snakemake (SIGTERM) in time to
 # pack every validated run (run directory less its saved parents, and its verdict) into
 # $OUT/results.tar.gz; the next call, given that file as RESUME=path (carried), unpacks it
-# first and snakemake makes only what is missing.
+# first and snakemake makes only what is missing. OMIT="PATH ..." leaves those runs out
+# (--omit-from), with the tables and figures that need them.
 set -euo pipefail
 S1=${S1:-26} S2=${S2:-27} ROOTS=${ROOTS:-64}
 WORK=${WORK:-/tmp/bfs-gpu-box}
@@ -75,16 +76,24 @@ fi
 # holds one a rank), so it never shares the host with a timed search, and a Kronecker run's
 # validation holds the box's GPUs anyway (the three four-GPU calls' validations took 12-30 s
 # a run on 8 threads, about as long as the runs)
-# shellcheck disable=SC2086  # TARGETS: a list of paths
+# OMIT: runs (or rules) left out with what needs them (--omit-from), e.g. a serial CPU search
+# longer than a call (seq-csr at scale 26, 16 roots: still running after 584 s), which would
+# hold a core, and so every validate job back, till the call's limit
+# shellcheck disable=SC2086  # TARGETS, OMIT: lists of paths
 timeout --kill-after=30 "${LIMIT:-0}" "${smk[@]}" -c "$cores" ${TARGETS:-} --rerun-incomplete \
+  ${OMIT:+--omit-from $OMIT} \
   --set-threads validate="$cores" --resources gpu="$GPUS" > "$OUT/workflow.log" 2>&1 \
   || status=$?
 echo "workflow: $(( $(date +%s) - start )) s, exit status $status" | tee -a "$OUT/workflow.log"
-# every validated run (a run cut short has no verdict: left out), less its saved parents
+# every validated run, less its saved parents, and its verdict; a finished run without a verdict
+# is left out (its validation needs the parents, too large to carry at scale 26: 8 GB for 16
+# roots) and counted, so that a call whose validate jobs were held back says so (one whose
+# serial CPU search held a core till its limit made 17 runs and packed none: OMIT, above)
 python3 - "$WORK" "$OUT/results.tar.gz" <<'PY'
 import sys, tarfile, pathlib
 work = pathlib.Path(sys.argv[1])
 verdicts = sorted((work / "results/validation").glob("*/*/*.json"))
+finished = len(list((work / "results/runs").glob("*/*/*/run.json")))
 with tarfile.open(sys.argv[2], "w:gz") as tar:
     for verdict in verdicts:
         rel = verdict.relative_to(work / "results/validation").with_suffix("")
@@ -93,7 +102,8 @@ with tarfile.open(sys.argv[2], "w:gz") as tar:
             tar.add(run, arcname=f"results/runs/{rel}",
                     filter=lambda t: None if "/parents" in t.name else t)
             tar.add(verdict, arcname=f"results/validation/{rel}.json")
-print(f"packed {len(verdicts)} validated runs into {sys.argv[2]}")
+print(f"packed {len(verdicts)} validated runs into {sys.argv[2]}; "
+      f"{finished - len(verdicts)} finished runs without a verdict left out")
 PY
 cp "$WORK"/results/tables/*.md "$WORK"/results/figures/*.png "$OUT/" 2>/dev/null || true
 cp "$WORK/config.yaml" "$OUT/"

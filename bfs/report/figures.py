@@ -75,7 +75,8 @@ def _plain_log_ticks(axis) -> None:
     axis.set_minor_formatter(FuncFormatter(plain))
 
 
-GTEPS_LOG = "GTEPS (10⁹ traversed edges/s, log scale)"
+# two lines: on one, a panel's label runs above its axes into a title of several lines
+GTEPS_LOG = "GTEPS, log scale\n(10⁹ traversed edges/s)"
 
 
 def _log_y_axes(ax, xlabel: str, ylabel: str, title: str | None = None) -> None:
