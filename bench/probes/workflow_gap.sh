@@ -46,8 +46,10 @@ c["experiments"] = {"headline": {**c["experiments"]["headline"], "graphs": [f"kr
 yaml.safe_dump(c, open(path, "w"))
 PY
 run="results/runs/kron-s$S/2d-do/gpu-1x$GPUS-scan"
-${SNAKEMAKE:-python3 -m snakemake} -s "$PWD/Snakefile" -d "$WORK" --configfile "$WORK/config.yaml" \
-  "$run" -c 16 --set-resources "bfs_mpi:mpi=$WORK/mpiwrap.sh" --resources gpu="$GPUS" \
+# the target first: --configfile, --set-resources and --resources each take every word after them
+${SNAKEMAKE:-python3 -m snakemake} "$run" -s "$PWD/Snakefile" -d "$WORK" -c 16 \
+  --configfile "$WORK/config.yaml" --set-resources "bfs_mpi:mpi=$WORK/mpiwrap.sh" \
+  --resources gpu="$GPUS" \
   > "$OUT/snakemake.log" 2>&1 && teps "$WORK/$run" snakemake | tee -a "$OUT/gap.md" \
   || tail -20 "$OUT/snakemake.log"
 shell_run shell-2
