@@ -13,7 +13,7 @@ import pytest
 from bfs.algorithms import ALGORITHMS, Searcher
 from bfs.errors import BfsError
 from bfs.harness.generated import GeneratedKronecker, parse_generate
-from helpers import bfs_cli, searches
+from helpers import ROOT, bfs_cli, searches
 
 GENERATE = "kronecker:scale=10"
 KEY = ("root", "reached", "nedge", "depth")
@@ -86,6 +86,60 @@ def test_host_memory_peak_starts_again():
     del block
     assert envinfo.reset_host_memory_peak()
     assert envinfo.host_memory_peak() <= high - 200 * 2**20
+
+
+def test_cpu_lists_read_and_write_as_the_kernel_writes_them():
+    from bfs.harness import envinfo
+    assert envinfo.parse_cpulist("0-3,8,10-11\n") == {0, 1, 2, 3, 8, 10, 11}
+    assert envinfo.format_cpulist({11, 10, 8, 3, 2, 1, 0}) == "0-3,8,10-11"
+    assert envinfo.parse_cpulist(envinfo.format_cpulist({5})) == {5}
+
+
+BIND = """
+import json, os, sys
+from pathlib import Path
+from bfs.harness import envinfo
+devices, mode = Path(sys.argv[1]), sys.argv[2]
+before = os.sched_getaffinity(0)
+narrowed = envinfo.bind_near_gpu("00000000:1B:00.0", mode, devices)
+print(json.dumps({"narrowed": narrowed, "before": sorted(before),
+                  "after": sorted(os.sched_getaffinity(0)),
+                  "rank": envinfo.rank_info()}))
+"""
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "sched_setaffinity") or
+                    len(__import__("os").sched_getaffinity(0)) < 2, reason="needs 2 cores")
+@pytest.mark.parametrize("mode", ["gpu", "inherit"])
+def test_a_gpu_rank_binds_to_its_gpus_numa_node_when_asked(tmp_path, mode):
+    """BFS_CPU_AFFINITY=gpu narrows a rank's cores to those of its GPU's NUMA node (sysfs's
+    local_cpulist of the GPU's PCI address, CUDA's spelling of it lower-cased, a domain of 8
+    digits cut to 4); inherit keeps them; run.json's rank record names both lists."""
+    import os
+    import subprocess
+    import sys
+    from bfs.harness import envinfo
+    first = min(os.sched_getaffinity(0))
+    gpu = tmp_path / "0000:1b:00.0"
+    gpu.mkdir()
+    (gpu / "local_cpulist").write_text(f"{first},4096-4100\n")
+    out = subprocess.run([sys.executable, "-c", BIND, str(tmp_path), mode], cwd=ROOT,
+                         capture_output=True, text=True, timeout=60, check=True)
+    seen = json.loads(out.stdout)
+    assert seen["narrowed"] == (mode == "gpu")
+    assert seen["after"] == ([first] if mode == "gpu" else seen["before"])
+    assert seen["rank"]["gpu_numa_cpus"] == f"{first},4096-4100"
+    assert envinfo.parse_cpulist(seen["rank"]["cpus"]) == set(seen["after"])
+
+
+def test_an_unknown_affinity_mode_is_refused_and_a_gpu_without_sysfs_leaves_the_cores(tmp_path):
+    import os
+    from bfs.harness import envinfo
+    with pytest.raises(BfsError, match="BFS_CPU_AFFINITY='near': expected one of inherit, gpu"):
+        envinfo.bind_near_gpu("0000:1B:00.0", "near", tmp_path)
+    before = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+    assert envinfo.bind_near_gpu("0000:1B:00.0", "gpu", tmp_path) is False
+    assert (os.sched_getaffinity(0) if before is not None else None) == before
 
 
 def test_host_memory_peak_is_the_runs_own(tmp_path):

@@ -15,6 +15,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from ..errors import BfsError
+
 PACKAGES = ["numpy", "numba", "pyarrow", "mpi4py", "mpich", "cupy-cuda12x", "cupy-cuda13x",
             "cupy", "snakemake"]
 
@@ -133,13 +135,87 @@ def gpu_index(local: int, n_devices: int) -> int:
     return local % n_devices if n_devices > 0 else 0
 
 
+# Where a GPU rank's host threads run (BFS_CPU_AFFINITY): `inherit` (the default) keeps what the
+# launcher gave (mpiexec's binding, SLURM's cgroup); `gpu` narrows it to the cores of the rank's
+# GPU's own NUMA node where the two meet (a rank whose launcher gave it another socket's cores
+# keeps them), so the host's launches and its pinned buffers sit beside the GPU. Four-GPU runs
+# of one command spread 1.29x from launch to launch (BENCHMARKS.md, "Both strong-scaling
+# experiments whole"); each rank's cores and its GPU's are in run.json either way.
+AFFINITY_ENV = "BFS_CPU_AFFINITY"
+AFFINITY_MODES = ("inherit", "gpu")
+PCI_DEVICES = Path("/sys/bus/pci/devices")
+_gpu_cpus: str | None = None     # the cores of this rank's GPU's NUMA node (bind_near_gpu)
+
+
+def parse_cpulist(text: str) -> set[int]:
+    """The cores of a kernel CPU list ("0-31,64-95")."""
+    cpus: set[int] = set()
+    for part in text.strip().split(","):
+        if part:
+            lo, _, hi = part.partition("-")
+            cpus.update(range(int(lo), int(hi or lo) + 1))
+    return cpus
+
+
+def format_cpulist(cpus) -> str:
+    """A set of cores as a kernel CPU list, runs joined ("0-3,8")."""
+    runs: list[list[int]] = []
+    for cpu in sorted(cpus):
+        if runs and cpu == runs[-1][1] + 1:
+            runs[-1][1] = cpu
+        else:
+            runs.append([cpu, cpu])
+    return ",".join(f"{lo}-{hi}" if hi > lo else f"{lo}" for lo, hi in runs)
+
+
+def gpu_local_cpus(bus_id: str | None, devices: Path = PCI_DEVICES) -> set[int] | None:
+    """The cores of the NUMA node of the PCI device `bus_id` (CUDA's "0000:1B:00.0"), from
+    sysfs; None where the kernel does not say (no sysfs, a virtual device, no address)."""
+    if not bus_id:
+        return None
+    domain, _, rest = bus_id.strip().lower().partition(":")
+    try:
+        text = (devices / f"{domain[-4:].rjust(4, '0')}:{rest}" / "local_cpulist").read_text()
+    except (OSError, ValueError):
+        return None
+    return parse_cpulist(text) or None
+
+
+def bind_near_gpu(bus_id: str | None, mode: str | None = None,
+                  devices: Path = PCI_DEVICES) -> bool:
+    """Apply BFS_CPU_AFFINITY (or `mode`) for the GPU at bus_id: under `gpu` narrow this
+    process's cores to those it may use on that GPU's NUMA node. Whether it narrowed them."""
+    global _gpu_cpus
+    mode = mode or os.environ.get(AFFINITY_ENV) or "inherit"
+    if mode not in AFFINITY_MODES:
+        raise BfsError(f"{AFFINITY_ENV}={mode!r}: expected one of {', '.join(AFFINITY_MODES)}")
+    near = gpu_local_cpus(bus_id, devices)
+    _gpu_cpus = format_cpulist(near) if near else None
+    if mode != "gpu" or not near or not hasattr(os, "sched_setaffinity"):
+        return False
+    allowed = os.sched_getaffinity(0)
+    both = allowed & near
+    if not both or both == allowed:
+        return False
+    os.sched_setaffinity(0, both)
+    return True
+
+
+def cpu_affinity() -> str | None:
+    """This process's cores as a CPU list, None where the platform does not say."""
+    return format_cpulist(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+
+
 def rank_info(node_rank: int | None = None) -> dict:
-    """What one rank saw: small metadata gathered to rank 0 for run.json."""
+    """What one rank saw: small metadata gathered to rank 0 for run.json (with its cores, and
+    its GPU's NUMA node's cores where bind_near_gpu found them)."""
     return {"hostname": socket.gethostname(),
             "slurm_procid": os.environ.get("SLURM_PROCID"),
             "slurm_localid": os.environ.get("SLURM_LOCALID"),
             "local_rank": local_rank(node_rank),
             "cpu_cores": os.cpu_count(),
+            "cpus": cpu_affinity(),
+            "gpu_numa_cpus": _gpu_cpus,
             "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES")}
 
 

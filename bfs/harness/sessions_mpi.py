@@ -32,10 +32,16 @@ log = logger("bfs")
 
 
 def select_gpu(local: int) -> int:
-    """Make device gpu_index(local, visible devices) current for this process; its index."""
+    """Make device gpu_index(local, visible devices) current for this process, its host threads
+    placed by BFS_CPU_AFFINITY (envinfo.bind_near_gpu); its index."""
     import cupy
     index = envinfo.gpu_index(local, cupy.cuda.runtime.getDeviceCount())
     cupy.cuda.Device(index).use()
+    try:
+        bus_id = cupy.cuda.runtime.deviceGetPCIBusId(index)
+    except cupy.cuda.runtime.CUDARuntimeError:   # no PCI address (a virtual device): no node
+        bus_id = None
+    envinfo.bind_near_gpu(bus_id)
     return index
 
 
