@@ -589,7 +589,16 @@ def _terminated(signum, frame):
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, rest = parser.parse_known_args(argv)
+    if rest:
+        # `bfs report figure KIND --out STEM RUN_DIR...`: argparse has filled RUN_DIR... (the
+        # positionals before --out) already and leaves those after it over; they are run dirs
+        if args.func in (cmd_report_table, cmd_report_figure) \
+                and not any(a.startswith("-") for a in rest):
+            args.run_dirs += rest
+        else:
+            parser.error(f"unrecognized arguments: {' '.join(rest)}")
     signal.signal(signal.SIGTERM, _terminated)
     if args.func not in (cmd_report_table, cmd_report_figure, cmd_compare):
         # the tables and the comparison use pandas and scipy; nothing else does

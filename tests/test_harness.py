@@ -76,6 +76,16 @@ def test_unvalidated_searches_are_recorded_and_reported(kron10, tmp_path):
     assert info["measurements"]["n_validated"] == 1
     bfs_cli("report", "table", "graphs", run, "--out", tmp_path / "t")
     assert "kron-s10-e16" in (tmp_path / "t.md").read_text()
+    # run directories after --out too (argparse leaves them over): the same run twice is a
+    # point of two repeats
+    bfs_cli("report", "table", "graphs", run, "--out", tmp_path / "u", run)
+    import csv
+    with open(tmp_path / "u.csv") as table:
+        assert [row["repeats"] for row in csv.DictReader(table)] == ["2"]
+    wrong = bfs_cli("report", "table", "graphs", "--out", tmp_path / "v", run, "--rows", "2",
+                    check=False)
+    assert wrong.returncode == 2 and "unrecognized arguments:" in wrong.stderr \
+        and wrong.stderr.rstrip().endswith("--rows 2")
 
 
 @pytest.mark.skipif(not Path("/proc/self/clear_refs").exists(), reason="Linux's clear_refs")
