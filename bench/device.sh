@@ -46,6 +46,8 @@
 #                     the same bfs bench from this tree and from OLD (an older bfs/, made
 #                     with git archive before the call), alternated, each inside its tree
 #
+# The device returns at most 8 files: PACK=1 leaves $OUT as one $OUT.tgz (gzip -dc | tar x).
+#
 # Every stage runs with NVLink multicast off (NCCL_NVLS_ENABLE=0, NVSHMEM_DISABLE_NVLS=1,
 # TORCH_SYMM_MEM_DISABLE_MULTICAST=1: a program using it can take a shared host's GPUs out of
 # service), mpiexec allowed as root, the package and bench/ importable, and the GPU's name,
@@ -100,6 +102,13 @@ compare)
     python3 bench/ab_roots.py "$@" --out "$OUT/compare" 2>&1 | tee "$OUT/compare.log"
     ;;
 *)  # one-gpu variants grid two-gpus largest headline workflow box one-adjacency peer trees
-    exec bash "bench/stages/${stage//-/_}.sh" "$@"
+    status=0
+    bash "bench/stages/${stage//-/_}.sh" "$@" || status=$?
     ;;
 esac
+stage_status=$?
+status=${status:-$stage_status}
+if [ -n "${PACK:-}" ]; then
+    tar -C "$(dirname "$OUT")" -czf "$OUT.tgz" "$(basename "$OUT")" && rm -rf "$OUT"
+fi
+exit "$status"
