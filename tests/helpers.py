@@ -184,3 +184,30 @@ def kernel_defines(*names, source: str = "bfs/algorithms/level_loop.cu") -> list
         assert found, name
         values.append(eval(found.group(1).replace("ULL", ""), {}))
     return values
+
+
+def plant_parent(run: Path, vertex: int | None = None) -> tuple[int, int]:
+    """Give one reached vertex of the run's first saved search the wrong parent (another
+    reached vertex that is not its tree parent, so the levels' +1 rule breaks), rewriting the
+    parents file and its record in run.json, as a run that saved a wrong tree would have: `bfs
+    validate` must then find it by the rules, not by a damaged file. (vertex, its new parent)."""
+    import json
+
+    import pyarrow as pa
+
+    from bfs.integrity import file_record
+    path = sorted((run / "parents").glob("root-*.parquet"))[0]
+    table = pq.read_table(path)
+    parent = table.column("parent").to_numpy().copy()
+    level = table.column("level").to_numpy()
+    root = int(path.stem.removeprefix("root-"))
+    deep = np.flatnonzero(level >= 2)
+    v = int(deep[0]) if vertex is None else vertex
+    parent[v] = root            # the root is two or more levels above v: a level jump
+    pq.write_table(pa.table({"parent": parent, "level": table.column("level")}), path)
+    info = json.loads((run / "run.json").read_text())
+    rel = f"parents/{path.name}"
+    info["files"] = [file_record(run, rel) if rec["path"] == rel else rec
+                     for rec in info["files"]]
+    (run / "run.json").write_text(json.dumps(info))
+    return v, root

@@ -164,3 +164,28 @@ def test_damaged_graph_is_named_by_the_gpu_readers(tmp_path, command, how):
     assert not (tmp_path / "r").exists()
 
 
+
+
+def test_bfs_validate_checks_an_in_place_run_on_the_gpu_as_the_cpu_does(tmp_path):
+    """`bfs validate` of a GPU run over a graph generated in place makes the edges again on the
+    GPU and checks each saved search there (bfs.validate.gpu); its report equals the CPU's
+    (CUDA_VISIBLE_DEVICES empty: generated and checked on the CPU) on a valid saved search and
+    on a planted wrong tree."""
+    import json
+    from helpers import plant_parent
+    run = tmp_path / "run"
+    bfs_cli("run", "--generate", "kronecker:scale=12,edgefactor=16", "--algorithm",
+            "merrill-do", "--backend", "gpu", "--roots", "2", "--save-parents", "1",
+            "--out", run)
+    reports = {}
+    for planted in (False, True):
+        if planted:
+            plant_parent(run)
+        for where, env in (("gpu", {}), ("cpu", {"CUDA_VISIBLE_DEVICES": ""})):
+            out = bfs_cli("validate", run, "--report", tmp_path / f"{where}.json", env=env,
+                          check=False)
+            assert out.returncode == (1 if planted else 0), out.stderr
+            assert f"on the {where.upper()} to validate against" in out.stderr, out.stderr
+            reports[where] = json.loads((tmp_path / f"{where}.json").read_text())
+        assert reports["gpu"] == reports["cpu"], reports
+        assert reports["gpu"]["valid"] is not planted

@@ -13,7 +13,7 @@ import pytest
 from bfs.algorithms import ALGORITHMS, Searcher
 from bfs.errors import BfsError
 from bfs.harness.generated import GeneratedKronecker, parse_generate
-from helpers import ROOT, bfs_cli, searches
+from helpers import ROOT, bfs_cli, plant_parent, searches
 
 GENERATE = "kronecker:scale=10"
 KEY = ("root", "reached", "nedge", "depth")
@@ -60,6 +60,23 @@ def test_generated_run_is_the_graph_dirs_run(kron10, tmp_path):
     assert "valid (1/1" in bfs_cli("validate", run).stdout
     assert "valid (1/1" in bfs_cli("validate", run, "--graph", g).stdout
     bfs_cli("report", "table", "graphs", run, "--out", tmp_path / "t")
+
+
+def test_bfs_validate_finds_a_wrong_saved_tree_by_the_rules(kron10, tmp_path):
+    """A saved search whose tree is wrong (a vertex given the root as its parent, two levels
+    up), its file intact: `bfs validate` exits 1 naming the vertex, and its report says which
+    search failed; a run over an in-place graph likewise (the graph generated again)."""
+    g, _ = kron10
+    for source in ([g], ["--generate", "kronecker:scale=10,edgefactor=16"]):
+        run = tmp_path / f"run-{len(source)}"
+        bfs_cli("run", *source, "--algorithm", "seq-csr", "--roots", 2, "--out", run)
+        v, root = plant_parent(run)
+        out = bfs_cli("validate", run, "--report", tmp_path / "r.json", check=False)
+        assert out.returncode == 1 and "INVALID (0/1 saved searches valid)" in out.stdout
+        report = json.loads((tmp_path / "r.json").read_text())
+        assert not report["valid"] and report["searches"][0]["root"] == root
+        assert f"vertex {v}" in report["searches"][0]["message"] \
+            or f"[{v}]" in report["searches"][0]["message"], report
 
 
 def test_unvalidated_searches_are_recorded_and_reported(kron10, tmp_path):

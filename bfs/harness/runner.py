@@ -369,10 +369,17 @@ def _write_run(session, out, opts, spec, backend, options, started, roots, const
     return 0, record
 
 
+def iter_of(edges):
+    """A chunks() callable over one (src, dst) pair: the whole list as its one chunk."""
+    return lambda: iter([edges])
+
+
 def revalidate(run_dir: Path, graph_dir: Path | None = None) -> tuple[bool, list[dict]]:
     """Re-check a run's saved parents against its graph's own edge list (`bfs validate`). A
     run over a graph generated in place (run.json's graph.generated) has its graph generated
-    again on the CPU (the same edges), unless --graph names a directory to read instead."""
+    again (the same edges), unless --graph names a directory to read instead: on the GPU where
+    there is one, and each saved search with its levels checked there (bfs.validate.gpu), else
+    on the CPU."""
     run_dir = Path(run_dir)
     run_json = run_dir / RUN_JSON
     info = read_run_json(run_dir)
@@ -409,35 +416,35 @@ def revalidate(run_dir: Path, graph_dir: Path | None = None) -> tuple[bool, list
     # a run that streamed its edge list (--edge-list stream) is validated streaming it too: the
     # list made again chunk by chunk for each parents file, never whole in host memory
     streamed = (info.get("measurements") or {}).get("edge_list") == "streamed"
+    device_chunks = None    # a generated graph's edges on the GPU: checked there, not copied
+    whole = None            # the edge list held whole in host memory
     if generated is not None:
         on_gpu = gpu_available()
         log(f"generating {generated.spec} again (the run's graph) on the "
             f"{'GPU' if on_gpu else 'CPU'} to validate against"
             + (", a chunk at a time for each search" if streamed else ""))
-        if on_gpu and streamed:   # the same edges bit for bit, each chunk copied to the host
+        if on_gpu and streamed:   # the same edges bit for bit, each chunk made on the device
             device_chunks = generated.streamed_device_edges().chunks
-
-            def chunks():
-                return ((s.get(), d.get()) for s, d in device_chunks())
         elif on_gpu:   # tens of times faster than the CPU generator
-            src, dst = (edges.get() for edges in generated.device_edges())
-            import cupy
-            cupy.get_default_memory_pool().free_all_blocks()
+            device_chunks = iter_of(generated.device_edges())
         elif streamed:
             chunks = generated.streamed_host_edges().chunks
         else:
-            src, dst = generated.host_edges()
+            whole = generated.host_edges()
         n = generated.n_vertices
     else:
         if streamed:
             log(f"reading {graph_dir} a chunk at a time for each search")
             chunks = streamed_graph_dir_host(graph_dir).chunks
         else:
-            src, dst = read_edges(graph_dir)
+            whole = read_edges(graph_dir)
         n = read_meta(graph_dir).n_vertices
-    if not streamed:
-        def chunks():
-            return iter([(src, dst)])
+    if device_chunks is not None:   # the CPU validator's view (a search saved without levels)
+        def copied():
+            return ((s.get(), d.get()) for s, d in device_chunks())
+        chunks = copied
+    elif whole is not None:
+        chunks = iter_of(whole)
     report, ok = [], bool(info.get("valid"))
     if not ok:
         log(f"{run_json}: the run itself is marked invalid")
@@ -450,7 +457,16 @@ def revalidate(run_dir: Path, graph_dir: Path | None = None) -> tuple[bool, list
             check_msg, good = f"{len(parent)} parents for {n} vertices", False
             nedge = None
         else:
-            check = validate_chunks(chunks, parent, root, level)
+            if device_chunks is not None and level is not None:
+                # bfs.validate.gpu's five rules over the edges where they were made: at scale
+                # 26 the host copy (16 GB) and the CPU's edge pass were most of a validate job
+                # (10-18 s a job through the workflow on four H200s)
+                import cupy
+                from ..validate.gpu import validate_device
+                check = validate_device(device_chunks, cupy.asarray(parent, cupy.int64),
+                                        cupy.asarray(level, cupy.int32), root)
+            else:
+                check = validate_chunks(chunks, parent, root, level)
             recorded = by_root.get(root)
             good = check.valid and recorded is not None and \
                 (recorded["nedge"], recorded["depth"], recorded["reached"]) == \
