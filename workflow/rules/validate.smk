@@ -4,7 +4,8 @@
 # goes before the next run (priority): a workflow stopped part way (a device call's limit, a
 # SLURM allocation's end) leaves every finished run validated but the last, and a run's saved
 # parents are checked while the next run has not yet filled the disk. The check of every edge
-# runs on Numba threads, one a core the job holds (VALIDATE_THREADS: under SLURM its
+# runs where the edges are: on the GPU for a graph generated there again (bfs.validate.gpu),
+# else on Numba threads, one a core the job holds (VALIDATE_THREADS: under SLURM its
 # --cpus-per-task, locally at most --cores; `--set-threads validate=N` changes it).
 
 
