@@ -331,7 +331,6 @@ def test_a_refused_option_under_mpiexec_is_one_line(kron8, tmp_path):
 def test_an_option_name_has_one_meaning(toy, monkeypatch):
     """Two declarations of one name would give one flag and one config key two meanings."""
     from dataclasses import replace
-    from bfs.algorithms import AlgorithmSpec
     other = replace(toy, name="toy2", options=(replace(toy.options[0], default=9),))
     monkeypatch.setitem(ALGORITHMS, "toy2", other)
     with pytest.raises(ValueError, match="option 'hops' is declared twice, differently "
