@@ -186,11 +186,11 @@ def kernel_defines(*names, source: str = "bfs/algorithms/level_loop.cu") -> list
     return values
 
 
-def plant_parent(run: Path, vertex: int | None = None) -> tuple[int, int]:
-    """Give one reached vertex of the run's first saved search the wrong parent (another
-    reached vertex that is not its tree parent, so the levels' +1 rule breaks), rewriting the
-    parents file and its record in run.json, as a run that saved a wrong tree would have: `bfs
-    validate` must then find it by the rules, not by a damaged file. (vertex, its new parent)."""
+def plant_parent(run: Path) -> tuple[int, int]:
+    """Give the first vertex two or more levels deep in the run's first saved search the root
+    as its parent (so the levels' +1 rule breaks), rewriting the parents file and its record in
+    run.json, as a run that saved a wrong tree would have: `bfs validate` must then find it by
+    the rules, not by a damaged file. (that vertex, the root)."""
     import json
 
     import pyarrow as pa
@@ -199,11 +199,9 @@ def plant_parent(run: Path, vertex: int | None = None) -> tuple[int, int]:
     path = sorted((run / "parents").glob("root-*.parquet"))[0]
     table = pq.read_table(path)
     parent = table.column("parent").to_numpy().copy()
-    level = table.column("level").to_numpy()
     root = int(path.stem.removeprefix("root-"))
-    deep = np.flatnonzero(level >= 2)
-    v = int(deep[0]) if vertex is None else vertex
-    parent[v] = root            # the root is two or more levels above v: a level jump
+    v = int(np.flatnonzero(table.column("level").to_numpy() >= 2)[0])
+    parent[v] = root
     pq.write_table(pa.table({"parent": parent, "level": table.column("level")}), path)
     info = json.loads((run / "run.json").read_text())
     rel = f"parents/{path.name}"

@@ -164,8 +164,6 @@ def test_damaged_graph_is_named_by_the_gpu_readers(tmp_path, command, how):
     assert not (tmp_path / "r").exists()
 
 
-
-
 def test_bfs_validate_checks_an_in_place_run_on_the_gpu_as_the_cpu_does(tmp_path):
     """`bfs validate` of a GPU run over a graph generated in place makes the edges again on the
     GPU and checks each saved search there (bfs.validate.gpu); its report equals the CPU's
