@@ -209,3 +209,14 @@ def plant_parent(run: Path) -> tuple[int, int]:
                      for rec in info["files"]]
     (run / "run.json").write_text(json.dumps(info))
     return v, root
+
+
+def experiment_plan():
+    """workflow/experiment_plan.py as a module (it is no package's: the workflow puts its folder
+    on sys.path, a test loads the file)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("experiment_plan",
+                                                  ROOT / "workflow" / "experiment_plan.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

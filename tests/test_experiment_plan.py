@@ -1,19 +1,15 @@
 """workflow/experiment_plan.py without Snakemake: the runs a config plans, the checks that refuse
 a config (their messages, which the workflow prints), the tables and figures, job sizes. The
 Snakemake runs of tests/test_workflow.py check the same plan through the rules."""
-import importlib.util
 import tempfile
 from pathlib import Path
 
 import pytest
 import yaml
 
-from helpers import ROOT
+from helpers import ROOT, experiment_plan
 
-spec = importlib.util.spec_from_file_location("experiment_plan",
-                                              ROOT / "workflow" / "experiment_plan.py")
-experiment_plan = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(experiment_plan)
+experiment_plan = experiment_plan()
 Plan = experiment_plan.Plan
 
 

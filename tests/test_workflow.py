@@ -17,7 +17,9 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from helpers import ROOT, SNAP_DIR, planned_jobs
+from helpers import ROOT, SNAP_DIR, experiment_plan, planned_jobs
+
+PLAN = experiment_plan()   # workflow/experiment_plan.py
 
 pytestmark = pytest.mark.skipif(shutil.which("snakemake") is None or shutil.which("mpiexec") is None,
                                 reason="needs snakemake and mpiexec")
@@ -482,7 +484,7 @@ def test_comm_and_grid_shapes_plan_their_runs(tmp_path):
         ranks = 1 if layout in ("1x1", "p1") else 2
         assert job["rule"] == ("bfs_single_rank" if ranks == 1 else "bfs_mpi"), run
         if ranks == 2:
-            assert job["shell"].startswith("mpiexec -n 2 "), run
+            assert job["shell"].startswith("NUMBA_NUM_THREADS=1 mpiexec -n 2 "), run
         # one GPU per rank for the GPU runs; none for the CPU ones
         assert job["resources"]["gpu"] == str(ranks if comm else 0), run
 
@@ -522,11 +524,13 @@ def test_the_small_box_config_shares_its_gpus_through_the_slot_launcher(tmp_path
         ranks = 1 if layout == "serial" else int(layout[1:]) if layout.startswith("p") \
             else int(layout.split("x")[0]) * int(layout.split("x")[1])
         gpus = job["resources"]["gpu"]
-        launched = LAUNCHER.match(job["shell"])
+        # Numba's threads first (test_a_run_job_tells_numba_the_cores_it_holds), then the launcher
+        shell = re.sub(r"^NUMBA_NUM_THREADS=\d+ ", "", job["shell"])
+        launched = LAUNCHER.match(shell)
         if "/gpu-" in run:
             assert gpus == ranks and launched and int(launched.group(1)) == ranks, (run, job)
             # the launcher goes first, then the MPI launcher of a run of several ranks
-            rest = job["shell"][launched.end():]
+            rest = shell[launched.end():]
             assert rest.startswith(f"mpiexec -n {ranks} " if job["rule"] == "bfs_mpi"
                                    else "python3 -m bfs run "), (run, rest)
             asked[ranks] = asked.get(ranks, 0) + 1
@@ -543,6 +547,30 @@ def test_the_small_box_config_shares_its_gpus_through_the_slot_launcher(tmp_path
     gpu_runs = [j for j in whole if j["rule"].startswith("bfs_") and "/gpu-" in j["output"]]
     assert len(gpu_runs) == 74 and {j["resources"]["gpu"] for j in gpu_runs} == {4}
     assert not [j for j in whole if "gpu_slots" in (j["shell"] or "")]
+
+
+def test_a_run_job_tells_numba_the_cores_it_holds(tmp_path):
+    """config/gpu_box_small.yaml planned for 4 GPUs on 64 cores: a hybrid run holds
+    HYBRID_THREADS cores and runs that many Numba threads, every other one-rank run one core and
+    one thread, a run of P ranks P cores and one thread a rank, so that snakemake never puts a
+    CPU job's Numba pool (the machine's, untold) on the cores of a timed search beside it."""
+    (tmp_path / "data").symlink_to(ROOT / "data")
+    shutil.copy(ROOT / "config" / "gpu_box_small.yaml", tmp_path / "config.yaml")
+    jobs = planned_jobs(snakemake(tmp_path, "-n", "-p", "-c", "64", "--config", "gpus=4").stdout)
+    seen = set()
+    for job in (j for j in jobs if j["rule"].startswith("bfs_")):
+        numba = re.match(r"NUMBA_NUM_THREADS=(\d+) ", job["shell"])
+        assert numba, job
+        algorithm = job["output"].split("/")[4]
+        if job["rule"] == "bfs_mpi":
+            layout = job["output"].split("/")[5].split("-")[1]
+            assert int(numba.group(1)) == 1 and job["threads"] == PLAN.layout_ranks(layout), job
+        else:
+            cores = PLAN.HYBRID_THREADS if algorithm == "hybrid" else 1
+            assert int(numba.group(1)) == job["threads"] == cores, job
+        seen.add((job["rule"], algorithm == "hybrid"))
+    assert seen >= {("bfs_serial", True), ("bfs_serial", False), ("bfs_single_rank", False),
+                    ("bfs_mpi", False)}, seen
 
 
 def test_a_gpu_validation_on_a_shared_box_takes_one_slot(tmp_path):

@@ -84,6 +84,16 @@ KIND_TITLES = {
 # and ran 2.0x faster on 2 cores than on 1 (BENCHMARKS.md), so 8 cores would take scale 27's
 # pass from about 58 s to under 10 s, without holding a whole node from the runs beside it.
 VALIDATE_THREADS = 8
+# Cores of a run job: one a rank (a search's rank is one host thread; Numba's pool, which would
+# be the machine's, is told so), but a hybrid run, whose CPU tasks are Numba threads, holds
+# Munguia et al.'s node: two sockets of six cores. A job that says what it uses lets snakemake
+# keep a CPU job's threads off the cores of a timed GPU search beside it.
+HYBRID_THREADS = 12
+
+
+def run_threads(algorithm: str) -> int:
+    """The cores a one-rank run job holds, its Numba threads (a job of P ranks holds P)."""
+    return HYBRID_THREADS if algorithm == "hybrid" else 1
 COMPARISON_FILES = ("summary.csv", "summary.md", "per_root.csv", "per_root.md", "speedups.png",
                     "speedups.svg")
 

@@ -19,6 +19,9 @@
 # it asks for its ranks' GPUs and starts through the slot launcher (params.slots:
 # workflow/gpu_slots.py), which takes that many free GPUs and shows the job only those.
 # GPU runs get `--comm` from the run id's variant (run_flags).
+# A job holds one core a rank, a hybrid run HYBRID_THREADS (run_threads), and its command tells
+# Numba so (NUMBA_NUM_THREADS: a rank's pool would be the machine's, on the cores of a timed
+# search that snakemake runs beside it, and in-place generation is a Numba loop).
 # The conda environment follows the backend (bfs_env): envs/gpu.yaml (CuPy) for gpu and auto
 # runs, envs/cpu.yaml for cpu runs.
 
@@ -38,6 +41,7 @@ rule bfs_serial:
         save=config["save_parents"],
         options=serial_flags,
         slots=gpu_slots,
+    threads: lambda wc: run_threads(wc.algorithm)
     resources:
         **bfs_resources(),
     log:
@@ -45,7 +49,7 @@ rule bfs_serial:
     conda:
         bfs_env
     shell:
-        "{params.slots}python3 -m bfs run {params.source} --algorithm {wildcards.algorithm} --backend {wildcards.backend}"
+        "NUMBA_NUM_THREADS={threads} {params.slots}python3 -m bfs run {params.source} --algorithm {wildcards.algorithm} --backend {wildcards.backend}"
         "{params.options} --roots {params.roots} --save-parents {params.save} --out {output}"
         " 2>&1 >>{log} | tee -a {log}"
 
@@ -63,6 +67,7 @@ rule bfs_single_rank:
         save=config["save_parents"],
         options=run_flags,
         slots=gpu_slots,
+    threads: lambda wc: run_threads(wc.algorithm)
     resources:
         **bfs_resources(),
     log:
@@ -70,7 +75,7 @@ rule bfs_single_rank:
     conda:
         bfs_env
     shell:
-        "{params.slots}python3 -m bfs run {params.source}"
+        "NUMBA_NUM_THREADS={threads} {params.slots}python3 -m bfs run {params.source}"
         " --algorithm {wildcards.algorithm} --backend {wildcards.backend} {params.options}"
         " --roots {params.roots} --save-parents {params.save} --out {output}"
         " 2>&1 >>{log} | tee -a {log}"
@@ -99,7 +104,8 @@ rule bfs_mpi:
     conda:
         bfs_env
     shell:
-        "{params.slots}{resources.mpi} {params.launch} python3 -m bfs run {params.source}"
+        "NUMBA_NUM_THREADS=1 {params.slots}{resources.mpi} {params.launch} python3 -m bfs run"
+        " {params.source}"
         " --algorithm {wildcards.algorithm} --backend {wildcards.backend} {params.options}"
         " --roots {params.roots} --save-parents {params.save} --out {output}"
         " 2>&1 >>{log} | tee -a {log}"

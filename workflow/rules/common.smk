@@ -21,7 +21,7 @@ from bfs.harness import jobsize
 
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
 import experiment_plan  # noqa: E402  (workflow/experiment_plan.py)
-from experiment_plan import VALIDATE_THREADS, layout_ranks  # noqa: E402,F401
+from experiment_plan import VALIDATE_THREADS, layout_ranks, run_threads  # noqa: E402,F401
 
 SCHEMA = Path(workflow.basedir) / "workflow/schemas/config.schema.yaml"
 
