@@ -12,12 +12,15 @@
 # report is made only by a call without TARGETS); AS_IS=1 runs CONFIG at its own scales:
 #   AS_IS=1 KEEP=1 TARGETS=results/tables/weak_scaling_at_the_memory_limit-weak_scaling.md \
 #     OUT=dir bash bench/device.sh box
-# Across calls on machines that were not kept: LIMIT=540 stops snakemake (SIGTERM) in time to
+# Across calls on machines that were not kept: LIMIT=540 stops snakemake (SIGTERM) that many
+# seconds after the stage started (RESUME's graphs and partitions count: a call that gave the
+# main run its 500 s after 160 s of them ran past the device's 600 and packed nothing) in time to
 # pack every validated run (run directory less its saved parents, and its verdict) into
 # $OUT/results.tar.gz; the next call, given that file as RESUME=path (carried), unpacks it
 # first and snakemake makes only what is missing. OMIT="PATH ..." leaves those runs out
 # (--omit-from), with the tables and figures that need them.
 set -euo pipefail
+stage_start=$(date +%s)   # LIMIT counts from here
 S1=${S1:-26} S2=${S2:-27} ROOTS=${ROOTS:-64}
 WORK=${WORK:-/tmp/bfs-gpu-box}
 GPUS=$(nvidia-smi -L | wc -l)
@@ -80,7 +83,12 @@ fi
 # longer than a call (seq-csr at scale 26, 16 roots: still running after 584 s), which would
 # hold a core, and so every validate job back, till the call's limit
 # shellcheck disable=SC2086  # TARGETS, OMIT: lists of paths
-timeout --kill-after=30 "${LIMIT:-0}" "${smk[@]}" -c "$cores" ${TARGETS:-} --rerun-incomplete \
+limit=0   # timeout's 0: none
+if [ -n "${LIMIT:-}" ] && [ "$LIMIT" != 0 ]; then
+  limit=$(( LIMIT - ($(date +%s) - stage_start) ))
+  [ "$limit" -ge 1 ] || { echo "box: LIMIT=$LIMIT s spent before the run began" >&2; limit=1; }
+fi
+timeout --kill-after=30 "$limit" "${smk[@]}" -c "$cores" ${TARGETS:-} --rerun-incomplete \
   ${OMIT:+--omit-from $OMIT} \
   --set-threads validate="$cores" --resources gpu="$GPUS" > "$OUT/workflow.log" 2>&1 \
   || status=$?
