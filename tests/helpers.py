@@ -211,7 +211,7 @@ def plant_parent(run: Path) -> tuple[int, int]:
     return v, root
 
 
-def experiment_plan():
+def load_experiment_plan():
     """workflow/experiment_plan.py as a module (it is no package's: the workflow puts its folder
     on sys.path, a test loads the file)."""
     import importlib.util

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from helpers import ROOT, experiment_plan
+from helpers import ROOT, load_experiment_plan
 
-experiment_plan = experiment_plan()
+experiment_plan = load_experiment_plan()
 Plan = experiment_plan.Plan
 
 

@@ -17,9 +17,9 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from helpers import ROOT, SNAP_DIR, experiment_plan, planned_jobs
+from helpers import ROOT, SNAP_DIR, load_experiment_plan, planned_jobs
 
-PLAN = experiment_plan()   # workflow/experiment_plan.py
+PLAN = load_experiment_plan()   # workflow/experiment_plan.py
 
 pytestmark = pytest.mark.skipif(shutil.which("snakemake") is None or shutil.which("mpiexec") is None,
                                 reason="needs snakemake and mpiexec")
