@@ -43,9 +43,16 @@ def test_every_experiment_uses_defined_graphs(name, s1, s2):
     assert road and all(g.startswith("lattice-") for g in road)
     assert exps["weak_scaling"]["points"] == [{"ranks": 1, "graph": f"kron-s{s1}"},
                                               {"ranks": 2, "graph": f"kron-s{s2}"}]
-    # hybrid's task count sweep and Racherla's sweep follow their graph's role; the lambda
-    # sweep's graphs are gone, and so is it; the lattice stays
-    assert "lambda_sweep" not in exps and "task_count_sweep" in exps
+    # hybrid's task count sweep and Racherla's sweep follow their graph's role: the task count
+    # sweep stays where its graph has one (a scaling graph's) and goes with its graph where it
+    # has none (gpu_box.yaml's kron-s21-e32, the paper's Fig. 9 graph), as the lambda sweep's
+    # graphs go and it with them; the lattice stays
+    renamed = box_config.roles(original["experiments"], f"kron-s{s1}", f"kron-s{s2}",
+                               original["graphs"]["kronecker"])
+    tasks_graphs = box_config.graph_refs(original["experiments"]["task_count_sweep"])
+    assert "lambda_sweep" not in exps
+    assert ("task_count_sweep" in exps) == any(g in renamed for g in tasks_graphs)
+    assert ("task_count_sweep" in exps) == (name != "gpu_box.yaml")
     assert any(g.startswith("lattice-") for g in exps["small_frontier_sweep"]["graphs"])
     # in-place generation kept for the graphs of the role it had
     in_place = {g for g, p in original["graphs"]["kronecker"].items() if p.get("in_place")}
