@@ -90,12 +90,13 @@ VALIDATE_THREADS = 8
 # keep a CPU job's threads off the cores of a timed GPU search beside it.
 HYBRID_THREADS = 12
 
+COMPARISON_FILES = ("summary.csv", "summary.md", "per_root.csv", "per_root.md", "speedups.png",
+                    "speedups.svg")
+
 
 def run_threads(algorithm: str) -> int:
     """The cores a one-rank run job holds, its Numba threads (a job of P ranks holds P)."""
     return HYBRID_THREADS if algorithm == "hybrid" else 1
-COMPARISON_FILES = ("summary.csv", "summary.md", "per_root.csv", "per_root.md", "speedups.png",
-                    "speedups.svg")
 
 
 def config_schema(path: Path) -> dict:
