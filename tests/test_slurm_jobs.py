@@ -167,6 +167,34 @@ def test_gpu_box_on_nodes_of_4_or_8_gpus(tmp_path, node_gpus, gpus):
                 "results/gpu_box/runs/kron-s26/2d-do/gpu-2x4-scan-mpi"} <= eight
 
 
+def test_a_hybrid_run_asks_for_the_cores_its_tasks_run_on(tmp_path):
+    """config/gpu_box.yaml's hybrid sweeps through the profile on nodes of 4 GPUs: a hybrid
+    run is one task with one GPU and HYBRID_THREADS cores (--cpus-per-task, no
+    --ntasks-per-gpu beside it, which the job step's srun could not combine with it on
+    Slurm >= 23.x); every other GPU search still carries no CPU flag; `--set-threads
+    bfs_serial=3` has every one-rank search of that rule ask for 3."""
+    from helpers import load_experiment_plan
+    hybrid_threads = load_experiment_plan().HYBRID_THREADS
+    for set_threads, want in ((), hybrid_threads), (("--set-threads", "bfs_serial=3"), 3):
+        jobs = plan(tmp_path, {"cluster": {"gpus_per_node": 4}}, "--cores", "64", *set_threads,
+                    "--config", "gpus=4", configfiles=[GPU_BOX])
+        hybrid = other = 0
+        for job in jobs:
+            if not job["rule"].startswith("bfs_") or "/gpu-" not in job["output"]:
+                continue
+            line = sbatch_line(job, tmp_path)
+            f = flags(line)
+            if "/hybrid/" in job["output"] or (set_threads and job["rule"] == "bfs_serial"):
+                hybrid += 1
+                assert f["--cpus-per-task"] == str(want) and f["--gpus"] == "1", line
+                assert "--ntasks-per-gpu" not in f and "--ntasks-per-node" not in f, line
+                assert f"NUMBA_NUM_THREADS={want} " in job["shell"], job["shell"]
+            else:
+                other += 1
+                assert "--cpus-per-task" not in f, line
+        assert hybrid >= 22 and other > 0, (hybrid, other)
+
+
 def test_unshaped_gpu_jobs_carry_no_cpu_flag(tmp_path):
     """Without cluster.gpus_per_node a GPU job is --ntasks-per-gpu=1 --gpus=P (SLURM places
     it): never with --cpus-per-task, which breaks the inner srun on Slurm >= 23.x."""
@@ -272,6 +300,22 @@ def test_memory_is_per_node_and_capped():
     assert jobsize.shape(4, 4, 1) == {"tasks": 4, "nodes": 4, "tasks_per_node": None,
                                       "gpu": None, "tasks_per_gpu": None, "gres": "gpu:1",
                                       "cpus_per_task": -1}
+
+
+def test_a_job_asks_for_its_one_rank_threads():
+    """One rank of several threads asks for them (a GPU job then without --ntasks-per-gpu:
+    tasks_per_gpu 0); a job of several ranks asks for one CPU a task whatever its threads."""
+    assert jobsize.shape(1, 1, None, 12) == {"tasks": 1, "nodes": None, "tasks_per_node": None,
+                                             "gpu": 1, "tasks_per_gpu": 0, "gres": None,
+                                             "cpus_per_task": 12}
+    assert jobsize.shape(1, 1, 4, 12)["nodes"] == 1
+    assert jobsize.shape(1, 1, None, 1)["tasks_per_gpu"] == 1
+    assert jobsize.shape(1, 1, None, 1)["cpus_per_task"] == -1
+    assert jobsize.shape(4, 4, None, 4)["cpus_per_task"] == -1
+    assert jobsize.shape(1, 0, None, 3)["cpus_per_task"] == 3
+    assert jobsize.shape(8, 0, None, 8)["cpus_per_task"] == 1
+    with pytest.raises(ValueError, match="threads 0"):
+        jobsize.shape(1, 1, None, 0)
 
 
 def seq_csr_config(**keys) -> dict:

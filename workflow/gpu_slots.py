@@ -15,12 +15,15 @@ them. Snakemake's `--resources gpu=N` (N = the slots) keeps the jobs asking for 
 the box, so K slots are free whenever a job starts; where they are not (another program holding
 them) the launcher polls until --timeout and then fails with one line naming DIR.
 
-Each of the command's processes gets one GPU's share of the cores for its threads
-(NUMBA_NUM_THREADS and OMP_NUM_THREADS = cores // slots, where the caller did not set them),
-not a pool as wide as the box each (Numba's default): side by side on four H100s, without this
-share, hybrid's CPU-task searches at scale 18 took 2.4-7 s each (at scale 16 alone on one
-GPU: 4-11 ms) and its 16 serial jobs 700 s in all; with it, the 18 serial jobs of the same
-config took 129 s in all, 11 s at most (BENCHMARKS.md, "The frontier's fold").
+A command that does not say how many threads its processes run gets one GPU's share of the
+cores (NUMBA_NUM_THREADS and OMP_NUM_THREADS = cores // slots, where the caller did not set
+them), not a pool as wide as the box each (Numba's default): side by side on four H100s,
+without a bound, hybrid's CPU-task searches at scale 18 took 2.4-7 s each (at scale 16 alone on
+one GPU: 4-11 ms) and its 16 serial jobs 700 s in all; with it, 129 s in all (BENCHMARKS.md,
+"The frontier's fold"). The workflow's run and validate rules now say: NUMBA_NUM_THREADS is
+the cores their job holds (workflow/experiment_plan.py's run_threads, VALIDATE_THREADS), which
+snakemake keeps within --cores; the share still bounds OMP_NUM_THREADS and commands run through
+the launcher by hand.
 
 Standard library only: it runs in whichever environment the job's rule has (envs/gpu.yaml,
 envs/cpu.yaml or none).

@@ -92,15 +92,21 @@ def launcher_args(ranks: int, launcher: str, nodes: int | None, per_node: int | 
     return args
 
 
-def shape(ranks: int, gpus: int, per_node: int | None) -> dict:
+def shape(ranks: int, gpus: int, per_node: int | None, threads: int = 1) -> dict:
     """Task, node and GPU resources of a BFS job of `ranks` ranks asking for `gpus` GPUs
-    (0: a CPU job), in the keys snakemake-executor-plugin-slurm turns into sbatch flags.
-    None means "leave the flag out" (snakemake drops resources that evaluate to None).
+    (0: a CPU job) whose one-rank process runs `threads` threads (a hybrid run's CPU tasks;
+    a job of several ranks runs one a rank), in the keys snakemake-executor-plugin-slurm turns
+    into sbatch flags. None means "leave the flag out" (snakemake drops resources that
+    evaluate to None).
 
-    - GPU jobs never carry a CPU flag (cpus_per_task -1): on Slurm >= 23.x `--cpus-per-task`
+    - GPU jobs carry no CPU flag (cpus_per_task -1): on Slurm >= 23.x `--cpus-per-task`
       makes the batch step export SLURM_TRES_PER_TASK, and an inner srun that inherits it
       beside --ntasks-per-gpu's SLURM_NTASKS_PER_GPU stops ("mutually exclusive"); jobstep
       0.6.0 passes both on. A task gets one CPU by default.
+    - Except a one-rank GPU job of several threads: it is `--gpus=1 --cpus-per-task=T` with
+      no --ntasks-per-gpu (tasks_per_gpu 0, which the plugin leaves out; one task is SLURM's
+      default), so the job step's srun gets its T cores and nothing it cannot combine them
+      with. Without them Numba's T threads would share the one CPU of the allocation.
     - Without a node size (per_node None) a GPU job is `--ntasks=P --ntasks-per-gpu=1
       --gpus=P`: SLURM places it and binds each task to its own GPU.
     - With one, a job of several ranks is `--nodes=N --ntasks-per-node=K --gres=gpu:K` (K
@@ -110,12 +116,15 @@ def shape(ranks: int, gpus: int, per_node: int | None) -> dict:
       and `tasks_per_node` for an MPI job, and tasks_per_node only above 1, so a job of one
       rank a node is `--nodes=P --ntasks=P`.
     - A one-rank job stays `--gpus=1` (the job step's srun asks for exactly that).
-    - CPU jobs: `--ntasks=P --cpus-per-task=1`, or with a node size the same node shape
-      without GPUs.
+    - CPU jobs: `--ntasks=P --cpus-per-task=1` (a one-rank job: its threads), or with a node
+      size the same node shape without GPUs.
     """
+    threads = threads if ranks == 1 else 1
+    if threads < 1:
+        raise ValueError(f"threads {threads}: a job runs at least one")
     # gpu 0 rather than None on CPU jobs: a local `--resources gpu=N` sees them ask for none
     out = {"tasks": ranks, "nodes": None, "tasks_per_node": None, "gpu": 0 if not gpus else None,
-           "tasks_per_gpu": None, "gres": None, "cpus_per_task": 1}
+           "tasks_per_gpu": None, "gres": None, "cpus_per_task": threads}
     if gpus:
         out["cpus_per_task"] = -1
     if per_node and ranks > 1:
@@ -128,6 +137,8 @@ def shape(ranks: int, gpus: int, per_node: int | None) -> dict:
         return out
     if gpus:
         out["gpu"], out["tasks_per_gpu"] = gpus, 1
+        if threads > 1:
+            out["tasks_per_gpu"], out["cpus_per_task"] = 0, threads
         if per_node:
             out["nodes"] = 1
     return out

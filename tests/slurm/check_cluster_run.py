@@ -27,6 +27,12 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 
+# The threads the cluster run gives its one-rank serial searches (`--set-threads
+# bfs_serial=N`): each such job, a GPU-shaped one, must then hold N CPUs (--cpus-per-task),
+# as a hybrid run holds its HYBRID_THREADS, and its job step's srun must start with them.
+SERIAL_THREADS = 2
+
+
 def tiny_config(repo: Path, gpus_per_node: int | None = None) -> dict:
     config = {
         "results": "results",
@@ -164,6 +170,9 @@ def check(work: Path, local: Path, jobs_txt: Path, snakemake_log: Path,
             fail(f"{run}: mpi_size {params['mpi_size']}, expected {ranks}")
         if int(job["NumTasks"]) != ranks:
             fail(f"{run}: SLURM job {jobid} had NumTasks={job['NumTasks']}, expected {ranks}")
+        if not per_node and "-serial-" in run and int(job["NumCPUs"]) != SERIAL_THREADS:
+            fail(f"{run}: SLURM job {jobid} had NumCPUs={job['NumCPUs']}, expected the "
+                 f"{SERIAL_THREADS} threads --set-threads gave it")
         if job_gpus(job) != ranks:
             fail(f"{run}: SLURM job {jobid} did not ask for {ranks} GPUs: "
                  f"TresPerJob={job.get('TresPerJob')} TresPerNode={job.get('TresPerNode')}")
@@ -245,6 +254,8 @@ def main(argv: list[str]) -> None:
     elif cmd == "validation-targets":
         runs = expected_runs(yaml.safe_load(Path(args[0]).read_text()))
         print(" ".join(validation_file(run) for run in runs))
+    elif cmd == "serial-threads":
+        print(SERIAL_THREADS)
     elif cmd == "check":
         check(*map(Path, args))
     elif cmd == "check-retry":

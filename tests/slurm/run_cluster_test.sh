@@ -195,10 +195,13 @@ slurm_run() {
         die "snakemake --profile slurm $* failed"
     fi
 }
-say "snakemake --profile slurm (tiny config, BFS jobs of 1, 2 and 4 tasks with one GPU each)"
+# the serial searches with several threads: each asks for its cores beside its GPU
+# (--gpus=1 --cpus-per-task=N, no --ntasks-per-gpu), as a hybrid run does
+SERIAL_THREADS=$(python3 "$REPO/tests/slurm/check_cluster_run.py" serial-threads)
+say "snakemake --profile slurm (tiny config, BFS jobs of 1, 2 and 4 tasks with one GPU each, serial ones with $SERIAL_THREADS CPUs)"
 # shellcheck disable=SC2086
 slurm_run "$TMP/log/snakemake-slurm.log" -d "$WORK" --configfile "$WORK/config.yaml" \
-    -- $VALIDATION_TARGETS
+    --set-threads "bfs_serial=$SERIAL_THREADS" -- $VALIDATION_TARGETS
 say "workflow finished on SLURM"
 scontrol show job -o >"$TMP/log/jobs.txt" 2>/dev/null || true
 wait "$LOCAL_PID" || { tail -n 40 "$TMP/log/local.log" >&2; die "the local reference run failed"; }

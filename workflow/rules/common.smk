@@ -221,8 +221,8 @@ def ranks_per_node(wc):
     return PLAN.ranks_per_node(gpus(wc))
 
 
-def bfs_shape(wc):
-    return jobsize.shape(job_ranks(wc), gpus(wc), ranks_per_node(wc))
+def bfs_shape(wc, threads):
+    return jobsize.shape(job_ranks(wc), gpus(wc), ranks_per_node(wc), threads)
 
 
 def bfs_mem_mb(wc):
@@ -234,10 +234,11 @@ def bfs_runtime(wc, attempt):
 
 
 def bfs_resources(**extra):
-    """A BFS rule's resources: its shape (bfs.harness.jobsize.shape: tasks, nodes, GPUs, CPUs;
-    a key that is None is left out of the sbatch line), memory per node and runtime."""
+    """A BFS rule's resources: its shape (bfs.harness.jobsize.shape: tasks, nodes, GPUs, CPUs
+    from the rule's threads, after --set-threads and --cores; a key that is None is left out of
+    the sbatch line), memory per node and runtime."""
     def field(key):
-        return lambda wc: bfs_shape(wc)[key]
+        return lambda wc, threads: bfs_shape(wc, threads)[key]
 
     keys = ("tasks", "nodes", "tasks_per_node", "gpu", "tasks_per_gpu", "gres", "cpus_per_task")
     return {**{key: field(key) for key in keys}, "mem_mb": bfs_mem_mb,
