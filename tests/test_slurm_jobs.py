@@ -178,21 +178,21 @@ def test_a_hybrid_run_asks_for_the_cores_its_tasks_run_on(tmp_path):
     for set_threads, want in ((), hybrid_threads), (("--set-threads", "bfs_serial=3"), 3):
         jobs = plan(tmp_path, {"cluster": {"gpus_per_node": 4}}, "--cores", "64", *set_threads,
                     "--config", "gpus=4", configfiles=[GPU_BOX])
-        hybrid = other = 0
+        threaded = other = 0
         for job in jobs:
             if not job["rule"].startswith("bfs_") or "/gpu-" not in job["output"]:
                 continue
             line = sbatch_line(job, tmp_path)
             f = flags(line)
             if "/hybrid/" in job["output"] or (set_threads and job["rule"] == "bfs_serial"):
-                hybrid += 1
+                threaded += 1
                 assert f["--cpus-per-task"] == str(want) and f["--gpus"] == "1", line
                 assert "--ntasks-per-gpu" not in f and "--ntasks-per-node" not in f, line
                 assert f"NUMBA_NUM_THREADS={want} " in job["shell"], job["shell"]
             else:
                 other += 1
                 assert "--cpus-per-task" not in f, line
-        assert hybrid >= 22 and other > 0, (hybrid, other)
+        assert threaded >= 22 and other > 0, (threaded, other)
 
 
 def test_unshaped_gpu_jobs_carry_no_cpu_flag(tmp_path):

@@ -122,11 +122,11 @@ def shape(ranks: int, gpus: int, per_node: int | None, threads: int = 1) -> dict
     threads = threads if ranks == 1 else 1
     if threads < 1:
         raise ValueError(f"threads {threads}: a job runs at least one")
-    # gpu 0 rather than None on CPU jobs: a local `--resources gpu=N` sees them ask for none
+    # gpu 0 rather than None on CPU jobs: a local `--resources gpu=N` sees them ask for none;
+    # a GPU job's CPU flag only where its one rank runs several threads
     out = {"tasks": ranks, "nodes": None, "tasks_per_node": None, "gpu": 0 if not gpus else None,
-           "tasks_per_gpu": None, "gres": None, "cpus_per_task": threads}
-    if gpus:
-        out["cpus_per_task"] = -1
+           "tasks_per_gpu": None, "gres": None,
+           "cpus_per_task": -1 if gpus and threads == 1 else threads}
     if per_node and ranks > 1:
         nodes, per = nodes_for(ranks, per_node), ranks_on_a_node(ranks, per_node)
         out["nodes"] = nodes
@@ -136,9 +136,8 @@ def shape(ranks: int, gpus: int, per_node: int | None, threads: int = 1) -> dict
             out["gres"] = f"gpu:{per}"
         return out
     if gpus:
-        out["gpu"], out["tasks_per_gpu"] = gpus, 1
-        if threads > 1:
-            out["tasks_per_gpu"], out["cpus_per_task"] = 0, threads
+        # several threads: no --ntasks-per-gpu beside their --cpus-per-task
+        out["gpu"], out["tasks_per_gpu"] = gpus, 1 if threads == 1 else 0
         if per_node:
             out["nodes"] = 1
     return out
