@@ -125,6 +125,9 @@ PY
 # what a failed or cut call made is kept above (tables, figures, runs); the report needs all
 [ "$status" = 0 ] || { tail -20 "$OUT/workflow.log"; exit "$status"; }
 if [ -z "${TARGETS:-}" ]; then
-  "${smk[@]}" --report "$WORK/results/report.html" >> "$OUT/workflow.log" 2>&1
+  # the same OMIT: --report collects every table and figure of the whole plan, and one left
+  # out with its runs would stop it ("marked for report but does not exist")
+  "${smk[@]}" ${OMIT:+--omit-from $OMIT} --report "$WORK/results/report.html" \
+    >> "$OUT/workflow.log" 2>&1
   cp "$WORK/results/report.html" "$OUT/"
 fi
