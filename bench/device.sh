@@ -15,14 +15,14 @@
 #                     merrill-do@loop_spread=0 and @loop=cta in one bench each, and root by
 #                     root against loop=cta (ab_roots.py)
 #   variants          merrill's kernel variants side by side, a road-like lattice
-#   peer [loop [GRIDS]|share-checks|share|share-big]
+#   peer [loop [GRIDS]|share-checks|share|share-big|targets]
 #                     2d-do through peer memory (nvidia-h100-x4): the level loop across GPUs,
 #                     merrill-do on one GPU, then 2d-do against 2d-do@peer=off in one bench a
 #                     grid (1x2 1x4 unless GRIDS) on the 2000 x 2000 lattice (8 roots) and
 #                     Kronecker s26 (64 roots) (loop, the default); In's all-gather through
 #                     peer memory: its grid checks on 1x4 and 2x2 (share-checks), against
 #                     NCCL's at scale 26 (share) and 30 (share-big) on 1x4 and 2x2, merrill-do
-#                     on one GPU beside them
+#                     on one GPU beside them; issue 48's targets in one call (targets)
 #   one-adjacency checks|big|alpha|fold|pairs
 #                     2d-do with the block's CSC alone (nvidia-h100-x4): the grid checks on
 #                     1x2 and 2x2 and scale 26 on 1x4 beside both structures and merrill-do

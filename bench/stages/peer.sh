@@ -15,7 +15,11 @@
 #   share   scale 26 on 1x4 and 2x2 with both structures and with the CSC alone, each against
 #           peer=off (NCCL's all-gather and all-reduce) in one bench a grid (ROOTS, default 16)
 #   share-big  scale 30 on 1x4 and 2x2 (CSC alone), the same, every level's steps timed
-#   OUT=dir [ROOTS=16] bash bench/device.sh peer [loop [GRIDS]|share-checks|share|share-big]
+#   targets issue 48's targets in one call, 2d-do at its defaults with merrill-do on one GPU of
+#           the same machine before each graph: the lattice (8 roots) on 1x2 and 1x4,
+#           Kronecker s26 (64 roots) on 1x2, 1x4 and 2x2, s28 (16 roots) on 1x4; the first
+#           root's level clock on every grid (the fixed part of a level)
+#   OUT=dir [ROOTS=16] bash bench/device.sh peer [loop [GRIDS]|share-checks|share|share-big|targets]
 set -uo pipefail
 # shellcheck source=bench/stages/grid_check.sh
 source "$(dirname "$0")/grid_check.sh"
@@ -60,5 +64,23 @@ share|share-big)
       | tee "$OUT/$part-s$s-$g.log" | grep -v " search [0-9]" | tail -6
   done
   ;;
-*) echo "peer: loop [GRIDS], share-checks, share or share-big, got '$part'" >&2; exit 2 ;;
+targets)
+  # a graph's bench arguments by name, then its grids
+  lattice=(--lattice-graphs 2000x2000 --roots 8) s26=(--scales 26 --roots 64)
+  s28=(--scales 28 --roots 16)
+  for spec in "lattice 1x2 1x4" "s26 1x2 1x4 2x2" "s28 1x4"; do
+    read -r name grids <<< "$spec"
+    declare -n args=$name
+    python3 -m bfs bench --backend gpu "${args[@]}" --algorithms merrill-do --baseline none \
+      --out "$OUT/$name-1gpu" 2>&1 | tee "$OUT/$name-1gpu.log" | tail -3
+    for g in $grids; do
+      mpiexec -n $(( ${g%x*} * ${g#*x} )) python3 -m bfs bench --backend gpu --grid "$g" \
+        "${args[@]}" --algorithms 2d-do --profile-levels --out "$OUT/$name-$g" 2>&1 \
+        | tee "$OUT/$name-$g.log" | grep -v " search [0-9]" | tail -4
+    done
+    unset -n args
+  done
+  ;;
+*) echo "peer: loop [GRIDS], share-checks, share, share-big or targets, got '$part'" >&2
+   exit 2 ;;
 esac
