@@ -69,7 +69,8 @@ PY
   # of those, only the ones this call's plan makes again (its dry run lists them): snakemake
   # leaves a restored run whose graph directory is missing alone unless a run still to make
   # needs that graph, so a four-GPU call after the one-GPU sweeps skips their s21 and s23
-  # graphs (the most of the 160 s above) and remakes the lattice, whose 2- and 4-GPU runs remain
+  # graphs (most of the 160 s each one-GPU call spent here) and remakes the lattice, whose
+  # 2- and 4-GPU runs remain
   # shellcheck disable=SC2086  # TARGETS, OMIT: lists of paths
   "${smk[@]}" -n ${TARGETS:-} ${OMIT:+--omit-from $OMIT} --resources gpu="$GPUS" \
     > "$OUT/workflow-plan.log" 2>&1 || { tail -20 "$OUT/workflow-plan.log"; exit 1; }
