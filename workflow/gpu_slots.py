@@ -20,8 +20,8 @@ cores (NUMBA_NUM_THREADS and OMP_NUM_THREADS = cores // slots, where the caller 
 them), not a pool as wide as the box each (Numba's default): side by side on four H100s,
 without a bound, hybrid's CPU-task searches at scale 18 took 2.4-7 s each (at scale 16 alone on
 one GPU: 4-11 ms) and its 16 serial jobs 700 s in all; with it, 129 s in all (BENCHMARKS.md,
-"The frontier's fold"). The workflow's run and validate rules now say: NUMBA_NUM_THREADS is
-the cores their job holds (workflow/experiment_plan.py's run_threads, VALIDATE_THREADS), which
+"The frontier's fold"). The workflow's run and validate rules set it themselves:
+NUMBA_NUM_THREADS is the cores their job holds (workflow/experiment_plan.py's run_threads, VALIDATE_THREADS), which
 snakemake keeps within --cores; the share still bounds OMP_NUM_THREADS and commands run through
 the launcher by hand.
 
