@@ -64,10 +64,29 @@ def test_tables_and_figures_are_named_by_kind_or_experiment():
     assert plan.tables["kernel1"][1] == ["strong_scaling", "gpu_strong"]   # pooled
     assert plan.figures["frontier"][1] == ["strong_scaling", "gpu_strong"]
     assert plan.headline_figure() == "strong_scaling"
-    assert plan.experiment_title("gpu_strong") == "Strong scaling: gpu_strong"
+    assert plan.experiment_title("gpu_strong") == "Strong scaling (gpu_strong)"
     assert "res/figures/gteps_vs_watts.svg" in plan.all_figures()
     assert "res/tables/kernel1.md" in plan.all_tables()
     assert "res/figures/weak_scaling.png" not in plan.all_figures()
+
+
+def test_experiment_titles_are_distinct_link_targets_in_the_report():
+    """snakemake's report makes a reStructuredText link target of every category (``.. _TITLE:
+    javascript:...``); each experiment's title must stay one target of its own there (a colon
+    in it ends the name: "Strong scaling: a" and "Strong scaling: b" were one target twice)."""
+    from docutils import nodes
+    from docutils.core import publish_doctree
+    plan = Plan(config(strong_scaling={"graph": "kron-s8", "algorithm": "2d", "ranks": [1]},
+                       gpu_strong={"kind": "strong_scaling", "graph": "kron-s8",
+                                   "algorithm": "2d", "ranks": [2]},
+                       road_strong={"kind": "strong_scaling", "graph": "kron-s8",
+                                    "algorithm": "2d", "ranks": [2]}))
+    titles = [plan.experiment_title(name) for name in plan.experiments]
+    rst = "\n".join(f".. _{title}: javascript:app.showCategory('x')" for title in titles)
+    doctree = publish_doctree(rst, settings_overrides={"report_level": 5})
+    names = [name for target in doctree.findall(nodes.target) for name in target["names"]]
+    assert sorted(names) == sorted(" ".join(title.lower().split()) for title in titles)
+    assert len(set(names)) == 3, names
 
 
 BAD = {
@@ -410,3 +429,23 @@ def test_planning_gpus_hands_the_main_process_count_to_its_jobs():
     assert experiment_plan.planning_gpus(False, job_env) == 4
     assert experiment_plan.planning_gpus(False, {}) == 0
     assert experiment_plan.planning_gpus(False, {experiment_plan.PLAN_GPUS_ENV: "x"}) == 0
+
+
+def test_omitted_runs_are_named_by_run_directory_or_verdict_and_handed_to_jobs():
+    """--omit-from's paths (as snakemake's main process was given them) name planned runs by
+    run directory or verdict, written either way (./, a trailing /); a job's process reads the
+    main one's paths from the environment; a path of no planned run (a rule's name, another
+    file) leaves none out."""
+    plan = Plan(config(strong_scaling={"graph": "kron-s8", "algorithm": "2d", "ranks": [1, 2],
+                                       "reference": "seq-csr"}))
+    runs = plan.experiment_runs("strong_scaling")
+    serial = next(run for run in runs if run[1].startswith("seq-csr/"))
+    two = next(run for run in runs if "1x2" in run[1])
+    env = {}
+    named = experiment_plan.planning_omit_from(
+        True, {f"./{plan.run_dir(*serial)}/", plan.validation_file(*two), "bfs_serial"}, env)
+    assert set(plan.omitted_runs(named)) == {serial, two}
+    assert experiment_plan.planning_omit_from(False, None, env) == named   # a job's process
+    assert experiment_plan.planning_omit_from(False, None, {}) == []
+    assert plan.omitted_runs(experiment_plan.planning_omit_from(True, None, env)) == []
+    assert env[experiment_plan.PLAN_OMIT_ENV] == ""        # a later main process hands on none

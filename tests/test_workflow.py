@@ -4,6 +4,7 @@ import fcntl
 import functools
 import hashlib
 import http.server
+import json
 import os
 import re
 import shutil
@@ -147,6 +148,26 @@ def test_figures_and_report(finished):
     html = (work / "results" / "report.html").read_text(errors="replace")
     assert "strong_scaling" in html and "Fu et al" in html
     assert "Comparisons" in html and "Paired comparison" in html and "per_root.csv" in html
+
+
+@pytest.mark.xdist_group("finished_workflow")
+def test_a_run_left_out_is_named_on_the_landing_page(finished, tmp_path):
+    """--omit-from a run (a serial baseline too long for now) leaves out the tables that need
+    it, not the landing page: that is made from the other runs and names the one left out, and
+    the report opens on it (it opened on "No runs yet")."""
+    work = tmp_path / "work"
+    shutil.copytree(finished[0], work, symlinks=True)
+    serial = "results/runs/kron-s8/seq-csr/cpu-serial-default"
+    shutil.rmtree(work / serial)
+    (work / "results/validation/kron-s8/seq-csr/cpu-serial-default.json").unlink()
+    snakemake(work, "-c", "2", "--omit-from", serial)
+    assert not (work / serial).exists()
+    landing = json.loads((work / "results/report/landing.json").read_text())
+    assert landing["left_out"] == [serial]
+    assert landing["experiments"]["small_frontier_sweep"]["runs"] == 2   # its two 1d runs
+    snakemake(work, "--report", str(work / "report.html"), "--omit-from", serial)
+    html = (work / "report.html").read_text(errors="replace")
+    assert "Left out" in html and serial in html and "No runs yet" not in html
 
 
 @pytest.mark.xdist_group("finished_workflow")

@@ -167,6 +167,7 @@ def visible_gpus(environ=None, smi: str = "nvidia-smi") -> int:
 
 
 PLAN_GPUS_ENV = "BFS_PLAN_GPUS"
+PLAN_OMIT_ENV = "BFS_PLAN_OMIT_FROM"
 
 
 def planning_gpus(main_process: bool, environ=None, smi: str = "nvidia-smi") -> int:
@@ -183,6 +184,19 @@ def planning_gpus(main_process: bool, environ=None, smi: str = "nvidia-smi") -> 
         return count
     text = environ.get(PLAN_GPUS_ENV, "")
     return int(text) if text.isdigit() else 0
+
+
+def planning_omit_from(main_process: bool, omit_from, environ=None) -> list:
+    """The paths --omit-from names, as the main process was given them: handed on in the
+    environment (PLAN_OMIT_ENV) to the processes snakemake starts for jobs, which plan a job's
+    inputs again without that option (the landing page's inputs leave those runs out:
+    Plan.omitted_runs)."""
+    environ = os.environ if environ is None else environ
+    if main_process:
+        paths = sorted(str(path) for path in omit_from or ())
+        environ[PLAN_OMIT_ENV] = "\n".join(paths)
+        return paths
+    return [path for path in environ.get(PLAN_OMIT_ENV, "").split("\n") if path]
 
 
 def repeat_suffix(i: int) -> str:
@@ -443,6 +457,16 @@ class Plan:
     def all_validations(self) -> list:
         return self.experiment_validations(*self.experiments)
 
+    def omitted_runs(self, omit_from) -> list:
+        """(graph, run id) of the planned runs that --omit-from names (omit_from: its paths),
+        by run directory or verdict. snakemake leaves out every job below an omitted file, the
+        landing page's too, which would open the report on "No runs yet": the landing page is
+        made from the other runs and names these."""
+        named = {os.path.normpath(path) for path in omit_from or ()}
+        return [(g, r) for name in self.experiments for g, r in self.experiment_runs(name)
+                if {os.path.normpath(self.run_dir(g, r)),
+                    os.path.normpath(self.validation_file(g, r))} & named]
+
     def planned_run_ids(self) -> set:
         return {f"{g}/{r}" for name in self.experiments for g, r in self.experiment_runs(name)}
 
@@ -638,8 +662,12 @@ class Plan:
         return made
 
     def experiment_title(self, name: str) -> str:
+        """The report category of an experiment: its kind's title, and its name where that
+        differs. No colon: snakemake's report makes a link target of every category (``.. _TITLE:
+        URL``), where a colon ends the name, so "Strong scaling: a" and "Strong scaling: b"
+        were one target twice."""
         title = KIND_TITLES[self.kind(name)]
-        return title if name == self.kind(name) else f"{title}: {name}"
+        return title if name == self.kind(name) else f"{title} ({name})"
 
     @staticmethod
     def wanted(mapping: dict) -> list:

@@ -105,11 +105,14 @@ def experiment_facts(kind: str, planned: list[tuple[str, str, str]]) -> dict:
             "rerun": planned[0][2]}
 
 
-def write_landing(out, config: dict, plan: dict[str, list[tuple[str, str, str]]]) -> None:
+def write_landing(out, config: dict, plan: dict[str, list[tuple[str, str, str]]],
+                  left_out=()) -> None:
     """plan: experiment -> (graph, run id, run dir) of its runs. An experiment's kind is its
-    `kind`, else its name (the workflow's config)."""
+    `kind`, else its name (the workflow's config). left_out: the run directories planned but
+    left out of this run set (snakemake --omit-from), named on the page."""
     experiments = config["experiments"]
     facts = {"roots": config.get("roots"), "repeats": config.get("repeats", 1),
+             "left_out": sorted(left_out),
              "environment": environment_facts([d for runs in plan.values()
                                                for _, _, d in runs]),
              "experiments": {name: {**experiment_facts(experiments[name].get("kind", name),

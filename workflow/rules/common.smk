@@ -252,6 +252,24 @@ def launcher_args(wc, resources):
                                  getattr(resources, "tasks_per_node", None))
 
 
+def omitted_runs():
+    """(graph, run id) of the runs --omit-from leaves out, by run directory or verdict: the
+    landing page is made from the others and names these. snakemake's own setting, set once
+    the Snakefile is read (so called from input functions and jobs); a job's process reads the
+    main one's."""
+    settings = getattr(workflow, "dag_settings", None)
+    return PLAN.omitted_runs(experiment_plan.planning_omit_from(
+        workflow.is_main_process, getattr(settings, "omit_from", None)))
+
+
+def landing_runs():
+    """(graph, run id) of every planned run but those --omit-from leaves out."""
+    omitted = set(omitted_runs())
+    return [run for run in dict.fromkeys(run for name in EXPERIMENTS
+                                         for run in experiment_runs(name))
+            if run not in omitted]
+
+
 def table_runs(wc):
     return experiment_run_dirs(*TABLES[wc.name][1])
 

@@ -120,8 +120,8 @@ rule tables:
 
 rule landing:
     input:
-        runs=experiment_run_dirs(*EXPERIMENTS),
-        validated=all_validations(),
+        runs=lambda wc: [run_dir(*run) for run in landing_runs()],
+        validated=lambda wc: [PLAN.validation_file(*run) for run in landing_runs()],
     output:
         LANDING,
     log:
@@ -129,8 +129,9 @@ rule landing:
     run:
         from bfs.report.landing import write_landing
 
+        kept = set(landing_runs())
         write_landing(output[0], config, {
-            name: [(g, r, run_dir(g, r)) for g, r in experiment_runs(name)]
+            name: [(g, r, run_dir(g, r)) for g, r in experiment_runs(name) if (g, r) in kept]
             for name in EXPERIMENTS
-        })
+        }, left_out=[run_dir(*run) for run in omitted_runs()])
 
