@@ -760,3 +760,21 @@ def test_the_landing_page_counts_the_machines(runs, tmp_path):
     assert len(environment_facts([str(runs[1]), str(runs[2])])["machines"]) == 1
     other = with_environment(runs[2], tmp_path / "other", gpus=["NVIDIA H200, GPU-aaaa"])
     assert len(environment_facts([str(runs[1]), str(other)])["machines"]) == 2
+
+
+def test_landing_headline_counts_only_runs_of_several_ranks_as_distributed():
+    """The landing page's line per graph: the fastest run, then the fastest distributed one, a
+    run of more than one rank (a 1d or 2d partition of one rank searches in one process too)."""
+    from bfs.report.landing import best_runs_headline
+    runs = pd.DataFrame({
+        "graph": ["lat"] * 3 + ["kron"] * 3,
+        "run_dir": ["r/lat/seq-csr/cpu-serial-default", "r/lat/1d/gpu-p1-sf0",
+                    "r/lat/1d/gpu-p1-sf1000", "r/kron/merrill-do/gpu-serial-default",
+                    "r/kron/2d-do/gpu-1x1-scan", "r/kron/2d-do/gpu-1x2-scan"],
+        "comm": [None, "nccl", "nccl", None, "nccl", "nccl"],
+        "ranks": [1, 1, 1, 1, 1, 2],
+        "teps": [1e7, 6e8, 7e8, 6e11, 5.9e11, 5e11]})
+    assert best_runs_headline(runs) == [
+        "kron: fastest merrill-do/gpu-serial-default at 600 GTEPS; fastest distributed "
+        "2d-do/gpu-1x2-scan at 500 GTEPS (3 runs)",
+        "lat: fastest 1d/gpu-p1-sf1000 at 0.7 GTEPS (3 runs)"]

@@ -75,14 +75,15 @@ def strong_headline(runs) -> list[str]:
 
 
 def best_runs_headline(runs) -> list[str]:
-    """Per graph: the fastest run, and the fastest distributed one where that is another."""
+    """Per graph: the fastest run, and the fastest distributed one (more than one rank; a
+    partition of one rank is not) where that is another."""
     def fastest(rows) -> str:
         best = rows.loc[rows["teps"].idxmax()]
         return f"{'/'.join(Path(best['run_dir']).parts[-2:])} at {_gteps(best['teps'])}"
     lines = []
     for graph, on_graph in runs.groupby("graph", sort=True):
         line = f"{graph}: fastest {fastest(on_graph)}"
-        distributed = on_graph[~single_process(on_graph)]
+        distributed = on_graph[~single_process(on_graph) & (on_graph["ranks"] > 1)]
         if 0 < len(distributed) < len(on_graph):
             line += f"; fastest distributed {fastest(distributed)}"
         lines.append(f"{line} ({len(on_graph)} runs)")
