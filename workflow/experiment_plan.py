@@ -10,7 +10,8 @@ methods to the rules. What lives here:
   graph/algorithm/backend-layout-variant (the run directory below RESULTS/runs/);
 - the checks that refuse a config before any job starts (each error names the experiment and
   the value);
-- the tables and figures each kind of experiment makes, and the paired comparisons;
+- the tables and figures each kind of experiment makes, and the paired comparisons; the runs
+  `--omit-from` leaves out, which the landing page names (omitted_runs);
 - job sizes estimated from what the config says of a graph (bfs/harness/jobsize.py has the
   rates);
 - the box's GPU count (`gpus`, else the GPUs visible: visible_gpus()): GPU runs of more ranks
