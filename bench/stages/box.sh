@@ -18,7 +18,7 @@
 # pack every validated run (run directory less its saved parents, and its verdict) into
 # $OUT/results.tar.gz; the next call, given that file as RESUME=path (carried), unpacks it
 # first and snakemake makes only what is missing. OMIT="PATH ..." leaves those runs out
-# (--omit-from), with the tables and figures that need them.
+# (--omit-from), with the tables and figures that need them; the landing page names them.
 set -euo pipefail
 stage_start=$(date +%s)   # LIMIT counts from here
 S1=${S1:-26} S2=${S2:-27} ROOTS=${ROOTS:-64}
