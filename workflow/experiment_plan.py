@@ -464,12 +464,17 @@ class Plan:
         landing page's too, which would open the report on "No runs yet": the landing page is
         made from the other runs and names these."""
         named = {os.path.normpath(path) for path in omit_from or ()}
-        return [(g, r) for name in self.experiments for g, r in self.experiment_runs(name)
+        return [(g, r) for g, r in self.planned_runs()
                 if {os.path.normpath(self.run_dir(g, r)),
                     os.path.normpath(self.validation_file(g, r))} & named]
 
+    def planned_runs(self) -> list:
+        """(graph, run id) of every experiment's runs, each once (experiments share runs)."""
+        return list(dict.fromkeys(run for name in self.experiments
+                                  for run in self.experiment_runs(name)))
+
     def planned_run_ids(self) -> set:
-        return {f"{g}/{r}" for name in self.experiments for g, r in self.experiment_runs(name)}
+        return {f"{g}/{r}" for g, r in self.planned_runs()}
 
     # --- comparisons --------------------------------------------------------------------------
     def comparison_dir(self, name: str) -> str:

@@ -265,9 +265,7 @@ def omitted_runs():
 def landing_runs():
     """(graph, run id) of every planned run but those --omit-from leaves out."""
     omitted = set(omitted_runs())
-    return [run for run in dict.fromkeys(run for name in EXPERIMENTS
-                                         for run in experiment_runs(name))
-            if run not in omitted]
+    return [run for run in PLAN.planned_runs() if run not in omitted]
 
 
 def table_runs(wc):
