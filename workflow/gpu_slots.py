@@ -21,9 +21,9 @@ them), not a pool as wide as the box each (Numba's default): side by side on fou
 without a bound, hybrid's CPU-task searches at scale 18 took 2.4-7 s each (at scale 16 alone on
 one GPU: 4-11 ms) and its 16 serial jobs 700 s in all; with it, 129 s in all (BENCHMARKS.md,
 "The frontier's fold"). The workflow's run and validate rules set it themselves:
-NUMBA_NUM_THREADS is the cores their job holds (workflow/experiment_plan.py's run_threads, VALIDATE_THREADS), which
-snakemake keeps within --cores; the share still bounds OMP_NUM_THREADS and commands run through
-the launcher by hand.
+NUMBA_NUM_THREADS is the cores their job holds (workflow/experiment_plan.py's run_threads,
+VALIDATE_THREADS), which snakemake keeps within --cores; the share still bounds OMP_NUM_THREADS
+and commands run through the launcher by hand.
 
 Standard library only: it runs in whichever environment the job's rule has (envs/gpu.yaml,
 envs/cpu.yaml or none).

@@ -262,10 +262,13 @@ def omitted_runs():
         workflow.is_main_process, getattr(settings, "omit_from", None)))
 
 
-def landing_runs():
-    """(graph, run id) of every planned run but those --omit-from leaves out."""
+def landing_inputs(wc):
+    """The landing page's run directories and verdicts: every planned run's but those
+    --omit-from leaves out."""
     omitted = set(omitted_runs())
-    return [run for run in PLAN.planned_runs() if run not in omitted]
+    kept = [run for run in PLAN.planned_runs() if run not in omitted]
+    return {"runs": [run_dir(*run) for run in kept],
+            "validated": [PLAN.validation_file(*run) for run in kept]}
 
 
 def table_runs(wc):

@@ -120,8 +120,7 @@ rule tables:
 
 rule landing:
     input:
-        runs=lambda wc: [run_dir(*run) for run in landing_runs()],
-        validated=lambda wc: [PLAN.validation_file(*run) for run in landing_runs()],
+        unpack(landing_inputs),
     output:
         LANDING,
     log:
@@ -129,9 +128,10 @@ rule landing:
     run:
         from bfs.report.landing import write_landing
 
-        kept = set(landing_runs())
+        omitted = omitted_runs()
         write_landing(output[0], config, {
-            name: [(g, r, run_dir(g, r)) for g, r in experiment_runs(name) if (g, r) in kept]
+            name: [(g, r, run_dir(g, r)) for g, r in experiment_runs(name)
+                   if (g, r) not in omitted]
             for name in EXPERIMENTS
-        }, left_out=[run_dir(*run) for run in omitted_runs()])
+        }, left_out=[run_dir(*run) for run in omitted])
 
